@@ -1,0 +1,140 @@
+"""ContextStore: where an agent's conversation history lives."""
+
+from __future__ import annotations
+
+import uuid
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Self
+
+from swarm.messages import Message
+
+__all__ = ["ContextStore", "SessionInfo", "preview_of"]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """One stored session: its size, a preview of its first message and its token totals."""
+
+    session_id: str
+    message_count: int
+    preview: str
+    created_at: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+def preview_of(history: Sequence[Message], limit: int = 80) -> str:
+    """The first text of a history, cut to ``limit`` characters."""
+    for message in history:
+        text = message.text.strip()
+        if text:
+            text = " ".join(text.split())
+            return text if len(text) <= limit else text[: limit - 1] + "…"
+    return ""
+
+
+class ContextStore(ABC):
+    """Conversation history storage.
+
+    Subclasses implement ``append``, ``get_history`` and ``clear``; everything else has a
+    working default. ``append_many`` must be atomic in stores that persist: the loop
+    writes an assistant message with tool uses together with its tool results through it,
+    so history never holds a call without its result.
+    """
+
+    _session_id: str
+    _created_at: str
+
+    @property
+    def session_id(self) -> str:
+        """This session's id (a UUID hex, made on first use)."""
+        try:
+            return self._session_id
+        except AttributeError:
+            self._session_id = uuid.uuid4().hex
+            return self._session_id
+
+    @property
+    def created_at(self) -> str:
+        try:
+            return self._created_at
+        except AttributeError:
+            self._created_at = datetime.now(UTC).isoformat(timespec="seconds")
+            return self._created_at
+
+    @abstractmethod
+    async def append(self, message: Message) -> None:
+        """Add one message at the end."""
+
+    @abstractmethod
+    async def get_history(self) -> list[Message]:
+        """The whole history, oldest first (a new list the caller may keep)."""
+
+    @abstractmethod
+    async def clear(self) -> None:
+        """Remove every message."""
+
+    async def append_many(self, messages: Sequence[Message]) -> None:
+        """Add several messages at once (atomically, in stores that persist)."""
+        for message in messages:
+            await self.append(message)
+
+    async def replace(self, messages: Sequence[Message]) -> None:
+        """Replace the whole history (compaction uses this). Persistent stores archive the
+        old history rather than lose it."""
+        await self.clear()
+        await self.append_many(messages)
+
+    async def fork(self) -> ContextStore:
+        """An independent copy of this history; a ``MemoryContextStore`` by default."""
+        from swarm.context.memory import MemoryContextStore
+
+        return MemoryContextStore(await self.get_history())
+
+    async def set_context_tokens(self, input_tokens: int, output_tokens: int) -> None:
+        """Set the token totals. Dropped by default."""
+
+    async def get_context_tokens(self) -> tuple[int, int]:
+        """The token totals ``(input, output)``; ``(0, 0)`` by default."""
+        return (0, 0)
+
+    async def add_context_tokens(self, input_tokens: int, output_tokens: int) -> None:
+        """Add one model call's usage. The loop calls this after every iteration with that
+        call's real input size; ``AutoCompactStore`` compacts from here."""
+        total_in, total_out = await self.get_context_tokens()
+        await self.set_context_tokens(total_in + input_tokens, total_out + output_tokens)
+
+    async def list_sessions(self) -> list[SessionInfo]:
+        """The sessions this store can reach; by default just this one."""
+        history = await self.get_history()
+        total_in, total_out = await self.get_context_tokens()
+        return [
+            SessionInfo(
+                self.session_id,
+                len(history),
+                preview_of(history),
+                self.created_at,
+                total_in,
+                total_out,
+            )
+        ]
+
+    async def close(self) -> None:
+        """Release resources. No-op by default."""
+
+    @classmethod
+    async def from_history(cls, history: list[Message]) -> Self:
+        """A new store of this type holding ``history``."""
+        store = cls()
+        await store.append_many(history)
+        return store
+
+    @classmethod
+    async def from_context(cls, context: ContextStore) -> Self:
+        """A new store of this type holding a copy of another store's history."""
+        store = await cls.from_history(await context.get_history())
+        await store.set_context_tokens(*await context.get_context_tokens())
+        return store

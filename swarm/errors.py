@@ -1,0 +1,107 @@
+"""The exceptions swarm raises, as one tree users can catch.
+
+::
+
+    SwarmError
+    ├── ConfigError          a bad role, policy or scenario file (path, line, field)
+    ├── ToolError            a tool call failed; becomes an error result in the loop
+    │   ├── GuardError       a guard denied the call (or crashed: guards fail closed)
+    │   └── ToolTimeout      the call ran past its timeout
+    ├── TransportError       the model provider failed (status, retryable)
+    ├── BudgetExceeded       a token, time or delegation budget is spent
+    └── MaxIterationsReached an agent used all its iterations
+
+Inside ``Agent.run``/``run_stream`` none of these escape: they end as events and a
+``SessionEndEvent`` with a stop reason. They are raised by the APIs a user calls directly
+(loading files, calling a ``Tool`` by hand, a transport outside the loop).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = [
+    "BudgetExceeded",
+    "ConfigError",
+    "GuardError",
+    "MaxIterationsReached",
+    "SwarmError",
+    "ToolError",
+    "ToolTimeout",
+    "TransportError",
+]
+
+
+class SwarmError(Exception):
+    """The root of every error swarm raises on purpose."""
+
+
+class ConfigError(SwarmError):
+    """A file (role, policy, scenario) is invalid.
+
+    ``path``, ``line`` and ``field`` say where, when known; ``str()`` reads like
+    ``roles/dev.yaml:4: field 'tools': unknown tool 'shel' (known: read_file, shell)``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | Path | None = None,
+        line: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.message = message
+        self.path = str(path) if path is not None else None
+        self.line = line
+        self.field = field
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        where = self.path or ""
+        if where and self.line is not None:
+            where = f"{where}:{self.line}"
+        text = f"field '{self.field}': {self.message}" if self.field else self.message
+        return f"{where}: {text}" if where else text
+
+
+class ToolError(SwarmError):
+    """A tool call could not produce a result."""
+
+
+class GuardError(ToolError):
+    """A permission guard denied a tool call.
+
+    ``guard`` names the guard that decided, ``rule`` the policy rule when there is one.
+    """
+
+    def __init__(self, message: str, *, guard: str | None = None, rule: str | None = None) -> None:
+        self.reason = message
+        self.guard = guard
+        self.rule = rule
+        super().__init__(message)
+
+
+class ToolTimeout(ToolError):
+    """A tool call ran past its timeout and was cancelled."""
+
+
+class TransportError(SwarmError):
+    """The model provider failed.
+
+    ``status`` is the HTTP status when there was one; ``retryable`` says whether trying
+    the same request again may succeed (429, 5xx, dropped connections).
+    """
+
+    def __init__(self, message: str, *, status: int | None = None, retryable: bool = False) -> None:
+        self.status = status
+        self.retryable = retryable
+        super().__init__(message)
+
+
+class BudgetExceeded(SwarmError):
+    """A budget (tokens, wall-clock time, delegations, depth) is spent."""
+
+
+class MaxIterationsReached(SwarmError):
+    """An agent used all its iterations and still wanted to call tools."""

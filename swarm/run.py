@@ -1,0 +1,130 @@
+"""The run scope: what belongs to a whole run and travels down the tree of agents.
+
+A run is a tree of agents. Its shared concerns (the agent path, where events go, and
+whatever later layers attach: budgets, the audit log, the approver) live in a
+``RunScope`` held in a context variable, which anyio copies into every task it starts.
+A new run-wide concern is a new field here, never a new parameter through the loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, Protocol
+
+from swarm.events import StreamEvent
+from swarm.messages import ToolResultBlock
+
+__all__ = [
+    "CallObserver",
+    "CallRecord",
+    "RunScope",
+    "current_call",
+    "current_scope",
+    "emit",
+    "use_call",
+    "use_scope",
+]
+
+
+@dataclass(slots=True)
+class CallRecord:
+    """One tool call as the run sees it, from the model's request to its result.
+
+    The loop fills it in; a guard may annotate it (``current_call()``) with the policy and
+    rule that decided, so observers such as the audit log can say why a call was allowed.
+    ``decision`` is ``allow``, ``deny`` (a guard refused) or ``invalid`` (unknown tool,
+    arguments that do not validate or parse).
+    """
+
+    call_id: str
+    tool: str
+    path: str
+    input: dict[str, Any]
+    arguments: dict[str, Any] | None = None
+    decision: Literal["allow", "deny", "invalid"] | None = None
+    guard: str | None = None
+    rule: str | None = None
+    policy: str | None = None
+    policy_hash: str | None = None
+    reason: str | None = None
+
+
+class CallObserver(Protocol):
+    """Sees every tool call of a run: its decision before the handler runs, and its end.
+
+    ``on_decision`` is awaited before the handler starts, so a record written there is on
+    disk even if the process dies mid-call. An observer that raises denies the call
+    (fail closed) at decision time; at finish time its error is reported on the result.
+    """
+
+    async def on_decision(self, call: CallRecord) -> None: ...
+
+    async def on_finish(
+        self, call: CallRecord, result: ToolResultBlock, duration: float
+    ) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class RunScope:
+    """What the running agent shares with the run.
+
+    ``path`` names the agent in the tree (``orchestrator/architect#2``); ``sink`` receives
+    events that code outside the loop's own flow produces (tool progress, compaction,
+    forwarded sub-agent events) and delivers them to the agent's stream; ``observers``
+    see every tool call (the audit log is one); ``services`` holds other run-wide objects
+    by key.
+    """
+
+    path: str = ""
+    sink: Callable[[StreamEvent], None] | None = None
+    observers: tuple[CallObserver, ...] = ()
+    services: dict[str, Any] = field(default_factory=dict)
+
+    def child(self, **changes: Any) -> RunScope:
+        return replace(self, **changes)
+
+
+_EMPTY = RunScope()
+_call: ContextVar[CallRecord | None] = ContextVar("swarm_tool_call", default=None)
+_scope: ContextVar[RunScope | None] = ContextVar("swarm_run_scope", default=None)
+
+
+def current_scope() -> RunScope:
+    """The scope of the agent running in this task (an empty one outside any run)."""
+    return _scope.get() or _EMPTY
+
+
+def emit(event: StreamEvent) -> None:
+    """Deliver an event to the stream of the agent running in this task; dropped outside
+    a run."""
+    sink = current_scope().sink
+    if sink is not None:
+        sink(event)
+
+
+@contextmanager
+def use_scope(scope: RunScope) -> Iterator[RunScope]:
+    """Make ``scope`` current for the code inside the ``with`` block."""
+    token = _scope.set(scope)
+    try:
+        yield scope
+    finally:
+        _scope.reset(token)
+
+
+def current_call() -> CallRecord | None:
+    """The tool call being decided or run in this task, if any."""
+    return _call.get()
+
+
+@contextmanager
+def use_call(call: CallRecord) -> Iterator[CallRecord]:
+    """Make ``call`` the current tool call inside the ``with`` block."""
+    token = _call.set(call)
+    try:
+        yield call
+    finally:
+        _call.reset(token)

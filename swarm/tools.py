@@ -1,0 +1,412 @@
+"""Tools: a handler function bound to a name, guards, a concurrency limit and a timeout.
+
+A handler's annotated parameters define its input schema::
+
+    async def search(
+        query: Annotated[str, Field(description="What to look for")],
+        limit: Annotated[int, Field(default=10, ge=1, le=100)],
+    ) -> str: ...
+
+Arguments are validated (and coerced: ``"42"`` becomes ``42``) with pydantic before any guard
+sees them, and validated again after a guard changed them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import json
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeVar, get_args, get_origin, overload
+
+import anyio
+import anyio.from_thread
+import anyio.to_thread
+import pydantic
+from pydantic import ConfigDict
+
+from swarm.errors import ToolError, ToolTimeout
+from swarm.messages import ImageBlock, TextBlock
+from swarm.types import ToolCallID, ToolName
+
+if TYPE_CHECKING:
+    from swarm.guards.base import PermissionGuard
+
+__all__ = [
+    "MISSING",
+    "Field",
+    "FieldInfo",
+    "JSONSchema",
+    "Progress",
+    "Tool",
+    "ToolOutput",
+    "tool",
+]
+
+T = TypeVar("T")
+JSONSchema = dict[str, Any]
+
+
+class _Missing:
+    _instance: _Missing | None = None
+
+    def __new__(cls) -> _Missing:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
+"""Sentinel: the field has no default and is required."""
+
+
+@dataclass(frozen=True, slots=True)
+class FieldInfo:
+    """Metadata for a handler parameter, used as ``Annotated[T, FieldInfo(...)]``."""
+
+    description: str = ""
+    default: Any = MISSING
+    ge: int | float | None = None
+    le: int | float | None = None
+    strict: bool = False
+
+
+def Field(  # noqa: N802 - named like pydantic.Field on purpose
+    description: str = "",
+    default: Any = MISSING,
+    ge: int | float | None = None,
+    le: int | float | None = None,
+) -> FieldInfo:
+    """Annotate a handler parameter with a description, a default and numeric bounds."""
+    return FieldInfo(description=description, default=default, ge=ge, le=le)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutput:
+    """What a handler may return: ``content`` for the model, ``details`` for programs
+    and UIs only (kept in events and history, never sent to the model)."""
+
+    content: str | list[TextBlock | ImageBlock]
+    details: dict[str, Any] | None = None
+
+
+class Progress:
+    """Reports progress of a running call; becomes ``ToolOutputDelta`` events.
+
+    Declare a parameter annotated ``Progress`` and the loop passes one in (it is not part
+    of the input schema). Safe to call from a sync handler's worker thread.
+    """
+
+    __slots__ = ("_emit", "_thread", "name", "tool_use_id")
+
+    def __init__(self, tool_use_id: ToolCallID, name: ToolName, emit: Callable[[str, str], None]):
+        self.tool_use_id = tool_use_id
+        self.name = name
+        self._emit = emit
+        self._thread = threading.get_ident()
+
+    def __call__(self, delta: str, key: str = "output") -> None:
+        if threading.get_ident() == self._thread:
+            self._emit(key, delta)
+        else:
+            anyio.from_thread.run_sync(self._emit, key, delta)
+
+    @classmethod
+    def discard(cls, tool_use_id: ToolCallID = "", name: ToolName = "") -> Progress:
+        """A ``Progress`` that drops what it is told (for calls outside the loop)."""
+        return cls(tool_use_id, name, lambda key, delta: None)
+
+
+@dataclass(frozen=True, slots=True)
+class _Signature:
+    model: type[pydantic.BaseModel]
+    schema: JSONSchema
+    injected: tuple[str, ...]
+    fields: tuple[str, ...]
+
+
+def _strip_titles(node: Any) -> Any:
+    """Drop pydantic's ``title`` keywords; keep properties that happen to be named title."""
+    if isinstance(node, dict):
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key == "title" and isinstance(value, str):
+                continue
+            if key in ("properties", "$defs", "definitions") and isinstance(value, dict):
+                out[key] = {name: _strip_titles(sub) for name, sub in value.items()}
+            else:
+                out[key] = _strip_titles(value)
+        return out
+    if isinstance(node, list):
+        return [_strip_titles(item) for item in node]
+    return node
+
+
+def _to_pydantic(meta: FieldInfo, default: Any) -> Any:
+    if meta.default is not MISSING:
+        default = meta.default
+    kwargs: dict[str, Any] = {}
+    if meta.description:
+        kwargs["description"] = meta.description
+    if meta.ge is not None:
+        kwargs["ge"] = meta.ge
+    if meta.le is not None:
+        kwargs["le"] = meta.le
+    if meta.strict:
+        kwargs["strict"] = True
+    return pydantic.Field(default, **kwargs)
+
+
+def _is_annotated(hint: Any) -> bool:
+    return get_origin(hint) is Annotated
+
+
+def _is_progress(hint: Any) -> bool:
+    if _is_annotated(hint):
+        hint = get_args(hint)[0]
+    return bool(hint is Progress)
+
+
+@functools.lru_cache(maxsize=1024)
+def _signature(fn: Callable[..., Any], name: str) -> _Signature:
+    target = inspect.unwrap(fn)
+    hints = inspect.get_annotations(target, eval_str=True)
+    fields: dict[str, Any] = {}
+    injected: list[str] = []
+    for pname, param in inspect.signature(target).parameters.items():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or pname in ("self", "cls"):
+            continue
+        hint: Any = hints.get(pname, Any)
+        if _is_progress(hint):
+            injected.append(pname)
+            continue
+        default = ... if param.default is param.empty else param.default
+        if _is_annotated(hint):
+            base, *metadata = get_args(hint)
+            ours = [m for m in metadata if isinstance(m, FieldInfo)]
+            others = [m for m in metadata if not isinstance(m, FieldInfo)]
+            if ours:
+                spec = _to_pydantic(ours[-1], default)
+                hint = Annotated[(base, *others)] if others else base
+                fields[pname] = (hint, spec)
+                continue
+        fields[pname] = (hint, default)
+    model = pydantic.create_model(
+        f"{name}_arguments",
+        __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=True),
+        **fields,
+    )
+    schema = _strip_titles(model.model_json_schema())
+    schema.pop("additionalProperties", None)
+    schema["additionalProperties"] = False
+    if not schema.get("required"):
+        schema.pop("required", None)
+    return _Signature(model, schema, tuple(injected), tuple(fields))
+
+
+def _describe_validation_error(tool_name: str, exc: pydantic.ValidationError) -> str:
+    problems = []
+    for err in exc.errors(include_url=False):
+        where = ".".join(str(p) for p in err["loc"]) or "arguments"
+        got = err.get("input")
+        shown = "" if err["type"] in ("missing", "extra_forbidden") else f" (got {got!r})"
+        msg = "unexpected field" if err["type"] == "extra_forbidden" else err["msg"]
+        problems.append(f"field '{where}': {msg}{shown}")
+    return f"Invalid arguments for tool '{tool_name}': " + "; ".join(problems)
+
+
+def _coerce_output(value: Any) -> ToolOutput:
+    match value:
+        case ToolOutput():
+            return value
+        case str():
+            return ToolOutput(value)
+        case None:
+            return ToolOutput("")
+        case TextBlock() | ImageBlock():
+            return ToolOutput([value])
+        case list() if value and all(isinstance(v, TextBlock | ImageBlock) for v in value):
+            return ToolOutput(list(value))
+        case pydantic.BaseModel():
+            return ToolOutput(value.model_dump_json())
+        case _ if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            return ToolOutput(json.dumps(dataclasses.asdict(value), default=str))
+        case _:
+            try:
+                return ToolOutput(json.dumps(value, default=str))
+            except (TypeError, ValueError):
+                return ToolOutput(str(value))
+
+
+@dataclass(frozen=True, slots=True)
+class Tool(Generic[T]):
+    """A callable the model can use.
+
+    ``guards`` run in order before the handler; ``concurrency`` bounds how many calls of
+    this tool run at once (``None``: no bound); ``timeout`` (seconds) cancels a call that
+    runs too long (``None``: the agent's ``tool_timeout``). ``context`` is free data for
+    whoever builds the tool; ``schema`` overrides the input schema derived from the handler.
+    """
+
+    name: ToolName
+    handler: Callable[..., Awaitable[Any]] | Callable[..., Any]
+    description: str = ""
+    guards: tuple[PermissionGuard, ...] = ()
+    concurrency: int | None = None
+    context: T = field(default_factory=lambda: MappingProxyType({}))  # type: ignore[assignment]
+    schema: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    timeout: float | None = None
+    _semaphore: anyio.Semaphore | None = field(init=False, repr=False, compare=False)
+    _sig: _Signature = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        sem = anyio.Semaphore(self.concurrency) if self.concurrency else None
+        object.__setattr__(self, "_semaphore", sem)
+        object.__setattr__(self, "_sig", _signature(self.handler, self.name))
+
+    @property
+    def input_schema(self) -> JSONSchema:
+        """The JSON schema of the arguments (no ``title`` keys)."""
+        return dict(self.schema) if self.schema else self._sig.schema
+
+    @property
+    def supports_streaming(self) -> bool:
+        """True when the handler reports progress (a ``.stream`` generator or a
+        ``Progress`` parameter)."""
+        return bool(self._sig.injected) or hasattr(self.handler, "stream")
+
+    def copy(self, **overrides: Any) -> Tool[T]:
+        """A new tool with fields replaced (its own concurrency semaphore)."""
+        return dataclasses.replace(self, **overrides)
+
+    def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Validate and coerce arguments; raises ``ToolError`` naming each bad field."""
+        try:
+            parsed = self._sig.model.model_validate(dict(arguments))
+        except pydantic.ValidationError as exc:
+            raise ToolError(_describe_validation_error(self.name, exc)) from None
+        return {name: getattr(parsed, name) for name in self._sig.fields}
+
+    async def check(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """Run the guard chain on validated arguments; raises ``GuardError`` to deny."""
+        from swarm.guards.chain import run_guards
+
+        return await run_guards(self, arguments)
+
+    async def execute(
+        self,
+        arguments: dict[str, Any],
+        *,
+        progress: Progress | None = None,
+        timeout: float | None = None,
+    ) -> ToolOutput:
+        """Run the handler on already validated and checked arguments.
+
+        Raises ``ToolTimeout`` past the timeout, and whatever the handler raises.
+        """
+        limit = self.timeout if self.timeout is not None else timeout
+        if limit is None:
+            return await self._execute(arguments, progress)
+        try:
+            with anyio.fail_after(limit):
+                return await self._execute(arguments, progress)
+        except TimeoutError:
+            raise ToolTimeout(f"tool '{self.name}' timed out after {limit:g}s") from None
+
+    async def _execute(self, arguments: dict[str, Any], progress: Progress | None) -> ToolOutput:
+        if self._semaphore is None:
+            return await self._invoke(arguments, progress)
+        async with self._semaphore:
+            return await self._invoke(arguments, progress)
+
+    async def _invoke(self, arguments: dict[str, Any], progress: Progress | None) -> ToolOutput:
+        if self._sig.injected:
+            reporter = progress or Progress.discard("", self.name)
+            arguments = {**arguments, **{name: reporter for name in self._sig.injected}}
+        stream = getattr(self.handler, "stream", None)
+        if stream is not None:
+            return await self._invoke_stream(stream, arguments, progress)
+        if inspect.iscoroutinefunction(self.handler):
+            result = await self.handler(**arguments)
+        else:
+            call = functools.partial(self.handler, **arguments)
+            result = await anyio.to_thread.run_sync(call)
+            if inspect.isawaitable(result):
+                result = await result
+        return _coerce_output(result)
+
+    async def _invoke_stream(
+        self,
+        stream: Callable[..., AsyncIterator[tuple[str, str]]],
+        arguments: dict[str, Any],
+        progress: Progress | None,
+    ) -> ToolOutput:
+        chunks: list[tuple[str, str]] = []
+        async for key, text in stream(**arguments):
+            chunks.append((key, text))
+            if progress is not None:
+                progress(text, key)
+        formatter = getattr(self.handler, "format_stream_result", None)
+        if formatter is not None:
+            return _coerce_output(formatter(chunks))
+        return ToolOutput("".join(text for _, text in chunks))
+
+    async def __call__(self, **kwargs: Any) -> str | list[TextBlock | ImageBlock]:
+        """Call the tool directly: validate, run the guards, run the handler.
+
+        Raises ``ToolError`` on bad arguments, ``GuardError`` on denial.
+        """
+        arguments = await self.check(self.validate(kwargs))
+        return (await self.execute(arguments)).content
+
+
+@overload
+def tool(fn: Callable[..., Any], /) -> Tool[Any]: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    guards: tuple[PermissionGuard, ...] = (),
+    concurrency: int | None = None,
+    timeout: float | None = None,
+) -> Callable[[Callable[..., Any]], Tool[Any]]: ...
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    guards: tuple[PermissionGuard, ...] = (),
+    concurrency: int | None = None,
+    timeout: float | None = None,
+) -> Tool[Any] | Callable[[Callable[..., Any]], Tool[Any]]:
+    """Make a ``Tool`` from a function; the description defaults to its docstring.
+
+    Use bare (``@tool``) or with options (``@tool(concurrency=2, timeout=30)``).
+    """
+
+    def make(handler: Callable[..., Any]) -> Tool[Any]:
+        return Tool(
+            name=name or handler.__name__,
+            handler=handler,
+            description=description
+            if description is not None
+            else inspect.cleandoc(handler.__doc__ or ""),
+            guards=guards,
+            concurrency=concurrency,
+            timeout=timeout,
+        )
+
+    return make(fn) if fn is not None else make
