@@ -41,6 +41,7 @@ class ConfigError(SwarmError):
 
     ``path``, ``line`` and ``field`` say where, when known; ``str()`` reads like
     ``roles/dev.yaml:4: field 'tools': unknown tool 'shel' (known: read_file, shell)``.
+    ``problems`` lists every problem found (itself when there is one).
     """
 
     def __init__(
@@ -55,7 +56,20 @@ class ConfigError(SwarmError):
         self.path = str(path) if path is not None else None
         self.line = line
         self.field = field
+        self.problems: list[ConfigError] = [self]
         super().__init__(self._render())
+
+    @classmethod
+    def collect(cls, problems: list[ConfigError]) -> ConfigError:
+        """One error standing for several: the first one's fields, every problem in
+        ``problems`` and in the message (one per line)."""
+        if len(problems) == 1:
+            return problems[0]
+        first = problems[0]
+        error = cls(first.message, path=first.path, line=first.line, field=first.field)
+        error.problems = list(problems)
+        error.args = ("\n".join(str(p) for p in problems),)
+        return error
 
     def _render(self) -> str:
         where = self.path or ""
