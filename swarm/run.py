@@ -71,16 +71,20 @@ class CallObserver(Protocol):
 class RunScope:
     """What the running agent shares with the run.
 
-    ``path`` names the agent in the tree (``orchestrator/architect#2``); ``sink`` receives
+    ``path`` names the agent in the tree (``orchestrator/architect#2``) and ``run_id`` the
+    whole run; ``sink`` receives
     events that code outside the loop's own flow produces (tool progress, compaction,
     forwarded sub-agent events) and delivers them to the agent's stream; ``observers``
-    see every tool call (the audit log is one); ``services`` holds other run-wide objects
-    by key.
+    see every tool call (the audit log is one); ``approver`` answers guards' ``ask``
+    decisions (``None``: nobody to ask, so ``ask`` denies); ``services`` holds other
+    run-wide objects by key.
     """
 
     path: str = ""
+    run_id: str = ""
     sink: Callable[[StreamEvent], None] | None = None
     observers: tuple[CallObserver, ...] = ()
+    approver: Any = None
     services: dict[str, Any] = field(default_factory=dict)
 
     def child(self, **changes: Any) -> RunScope:
