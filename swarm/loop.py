@@ -423,6 +423,8 @@ async def run_loop(
                     )
             with anyio.CancelScope(shield=True):
                 await context.append_many([message, _results_message(results)])
+        send.close()
+        receive.close()
     yield SessionEndEvent(stop, total)
 
 

@@ -198,12 +198,15 @@ def _signature(fn: Callable[..., Any], name: str) -> _Signature:
                 fields[pname] = (hint, spec)
                 continue
         fields[pname] = (hint, default)
-    model = pydantic.create_model(
-        f"{name}_arguments",
-        __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=True),
-        **fields,
-    )
-    schema = _strip_titles(model.model_json_schema())
+    try:
+        model = pydantic.create_model(
+            f"{name}_arguments",
+            __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=True),
+            **fields,
+        )
+        schema = _strip_titles(model.model_json_schema())
+    except (pydantic.PydanticUserError, pydantic.PydanticSchemaGenerationError) as exc:
+        raise TypeError(f"cannot build the input schema of tool '{name}': {exc}") from exc
     schema.pop("additionalProperties", None)
     schema["additionalProperties"] = False
     if not schema.get("required"):
