@@ -9,8 +9,9 @@ from types import TracebackType
 from typing import Any, Protocol, Self, runtime_checkable
 
 from swarm.context.base import ContextStore
+from swarm.dispatch import dispatch_tools
 from swarm.events import IterationEnd, SessionEndEvent, StreamEvent, TextDelta
-from swarm.loop import Control, dispatch_tools, run_loop
+from swarm.loop import Control, run_loop
 from swarm.messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
 from swarm.tools import Tool
 from swarm.transports.base import CompletionTransport

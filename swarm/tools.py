@@ -268,11 +268,17 @@ class Tool(Generic[T]):
     timeout: float | None = None
     _semaphore: anyio.Semaphore | None = field(init=False, repr=False, compare=False)
     _sig: _Signature = field(init=False, repr=False, compare=False)
+    _is_async: bool = field(init=False, repr=False, compare=False)
+    _stream: Callable[..., AsyncIterator[tuple[str, str]]] | None = field(
+        init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         sem = anyio.Semaphore(self.concurrency) if self.concurrency else None
         object.__setattr__(self, "_semaphore", sem)
         object.__setattr__(self, "_sig", _signature(self.handler, self.name))
+        object.__setattr__(self, "_is_async", inspect.iscoroutinefunction(self.handler))
+        object.__setattr__(self, "_stream", getattr(self.handler, "stream", None))
 
     @property
     def input_schema(self) -> JSONSchema:
@@ -283,7 +289,7 @@ class Tool(Generic[T]):
     def supports_streaming(self) -> bool:
         """True when the handler reports progress (a ``.stream`` generator or a
         ``Progress`` parameter)."""
-        return bool(self._sig.injected) or hasattr(self.handler, "stream")
+        return bool(self._sig.injected) or self._stream is not None
 
     def copy(self, **overrides: Any) -> Tool[T]:
         """A new tool with fields replaced (its own concurrency semaphore)."""
@@ -333,10 +339,9 @@ class Tool(Generic[T]):
         if self._sig.injected:
             reporter = progress or Progress.discard("", self.name)
             arguments = {**arguments, **{name: reporter for name in self._sig.injected}}
-        stream = getattr(self.handler, "stream", None)
-        if stream is not None:
-            return await self._invoke_stream(stream, arguments, progress)
-        if inspect.iscoroutinefunction(self.handler):
+        if self._stream is not None:
+            return await self._invoke_stream(self._stream, arguments, progress)
+        if self._is_async:
             result = await self.handler(**arguments)
         else:
             call = functools.partial(self.handler, **arguments)
