@@ -13,6 +13,7 @@ from swarm.dispatch import dispatch_tools
 from swarm.events import IterationEnd, SessionEndEvent, StreamEvent, TextDelta
 from swarm.loop import Control, run_loop
 from swarm.messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
+from swarm.run import RunScope
 from swarm.tools import Tool
 from swarm.transports.base import CompletionTransport
 
@@ -132,21 +133,31 @@ class Agent:
         return dataclasses.replace(self, **overrides)
 
     def run_stream(
-        self, user_message: str | Message | Sequence[ContentBlock] | None, context: ContextStore
+        self,
+        user_message: str | Message | Sequence[ContentBlock] | None,
+        context: ContextStore,
+        *,
+        scope: RunScope | None = None,
     ) -> AgentStream:
         """Start a run: the message is appended to ``context`` and the loop streams events.
 
         ``None`` continues from the context as it stands (e.g. after tool results were
-        added by hand). Never raises for model, tool, guard or transport failures.
+        added by hand). ``scope`` makes the run part of a larger one (its path, budget,
+        observers); by default it is the scope current when the run starts. Never raises
+        for model, tool, guard or transport failures.
         """
         control = Control()
-        return AgentStream(run_loop(self, user_message, context, control), control)
+        return AgentStream(run_loop(self, user_message, context, control, scope), control)
 
     async def run(
-        self, user_message: str | Message | Sequence[ContentBlock] | None, context: ContextStore
+        self,
+        user_message: str | Message | Sequence[ContentBlock] | None,
+        context: ContextStore,
+        *,
+        scope: RunScope | None = None,
     ) -> str:
         """Run to the end and return the text of the model's last turn."""
-        async with self.run_stream(user_message, context) as stream:
+        async with self.run_stream(user_message, context, scope=scope) as stream:
             return await stream.get_final_text()
 
     async def dispatch_tools(

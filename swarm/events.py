@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
+from swarm.budget import UsageNode
 from swarm.messages import ToolResultBlock
 from swarm.types import StopReason, ToolCallID, ToolName, Usage
 
@@ -122,10 +123,15 @@ class ContextCompacted:
 
 @dataclass(frozen=True, slots=True)
 class SessionEndEvent:
-    """The run ended; always the last event."""
+    """The run ended; always the last event.
+
+    ``total_usage`` sums this agent's own model calls; ``usage_tree`` (when the run has
+    budgets, as team runs do) breaks usage down per agent and per subtree.
+    """
 
     stop_reason: StopReason
     total_usage: Usage
+    usage_tree: UsageNode | None = None
 
 
 @dataclass(frozen=True, slots=True)

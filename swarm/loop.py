@@ -25,7 +25,7 @@ from swarm.dispatch import (
     result_event,
     run_calls,
 )
-from swarm.errors import MaxIterationsReached
+from swarm.errors import BudgetExceeded, MaxIterationsReached
 from swarm.events import (
     Error,
     IterationEnd,
@@ -37,7 +37,7 @@ from swarm.events import (
     ToolUseStart,
 )
 from swarm.messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
-from swarm.run import _scope, current_scope
+from swarm.run import RunScope, _scope, current_scope
 from swarm.turn import Turn
 from swarm.types import StopReason, Usage
 
@@ -52,7 +52,7 @@ class _Interrupted(Exception):
     """Internal: the run was interrupted through its stream."""
 
 
-@dataclass(slots=True)
+@dataclass(eq=False, slots=True)
 class Control:
     """Lets ``AgentStream.interrupt()`` reach the loop from another task.
 
@@ -64,10 +64,13 @@ class Control:
     """
 
     interrupted: bool = False
+    reason: StopReason = StopReason.cancelled
     scope: anyio.CancelScope | None = None
     dispatch: Callable[[Any], None] | None = None
 
-    def interrupt(self) -> None:
+    def interrupt(self, reason: StopReason = StopReason.cancelled) -> None:
+        if not self.interrupted:
+            self.reason = reason
         self.interrupted = True
         if self.scope is not None:
             self.scope.cancel()
@@ -103,14 +106,19 @@ async def run_loop(
     user_message: str | Message | Sequence[ContentBlock] | None,
     context: ContextStore,
     control: Control,
+    run_scope: RunScope | None = None,
 ) -> AsyncGenerator[StreamEvent, None]:
-    """Run ``agent`` on ``user_message`` (``None``: continue from the context as it is)."""
+    """Run ``agent`` on ``user_message`` (``None``: continue from the context as it is),
+    as part of ``run_scope`` (default: the scope current when the run starts)."""
     outbox = Outbox()
-    scope = current_scope().child(sink=outbox.put)
+    scope = (run_scope or current_scope()).child(sink=outbox.put)
+    budget = scope.budget
     tools = {t.name: t for t in agent.tools}
     total = Usage()
     stop = StopReason.end_turn
     pending: tuple[Message, list[ToolUseBlock], list[ToolResultBlock | None]] | None = None
+    if budget is not None:
+        budget.attach(control)
     try:
         if user_message is not None:
             await context.append(_user_message(user_message))
@@ -119,6 +127,10 @@ async def run_loop(
             iteration += 1
             if control.interrupted:
                 raise _Interrupted
+            if budget is not None and (spent := budget.exceeded) is not None:
+                yield Error(BudgetExceeded(spent))
+                stop = StopReason.budget
+                break
             history = await context.get_history()
             last = iteration == agent.max_iterations
             if last and agent.last_iteration_message is not None:
@@ -176,6 +188,8 @@ async def run_loop(
                 break
             usage = turn.end.usage
             total += usage
+            if budget is not None:
+                budget.charge(usage)
             yield IterationEnd(iteration, turn.end.stop_reason, usage)
             message, uses, bad = turn.message()
 
@@ -243,8 +257,12 @@ async def run_loop(
                 stop = StopReason.error
                 break
     except _Interrupted:
-        stop = StopReason.cancelled
+        stop = control.reason
+        if stop == StopReason.budget and budget is not None:
+            yield Error(BudgetExceeded(budget.exceeded or "budget spent"))
     finally:
+        if budget is not None:
+            budget.detach(control)
         if pending is not None:
             message, uses, results = pending
             for i, use in enumerate(uses):
@@ -256,7 +274,11 @@ async def run_loop(
                 await context.append_many([message, _results_message(results)])
     for event in outbox.take():
         yield event
-    yield SessionEndEvent(stop, total)
+    tree = None
+    if budget is not None:
+        budget.stop_reason = stop
+        tree = budget.report()
+    yield SessionEndEvent(stop, total, tree)
 
 
 def _reports_progress(agent: Agent, tools: dict[str, Any], use: ToolUseBlock) -> bool:
@@ -277,7 +299,7 @@ def _results_message(results: list[ToolResultBlock | None]) -> Message:
 
 
 async def _account(
-    context: ContextStore, usage: Usage, scope: Any, outbox: Outbox
+    context: ContextStore, usage: Usage, scope: RunScope, outbox: Outbox
 ) -> list[StreamEvent]:
     """Record the call's usage (compaction may fire here) and collect what it emitted."""
     token = _scope.set(scope)

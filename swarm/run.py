@@ -14,6 +14,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
+from swarm.budget import Budget
 from swarm.events import StreamEvent
 from swarm.messages import ToolResultBlock
 
@@ -76,7 +77,8 @@ class RunScope:
     events that code outside the loop's own flow produces (tool progress, compaction,
     forwarded sub-agent events) and delivers them to the agent's stream; ``observers``
     see every tool call (the audit log is one); ``approver`` answers guards' ``ask``
-    decisions (``None``: nobody to ask, so ``ask`` denies); ``services`` holds other
+    decisions (``None``: nobody to ask, so ``ask`` denies); ``budget`` is this agent's
+    node in the run's budget tree; ``services`` holds other
     run-wide objects by key.
     """
 
@@ -85,6 +87,7 @@ class RunScope:
     sink: Callable[[StreamEvent], None] | None = None
     observers: tuple[CallObserver, ...] = ()
     approver: Any = None
+    budget: Budget | None = None
     services: dict[str, Any] = field(default_factory=dict)
 
     def child(self, **changes: Any) -> RunScope:

@@ -256,6 +256,8 @@ class Tool(Generic[T]):
     this tool run at once (``None``: no bound); ``timeout`` (seconds) cancels a call that
     runs too long (``None``: the agent's ``tool_timeout``). ``context`` is free data for
     whoever builds the tool; ``schema`` overrides the input schema derived from the handler.
+    ``streams`` says the handler emits events while it runs (``swarm.run.emit``, as a
+    sub-agent does), so the loop runs it where they reach the stream live.
     """
 
     name: ToolName
@@ -266,6 +268,7 @@ class Tool(Generic[T]):
     context: T = field(default_factory=lambda: MappingProxyType({}))  # type: ignore[assignment]
     schema: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     timeout: float | None = None
+    streams: bool = False
     _semaphore: anyio.Semaphore | None = field(init=False, repr=False, compare=False)
     _sig: _Signature = field(init=False, repr=False, compare=False)
     _is_async: bool = field(init=False, repr=False, compare=False)
@@ -287,9 +290,9 @@ class Tool(Generic[T]):
 
     @property
     def supports_streaming(self) -> bool:
-        """True when the handler reports progress (a ``.stream`` generator or a
-        ``Progress`` parameter)."""
-        return bool(self._sig.injected) or self._stream is not None
+        """True when the handler reports progress (a ``.stream`` generator, a ``Progress``
+        parameter) or emits events while it runs (``streams``)."""
+        return self.streams or bool(self._sig.injected) or self._stream is not None
 
     def copy(self, **overrides: Any) -> Tool[T]:
         """A new tool with fields replaced (its own concurrency semaphore)."""

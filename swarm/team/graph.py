@@ -1,0 +1,299 @@
+"""The team: roles and the delegation graph between them, validated before anything runs.
+
+Each role's ``delegates`` are edges of a ``networkx.DiGraph``. A ``Team`` refuses to exist
+when a delegate is not a role, a delegation cycle exists, or a chain from the entry role
+runs deeper than ``max_depth`` (or than a role's own ``budget.depth``); it warns about roles
+that only delegation reaches but the entry cannot. The graph exports as Mermaid and DOT.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import networkx as nx
+import structlog
+
+from swarm.agent import Agent
+from swarm.errors import ConfigError
+from swarm.team.loader import MultiFormatLoader, agents_from_specs, load_specs
+from swarm.team.spec import AgentSpec, check_name, index_specs
+from swarm.tools import Tool
+
+__all__ = ["DEFAULT_MAX_DEPTH", "Team"]
+
+DEFAULT_MAX_DEPTH = 3
+
+log = structlog.get_logger(__name__)
+
+
+def _role_problems(specs: Mapping[str, AgentSpec]) -> list[ConfigError]:
+    """Names that cannot be tool names, and delegates that are not roles."""
+    roles = ", ".join(specs)
+    problems = []
+    for spec in specs.values():
+        try:
+            check_name(spec.name)
+        except ValueError as exc:
+            problems.append(spec.error(str(exc), "name"))
+        for index, delegate in enumerate(spec.delegates):
+            if delegate not in specs:
+                message = f"delegate '{delegate}' is not a role (roles: {roles})"
+                problems.append(spec.error(message, "delegates", index))
+            elif delegate in spec.tools:
+                message = f"delegate '{delegate}' has the name of one of the role's tools"
+                problems.append(spec.error(message, "delegates", index))
+    return problems
+
+
+def _arrows(chain: Iterable[str]) -> str:
+    return " -> ".join(chain)
+
+
+def _build_graph(specs: Mapping[str, AgentSpec]) -> nx.DiGraph[str]:
+    graph: nx.DiGraph[str] = nx.DiGraph()
+    for name, spec in specs.items():
+        graph.add_node(name, spec=spec, description=spec.description)
+    for name, spec in specs.items():
+        graph.add_edges_from((name, d) for d in spec.delegates if d in specs)
+    return graph
+
+
+def _cycle_problems(graph: nx.DiGraph[str], specs: Mapping[str, AgentSpec]) -> list[ConfigError]:
+    """One problem per strongly connected component that holds a cycle, named from its
+    alphabetically first role and pointing at that role's delegates entry."""
+    problems = []
+    components = sorted(
+        (sorted(c) for c in nx.strongly_connected_components(graph)), key=lambda c: c[0]
+    )
+    for component in components:
+        first = component[0]
+        if len(component) == 1 and not graph.has_edge(first, first):
+            continue
+        edges = nx.find_cycle(graph.subgraph(component), source=first)
+        cycle = [u for u, _ in edges]
+        start = cycle.index(min(cycle))
+        cycle = cycle[start:] + cycle[:start]
+        spec = specs[cycle[0]]
+        following = cycle[1] if len(cycle) > 1 else cycle[0]
+        message = f"delegation cycle {_arrows([*cycle, cycle[0]])}"
+        problems.append(spec.error(message, "delegates", spec.delegates.index(following)))
+    return problems
+
+
+def _choose_entry(graph: nx.DiGraph[str], entry: str | None) -> str:
+    if entry is not None:
+        if entry not in graph:
+            raise ConfigError(f"entry role '{entry}' is not a role (roles: {', '.join(graph)})")
+        return entry
+    roots = [name for name in graph if graph.in_degree(name) == 0]
+    if len(roots) == 1:
+        return roots[0]
+    raise ConfigError(
+        f"cannot tell the entry role: {', '.join(roots)} are delegated to by no role; "
+        "choose one with entry=..."
+    )
+
+
+def _longest_chain(graph: nx.DiGraph[str], start: str) -> list[str]:
+    """The longest delegation chain from ``start`` (the graph must have no cycles)."""
+    below = graph.subgraph(nx.descendants(graph, start) | {start})
+    chain: list[str] = nx.dag_longest_path(below)
+    return chain if chain else [start]
+
+
+def _depth_problems(
+    graph: nx.DiGraph[str], specs: Mapping[str, AgentSpec], entry: str, max_depth: int
+) -> list[ConfigError]:
+    problems = []
+    chain = _longest_chain(graph, entry)
+    if len(chain) - 1 > max_depth:
+        # Point at the delegates entry that takes the chain past the limit.
+        owner = specs[chain[max_depth]]
+        index = owner.delegates.index(chain[max_depth + 1])
+        message = (
+            f"delegation chain {_arrows(chain)} is {len(chain) - 1} deep; max_depth is {max_depth}"
+        )
+        problems.append(owner.error(message, "delegates", index))
+    for name, spec in specs.items():
+        limit = spec.budget.depth
+        if limit is None:
+            continue
+        chain = _longest_chain(graph, name)
+        if len(chain) - 1 > limit:
+            message = (
+                f"delegation chain {_arrows(chain)} is {len(chain) - 1} deep; "
+                f"this role's budget allows {limit}"
+            )
+            problems.append(spec.error(message, "budget", "depth"))
+    return problems
+
+
+def _warnings(graph: nx.DiGraph[str], specs: Mapping[str, AgentSpec], entry: str) -> list[str]:
+    reachable = nx.descendants(graph, entry) | {entry}
+    found = []
+    for name in graph:
+        callers = sorted(graph.predecessors(name))
+        if name not in reachable and callers:
+            found.append(
+                f"role '{name}' is only reached by delegation (from {', '.join(callers)}) "
+                f"but the entry role '{entry}' cannot reach it"
+            )
+        elif name in reachable and callers and not specs[name].description:
+            found.append(
+                f"role '{name}' has no description: the roles that delegate to it "
+                "will not know what it is for"
+            )
+    return found
+
+
+_MERMAID_WORDS = frozenset(
+    {"end", "graph", "flowchart", "subgraph", "style", "class", "classdef", "click"}
+)
+
+
+def _mermaid_ids(names: Iterable[str]) -> dict[str, str]:
+    ids: dict[str, str] = {}
+    for name in names:
+        base = re.sub(r"\W", "_", name)
+        if not base[0].isalpha() or base.lower() in _MERMAID_WORDS:
+            base = f"role_{base}"
+        candidate, number = base, 2
+        while candidate in ids.values():
+            candidate, number = f"{base}_{number}", number + 1
+        ids[name] = candidate
+    return ids
+
+
+def _dot_string(text: str) -> str:
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{escaped}"'
+
+
+class Team:
+    """A validated team: role specs, the delegation graph and the entry role.
+
+    ``graph`` has a node per role (attributes ``spec`` and ``description``) and an edge
+    ``a -> b`` when ``a`` may delegate to ``b``. ``entry`` is the role a run starts with;
+    when not given it is the one role no other role delegates to. ``warnings`` lists what
+    is suspicious but allowed (also logged). Raises ``ConfigError`` (every problem in
+    ``.problems``, each naming the role's file, the line and the ``delegates`` field) for a
+    delegate that is not a role, a delegation cycle (``a -> b -> a``), or a chain from the
+    entry deeper than ``max_depth`` delegations (or a role's ``budget.depth``).
+    """
+
+    def __init__(
+        self,
+        specs: Mapping[str, AgentSpec] | Iterable[AgentSpec],
+        *,
+        entry: str | None = None,
+        max_depth: int = DEFAULT_MAX_DEPTH,
+        directory: Path | None = None,
+    ) -> None:
+        if max_depth < 0:
+            raise ValueError(f"max_depth must be 0 or more, not {max_depth}")
+        index = index_specs(specs.values() if isinstance(specs, Mapping) else specs)
+        if not index:
+            raise ConfigError("a team needs at least one role", path=directory)
+        self.specs: Mapping[str, AgentSpec] = MappingProxyType(dict(sorted(index.items())))
+        self.max_depth = max_depth
+        self.directory = directory
+        self.graph = _build_graph(self.specs)
+        problems = _role_problems(self.specs) + _cycle_problems(self.graph, self.specs)
+        if problems:
+            raise ConfigError.collect(problems)
+        self.entry = _choose_entry(self.graph, entry)
+        problems = _depth_problems(self.graph, self.specs, self.entry, max_depth)
+        if problems:
+            raise ConfigError.collect(problems)
+        self.warnings: tuple[str, ...] = tuple(_warnings(self.graph, self.specs, self.entry))
+        for warning in self.warnings:
+            log.warning("team: " + warning, directory=str(directory) if directory else None)
+
+    @classmethod
+    def load(
+        cls,
+        directory: str | Path,
+        *,
+        entry: str | None = None,
+        max_depth: int = DEFAULT_MAX_DEPTH,
+        loader: MultiFormatLoader | None = None,
+    ) -> Team:
+        """Load and validate the team whose role files are in ``directory``.
+
+        Raises ``ConfigError`` for a bad file (see ``load_specs``) or a bad graph.
+        """
+        directory = Path(directory)
+        specs = load_specs(directory, loader=loader)
+        return cls(specs, entry=entry, max_depth=max_depth, directory=directory)
+
+    def __repr__(self) -> str:
+        return f"Team(entry={self.entry!r}, roles={list(self.specs)!r})"
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.specs
+
+    def __len__(self) -> int:
+        return len(self.specs)
+
+    @property
+    def depth(self) -> int:
+        """How many delegations deep the longest chain from the entry role goes."""
+        return len(_longest_chain(self.graph, self.entry)) - 1
+
+    def delegates_of(self, name: str) -> tuple[str, ...]:
+        """The roles ``name`` may delegate to, in the order its file lists them.
+
+        Raises ``KeyError`` for a name that is not a role.
+        """
+        if name not in self.specs:
+            raise KeyError(f"'{name}' is not a role of this team")
+        return self.specs[name].delegates
+
+    def reachable(self) -> tuple[str, ...]:
+        """The roles a run from the entry can reach (the entry first, then by name)."""
+        below = sorted(nx.descendants(self.graph, self.entry))
+        return (self.entry, *below)
+
+    def agents(
+        self, toolbox: Mapping[str, Tool[Any]] = MappingProxyType({})
+    ) -> dict[str, tuple[str, Agent]]:
+        """``{name: (description, prototype Agent)}`` for every role, as ``load_agents``.
+
+        The agents hold their toolbox tools only; delegation tools are added by the run.
+        Raises ``ConfigError`` for every unknown tool name.
+        """
+        return agents_from_specs(self.specs, toolbox)
+
+    def _drawing_order(self) -> list[str]:
+        """The entry, then the other roles by name."""
+        return [self.entry, *(name for name in self.specs if name != self.entry)]
+
+    def _edges(self) -> list[tuple[str, str]]:
+        """Delegation edges, grouped by role in drawing order, each in declared order."""
+        return [(name, d) for name in self._drawing_order() for d in self.specs[name].delegates]
+
+    def to_mermaid(self) -> str:
+        """The delegation graph as a Mermaid flowchart (the entry role drawn rounded)."""
+        ids = _mermaid_ids(self.graph)
+        lines = ["flowchart TD"]
+        for name in self._drawing_order():
+            shape = '(["{}"])' if name == self.entry else '["{}"]'
+            lines.append(f"    {ids[name]}{shape.format(name)}")
+        lines.extend(f"    {ids[a]} --> {ids[b]}" for a, b in self._edges())
+        return "\n".join(lines) + "\n"
+
+    def to_dot(self) -> str:
+        """The delegation graph in Graphviz DOT (the entry role drawn bold)."""
+        lines = ["digraph team {", "    node [shape=box];"]
+        for name in self._drawing_order():
+            attributes = [f"tooltip={_dot_string(self.specs[name].description)}"]
+            if name == self.entry:
+                attributes.insert(0, "style=bold")
+            lines.append(f"    {_dot_string(name)} [{', '.join(attributes)}];")
+        lines.extend(f"    {_dot_string(a)} -> {_dot_string(b)};" for a, b in self._edges())
+        lines.append("}")
+        return "\n".join(lines) + "\n"
