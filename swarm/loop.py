@@ -143,8 +143,14 @@ async def run_loop(
             iterator: AsyncIterator[StreamEvent] | None = None
             finished = False
             try:
-                iterator = aiter(agent.transport.stream(history, offered, agent.system))
-                event = await _first_event(iterator, control)
+                # The transport runs in this agent's scope (recorders key by its path);
+                # set around each await only, so the scope never leaks to the consumer.
+                token = _scope.set(scope)
+                try:
+                    iterator = aiter(agent.transport.stream(history, offered, agent.system))
+                    event = await _first_event(iterator, control)
+                finally:
+                    _scope.reset(token)
                 while True:
                     match event:
                         case TextDelta():
@@ -167,7 +173,11 @@ async def run_loop(
                             yield event
                     if control.interrupted:
                         raise _Interrupted
-                    event = await iterator.__anext__()
+                    token = _scope.set(scope)
+                    try:
+                        event = await iterator.__anext__()
+                    finally:
+                        _scope.reset(token)
             except StopAsyncIteration:
                 finished = True
             except (_Interrupted, anyio.get_cancelled_exc_class(), GeneratorExit):
