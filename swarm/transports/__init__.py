@@ -1,5 +1,82 @@
-"""Model providers behind the CompletionTransport protocol."""
+"""Model providers behind the CompletionTransport protocol.
 
+- ``OpenAITransport``: OpenAI Chat Completions and every compatible server.
+- ``AnthropicTransport``: Anthropic's Messages API.
+- ``transport_from_spec("openai:gpt-4.1-mini")``: a transport from a model spec string.
+- ``RecordingTransport`` / ``ReplayTransport``: record calls to a cassette, replay offline.
+- ``RetryPolicy``, ``Timeouts``, ``on_user_turn``: options every HTTP transport takes.
+- ``ModelSpec``, ``default_registry``, ``estimate_cost``: context windows and prices.
+"""
+
+from swarm.transports._http import HTTPTransport, StreamDecoder
+from swarm.transports.anthropic import (
+    AnthropicStreamDecoder,
+    AnthropicTransport,
+    anthropic_messages,
+    anthropic_tools,
+)
 from swarm.transports.base import CompletionTransport, DummyCompletionTransport
+from swarm.transports.models import (
+    DEFAULT_CONTEXT_WINDOW,
+    ModelRegistry,
+    ModelSpec,
+    default_registry,
+    estimate_cost,
+    lookup_model,
+)
+from swarm.transports.openai import (
+    OpenAIStreamDecoder,
+    OpenAITransport,
+    openai_messages,
+    openai_tools,
+)
+from swarm.transports.options import PerRequest, Timeouts, ToolChoice, on_user_turn
+from swarm.transports.recording import RecordingTransport, ReplayTransport, request_to_dict
+from swarm.transports.retry import ProviderError, RetryPolicy, parse_retry_after
+from swarm.transports.serialize import event_from_dict, event_to_dict
+from swarm.transports.spec import (
+    TransportFactory,
+    provider_prefixes,
+    register_provider,
+    transport_from_spec,
+)
+from swarm.transports.sse import SSEEvent, SSEParser
 
-__all__ = ["CompletionTransport", "DummyCompletionTransport"]
+__all__ = [
+    "DEFAULT_CONTEXT_WINDOW",
+    "AnthropicStreamDecoder",
+    "AnthropicTransport",
+    "CompletionTransport",
+    "DummyCompletionTransport",
+    "HTTPTransport",
+    "ModelRegistry",
+    "ModelSpec",
+    "OpenAIStreamDecoder",
+    "OpenAITransport",
+    "PerRequest",
+    "ProviderError",
+    "RecordingTransport",
+    "ReplayTransport",
+    "RetryPolicy",
+    "SSEEvent",
+    "SSEParser",
+    "StreamDecoder",
+    "Timeouts",
+    "ToolChoice",
+    "TransportFactory",
+    "anthropic_messages",
+    "anthropic_tools",
+    "default_registry",
+    "estimate_cost",
+    "event_from_dict",
+    "event_to_dict",
+    "lookup_model",
+    "on_user_turn",
+    "openai_messages",
+    "openai_tools",
+    "parse_retry_after",
+    "provider_prefixes",
+    "register_provider",
+    "request_to_dict",
+    "transport_from_spec",
+]

@@ -1,0 +1,111 @@
+"""Model specs: one string names a provider and a model, e.g. in a role or scenario file.
+
+Forms understood out of the box::
+
+    openai:gpt-4.1-mini
+    anthropic:claude-sonnet-4-5
+    openai-compatible:http://127.0.0.1:11434/v1:qwen2.5:7b
+
+The last form is ``openai-compatible:<base URL>:<model>``: the base URL is ``http://`` or
+``https://``, a host, an optional ``:port`` and an optional path *without* colons; the model
+is everything after the next colon, so it may hold colons itself (``qwen2.5:7b``). Such a
+server gets no API key unless ``api_key=`` is passed (a local server needs none, and the
+OpenAI key must not leak to another host).
+
+``register_provider("local", factory)`` adds a provider: the longest registered prefix
+followed by ``:`` (or the whole spec) wins, so ``local`` and ``local:anthropic`` can
+coexist. The factory gets the rest of the spec (``""`` when there is none) and the options.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from swarm.errors import ConfigError
+from swarm.transports.anthropic import AnthropicTransport
+from swarm.transports.base import CompletionTransport
+from swarm.transports.openai import OpenAITransport
+
+__all__ = ["TransportFactory", "provider_prefixes", "register_provider", "transport_from_spec"]
+
+TransportFactory = Callable[..., CompletionTransport]
+"""``factory(rest_of_spec, **options)`` returns a transport; raises ``ConfigError``."""
+
+_COMPATIBLE = re.compile(
+    r"(?P<url>https?://(?:\[[^\]/]+\]|[^/:\s\[\]]+)(?::\d+)?(?:/[^:\s]*)?):(?P<model>\S+)"
+)
+_providers: dict[str, TransportFactory] = {}
+
+
+def _need_model(spec: str, model: str, example: str) -> str:
+    if not model:
+        raise ConfigError(f"model spec {spec!r} names no model (e.g. {example!r})", field="model")
+    return model
+
+
+def _openai(model: str, **options: Any) -> CompletionTransport:
+    return OpenAITransport(_need_model(f"openai:{model}", model, "openai:gpt-4.1-mini"), **options)
+
+
+def _anthropic(model: str, **options: Any) -> CompletionTransport:
+    return AnthropicTransport(
+        _need_model(f"anthropic:{model}", model, "anthropic:claude-sonnet-4-5"), **options
+    )
+
+
+def _openai_compatible(rest: str, **options: Any) -> CompletionTransport:
+    example = "openai-compatible:http://127.0.0.1:11434/v1:qwen2.5"
+    match = _COMPATIBLE.fullmatch(rest)
+    # a model that reads like a port (and path) means the real model was left out
+    if match is None or re.match(r"\d+(?:/|$)", match["model"]):
+        raise ConfigError(
+            f"model spec 'openai-compatible:{rest}' must read"
+            f" openai-compatible:<http(s) base URL>:<model>, e.g. {example!r}",
+            field="model",
+        )
+    options.setdefault("api_key", "")
+    return OpenAITransport(match["model"], base_url=match["url"], **options)
+
+
+def register_provider(prefix: str, factory: TransportFactory, *, replace: bool = False) -> None:
+    """Make ``transport_from_spec`` build ``<prefix>:<rest>`` specs with ``factory``.
+
+    Raises ``ValueError`` if ``prefix`` is taken and ``replace`` is false.
+    """
+    if not prefix or prefix.endswith(":"):
+        raise ValueError(f"a provider prefix must be non-empty and not end in ':': {prefix!r}")
+    if prefix in _providers and not replace:
+        raise ValueError(f"provider {prefix!r} is already registered")
+    _providers[prefix] = factory
+
+
+def provider_prefixes() -> list[str]:
+    """The registered provider prefixes, sorted."""
+    return sorted(_providers)
+
+
+def transport_from_spec(spec: str, **options: Any) -> CompletionTransport:
+    """Build the transport a model spec names; ``options`` go to its constructor.
+
+    Raises ``ConfigError`` for a spec with an unknown provider or without a model.
+    """
+    spec = spec.strip()
+    best = ""
+    for prefix in _providers:
+        if (spec == prefix or spec.startswith(prefix + ":")) and len(prefix) > len(best):
+            best = prefix
+    if not best:
+        known = ", ".join(provider_prefixes())
+        raise ConfigError(
+            f"unknown model provider in {spec!r}: expected <provider>:<model>"
+            f" with provider one of {known}",
+            field="model",
+        )
+    return _providers[best](spec[len(best) + 1 :], **options)
+
+
+register_provider("openai", _openai)
+register_provider("anthropic", _anthropic)
+register_provider("openai-compatible", _openai_compatible)

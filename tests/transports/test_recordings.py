@@ -1,0 +1,454 @@
+"""Every real recording, served byte for byte by a server on 127.0.0.1, through the
+transports: the events must assemble into what the recording says."""
+
+import json
+from typing import Any
+
+import pytest
+
+from swarm import Message, ReasoningDelta, StopReason, TextDelta, ToolUseStart, Usage
+from swarm.transports import (
+    AnthropicTransport,
+    HTTPTransport,
+    OpenAITransport,
+    ProviderError,
+    RetryPolicy,
+)
+
+from .recordings import Turn, assemble, cassette, sse_body
+from .server import LLMServer, Reply
+
+
+def transport_for(provider: str, server: LLMServer, retry: RetryPolicy) -> HTTPTransport:
+    if provider == "anthropic":
+        return AnthropicTransport("claude", base_url=server.url, api_key="test", retry=retry)
+    return OpenAITransport("gpt", base_url=server.url + "/v1", api_key="test", retry=retry)
+
+
+async def run_turn(provider: str, reply: Reply, retry: RetryPolicy) -> tuple[Turn, LLMServer]:
+    with LLMServer([reply]) as server:
+        async with transport_for(provider, server, retry) as transport:
+            events = [e async for e in transport.stream([Message.user("hi")], [], "")]
+    return assemble(events), server
+
+
+def body_of(name: str, interaction: int | None) -> Reply:
+    if interaction is None:
+        return Reply.sse(sse_body(name))
+    recorded = cassette(name)[interaction]
+    return Reply.sse(recorded.body, gzip=recorded.gzipped)
+
+
+def anthropic_text(body: bytes) -> str:
+    """What the recording's text deltas say, read independently of the transport."""
+    text = []
+    for line in body.decode().splitlines():
+        if line.startswith("data:"):
+            data = json.loads(line[5:])
+            if data.get("delta", {}).get("type") == "text_delta":
+                text.append(data["delta"]["text"])
+    return "".join(text)
+
+
+CASES: list[tuple[str, int | None, str, str, list[tuple[str, Any]], Usage, StopReason]] = [
+    (
+        "openai-chat-stream__parallel-tool-calls-split-args__usage__gpt-4o.sse.txt",
+        None,
+        "openai",
+        "",
+        [
+            ("GetWeatherArgs", {"city": "Edinburgh", "country": "GB", "units": "c"}),
+            ("get_stock_price", {"ticker": "AAPL", "exchange": "NASDAQ"}),
+        ],
+        Usage(149, 60),
+        StopReason.tool_use,
+    ),
+    (
+        "openai-chat-stream__finish_reason-length__gpt-4o.sse.txt",
+        None,
+        "openai",
+        '{"',
+        [],
+        Usage(79, 1),
+        StopReason.max_tokens,
+    ),
+    (
+        "openai-chat-stream__refusal-deltas__gpt-4o.sse.txt",
+        None,
+        "openai",
+        "I'm sorry, I can't assist with that request.",
+        [],
+        Usage(79, 11),
+        StopReason.end_turn,
+    ),
+    (
+        "openai-chat-stream__n3-interleaved-choices__gpt-4o.sse.txt",
+        None,
+        "openai",
+        '{"city":"San Francisco","temperature":65,"units":"f"}',
+        [],
+        Usage(79, 42),
+        StopReason.end_turn,
+    ),
+    (
+        "llamacpp-openai-compat-stream__smollm2-135m__parallel-tool-calls-split-args.sse.txt",
+        None,
+        "openai",
+        "",
+        [("get_time", {"city": "Tokyo"}), ("get_weather", {"city": "Tokyo"})],
+        Usage(283, 69),
+        StopReason.tool_use,
+    ),
+    (
+        "openai-chat-stream__tool-call-split-args__usage-chunk__gpt-4o-mini.vcr.yaml",
+        0,
+        "openai",
+        "",
+        [("get_capital", {"country": "UK"})],
+        Usage(53, 15),
+        StopReason.tool_use,
+    ),
+    (
+        "openai-chat-stream__tool-call-split-args__usage-chunk__gpt-4o-mini.vcr.yaml",
+        1,
+        "openai",
+        "The capital of the UK is London.",
+        [],
+        Usage(78, 9),
+        StopReason.end_turn,
+    ),
+    (
+        "openai-chat-stream__parallel-tool-calls__multi-turn__gpt-4o.vcr.yaml",
+        0,
+        "openai",
+        "",
+        [("get_country", {}), ("get_product_name", {})],
+        Usage(364, 40),
+        StopReason.tool_use,
+    ),
+    (
+        "openai-compat-groq-stream__midstream-event-error__tool_use_failed.vcr.yaml",
+        1,
+        "openai",
+        "",
+        [("get_something_by_name", {"name": "example"})],
+        Usage(304, 49),
+        StopReason.tool_use,
+    ),
+    (
+        "openai-compat-groq-stream__midstream-event-error__tool_use_failed.vcr.yaml",
+        2,
+        "openai",
+        "The tool returned the expected result for the valid call.",
+        [],
+        Usage(339, 58),
+        StopReason.end_turn,
+    ),
+    (
+        "openai-compat-kimi-k2-stream__toolcall-no-arguments-key-then-args-without-id.vcr.yaml",
+        0,
+        "openai",
+        "",
+        [("llm_version", {})],
+        Usage(56, 12),
+        StopReason.tool_use,
+    ),
+    (
+        "openai-compat-kimi-k2-stream__toolcall-sent-twice-args-empty-then-full__no-finish-reason.vcr.yaml",
+        0,
+        "openai",
+        "",
+        [("llm_version", {})],
+        Usage(57, 17),
+        StopReason.tool_use,
+    ),
+    (
+        "openai-compat-kimi-k2-stream__toolcall-sent-twice-args-empty-then-full__no-finish-reason.vcr.yaml",
+        1,
+        "openai",
+        "The current version of *llm* is **0.fixed-version**.",
+        [],
+        Usage(107, 15),
+        StopReason.end_turn,
+    ),
+    (
+        "anthropic-stream__text_delta-then-tool_use-input_json_delta__sonnet-4.sse.txt",
+        None,
+        "anthropic",
+        "I'll check the current weather in Paris for you.",
+        [("get_weather", {"location": "Paris"})],
+        Usage(377, 65),
+        StopReason.tool_use,
+    ),
+    (
+        "llamacpp-anthropic-compat-stream__smollm2-135m__3-tool_use-blocks-stops-at-end.sse.txt",
+        None,
+        "anthropic",
+        "",
+        [
+            ("get_time", {"city": "Takayama"}),
+            ("get_weather", {"city": "Takayama"}),
+            ("get_weather", {"city": "Takayama"}),
+        ],
+        Usage(264, 110),
+        StopReason.tool_use,
+    ),
+    (
+        "anthropic-stream__2-parallel-tool_use-caller-field__gzip-body__haiku-4.5.vcr.yaml",
+        0,
+        "anthropic",
+        "",
+        [("pelican_name_generator", {}), ("pelican_name_generator", {})],
+        Usage(542, 62),
+        StopReason.tool_use,
+    ),
+    (
+        "anthropic-stream__2-parallel-tool_use-caller-field__gzip-body__haiku-4.5.vcr.yaml",
+        1,
+        "anthropic",
+        "*",
+        [],
+        Usage(678, 82),
+        StopReason.end_turn,
+    ),
+    (
+        "anthropic-stream__text-then-2-parallel-tool_use-empty-input__ratelimit-headers__haiku-3.5.vcr.yaml",
+        0,
+        "anthropic",
+        "I'll help you generate two names for a pet pelican using the pelican name generator tool.",
+        [("pelican_name_generator", {}), ("pelican_name_generator", {})],
+        Usage(310, 82),
+        StopReason.tool_use,
+    ),
+    (
+        "anthropic-stream__text-then-2-parallel-tool_use-empty-input__ratelimit-headers__haiku-3.5.vcr.yaml",
+        1,
+        "anthropic",
+        "*",
+        [],
+        Usage(465, 95),
+        StopReason.end_turn,
+    ),
+    (
+        "anthropic-stream__thinking_delta__signature_delta__text_delta.vcr.yaml",
+        0,
+        "anthropic",
+        "*",
+        [],
+        Usage(43, 282),
+        StopReason.end_turn,
+    ),
+    (
+        "anthropic-stream__tool_use-input_json_delta__padded-json__server-tool.vcr.yaml",
+        0,
+        "anthropic",
+        "*",
+        [("get_exchange_rate", {"from_currency": "USD", "to_currency": "EUR"})],
+        Usage(1591, 175),
+        StopReason.tool_use,
+    ),
+    (
+        "anthropic-stream__tool_use-input_json_delta__padded-json__server-tool.vcr.yaml",
+        1,
+        "anthropic",
+        "*",
+        [],
+        Usage(1007, 59),
+        StopReason.end_turn,
+    ),
+]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("name", "interaction", "provider", "text", "calls", "usage", "stop"),
+    CASES,
+    ids=[f"{c[0].split('__')[1]}-{c[1]}" for c in CASES],
+)
+async def test_recorded_stream_assembles_into_the_recorded_turn(
+    name: str,
+    interaction: int | None,
+    provider: str,
+    text: str,
+    calls: list[tuple[str, Any]],
+    usage: Usage,
+    stop: StopReason,
+    no_wait: RetryPolicy,
+) -> None:
+    reply = body_of(name, interaction)
+    turn, _ = await run_turn(provider, reply, no_wait)
+    if text == "*":  # long answers: what the recording's own text deltas say
+        text = anthropic_text(b"".join(reply.chunks))
+        assert len(text) > 40
+    assert turn.text == text
+    assert turn.arguments == calls
+    assert turn.end is not None
+    assert (turn.end.usage, turn.end.stop_reason) == (usage, stop)
+
+
+@pytest.mark.anyio
+async def test_parallel_calls_keep_the_ids_the_server_gave(no_wait: RetryPolicy) -> None:
+    name = "openai-chat-stream__parallel-tool-calls-split-args__usage__gpt-4o.sse.txt"
+    turn, _ = await run_turn("openai", Reply.sse(sse_body(name)), no_wait)
+    assert [c[0] for c in turn.calls] == [
+        "call_JMW1whyEaYG438VE1OIflxA2",
+        "call_DNYTawLBoN8fj3KN6qU9N1Ou",
+    ]
+
+
+@pytest.mark.anyio
+async def test_a_call_sent_twice_is_one_call_with_its_arguments_appended(
+    no_wait: RetryPolicy,
+) -> None:
+    name = (
+        "openai-compat-kimi-k2-stream__toolcall-sent-twice-args-empty-then-full__no-finish-reason"
+        ".vcr.yaml"
+    )
+    turn, _ = await run_turn("openai", body_of(name, 0), no_wait)
+    assert turn.calls == [("0", "llm_version", "{}")]
+
+
+@pytest.mark.anyio
+async def test_tool_call_cut_by_the_token_limit_keeps_its_partial_arguments(
+    no_wait: RetryPolicy,
+) -> None:
+    name = (
+        "llamacpp-openai-compat-stream__smollm2-135m__tool-call-cut-by-max_tokens-finish-length"
+        ".sse.txt"
+    )
+    turn, _ = await run_turn("openai", Reply.sse(sse_body(name)), no_wait)
+    assert turn.calls == [("w9YJv1BcvpMs8w3MRCpfbU6IkLwonBBn", "get_time", "{")]
+    assert turn.end is not None and turn.end.stop_reason == StopReason.max_tokens
+
+
+@pytest.mark.anyio
+async def test_anthropic_tool_input_cut_by_max_tokens_is_reported_as_is(
+    no_wait: RetryPolicy,
+) -> None:
+    name = "anthropic-stream__max_tokens-truncated-tool_use-partial-json__sonnet-3.7.sse.txt"
+    turn, _ = await run_turn("anthropic", Reply.sse(sse_body(name)), no_wait)
+    ((_, tool_name, raw),) = turn.calls
+    assert tool_name == "make_file"
+    assert raw.startswith('{"filename": "taxes.txt", "lines_of_text": [')
+    assert raw.endswith('"Filing taxes')
+    assert turn.end is not None
+    assert (turn.end.stop_reason, turn.end.usage) == (StopReason.max_tokens, Usage(450, 124))
+
+
+@pytest.mark.anyio
+async def test_thinking_and_its_signature_stream_as_reasoning(no_wait: RetryPolicy) -> None:
+    name = "anthropic-stream__thinking_delta__signature_delta__text_delta.vcr.yaml"
+    reply = body_of(name, 0)
+    with LLMServer([reply]) as server:
+        async with transport_for("anthropic", server, no_wait) as transport:
+            events = [e async for e in transport.stream([Message.user("hi")], [], "")]
+    reasoning = [e for e in events if isinstance(e, ReasoningDelta)]
+    assert {e.index for e in reasoning} == {0}
+    assert {e.index for e in events if isinstance(e, TextDelta)} == {1}
+    turn = assemble(events)
+    assert turn.reasoning.startswith("This is a straightforward question about pedestrian safety.")
+    assert turn.signature.startswith("EvMCCkYICxgCKkCHP2cS")
+    assert len(turn.signature) > 100
+
+
+@pytest.mark.anyio
+async def test_server_side_tool_blocks_are_not_offered_to_the_agent(no_wait: RetryPolicy) -> None:
+    name = "anthropic-stream__tool_use-input_json_delta__padded-json__server-tool.vcr.yaml"
+    with LLMServer([body_of(name, 0)]) as server:
+        async with transport_for("anthropic", server, no_wait) as transport:
+            events = [e async for e in transport.stream([Message.user("hi")], [], "")]
+    starts = [e for e in events if isinstance(e, ToolUseStart)]
+    assert [(s.index, s.name) for s in starts] == [(4, "get_exchange_rate")]
+
+
+@pytest.mark.anyio
+async def test_groq_error_event_midstream_is_a_transport_error(
+    no_wait: RetryPolicy, sleeps: list[float]
+) -> None:
+    name = "openai-compat-groq-stream__midstream-event-error__tool_use_failed.vcr.yaml"
+    with pytest.raises(ProviderError) as caught:
+        await run_turn("openai", body_of(name, 0), no_wait)
+    assert "Tool call validation failed" in str(caught.value)
+    assert (caught.value.status, caught.value.retryable) == (400, False)
+    assert sleeps == []
+
+
+@pytest.mark.anyio
+async def test_error_object_inside_a_normal_chunk_fails_after_the_reasoning(
+    no_wait: RetryPolicy,
+) -> None:
+    name = "openai-compat-openrouter-stream__sse-comments__error-in-chunk.vcr.yaml"
+    seen: list[Any] = []
+    with LLMServer([body_of(name, 0)]) as server:
+        async with transport_for("openai", server, no_wait) as transport:
+            with pytest.raises(ProviderError, match="Token limit reached") as caught:
+                async for event in transport.stream([Message.user("hi")], [], ""):
+                    seen.append(event)
+    assert "".join(e.delta for e in seen) == "We need to respond to a greeting. The user"
+    assert caught.value.status == 400
+
+
+@pytest.mark.anyio
+async def test_llamacpp_error_object_without_done_is_retried_then_raised(
+    no_wait: RetryPolicy, sleeps: list[float]
+) -> None:
+    name = "llamacpp-openai-compat-stream__midstream-error-object-no-done__http200.sse.txt"
+    with pytest.raises(ProviderError, match="peg-native format") as caught:
+        await run_turn("openai", Reply.sse(sse_body(name)), no_wait)
+    assert (caught.value.status, caught.value.retryable) == (500, True)
+    assert len(sleeps) == 3  # nothing had reached the caller, so each retry was safe
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("name", "provider", "status", "message"),
+    [
+        (
+            "openai-error__401-invalid_api_key__stream-true-request-gets-json-body.vcr.yaml",
+            "openai",
+            401,
+            "Incorrect API key provided: sk-wrong****-key.",
+        ),
+        (
+            "anthropic-error__401-authentication_error__x-should-retry-false.vcr.yaml",
+            "anthropic",
+            401,
+            "invalid x-api-key",
+        ),
+        (
+            "anthropic-error__400-invalid_request_error__x-should-retry-false.vcr.yaml",
+            "anthropic",
+            400,
+            "messages.0: Input does not match the expected shape.",
+        ),
+        (
+            "anthropic-error__400-invalid_request_error.vcr.yaml",
+            "anthropic",
+            400,
+            "This model does not support effort level 'xhigh'.",
+        ),
+    ],
+)
+async def test_recorded_http_error_raises_with_the_provider_message(
+    name: str,
+    provider: str,
+    status: int,
+    message: str,
+    no_wait: RetryPolicy,
+    sleeps: list[float],
+) -> None:
+    (recorded,) = cassette(name)
+    reply = Reply(
+        (recorded.body,),
+        recorded.status,
+        {
+            "content-type": "application/json",
+            **{k: v for k, v in recorded.headers.items() if k in ("x-should-retry", "request-id")},
+        },
+    )
+    with pytest.raises(ProviderError) as caught:
+        await run_turn(provider, reply, no_wait)
+    assert caught.value.status == status
+    assert message in str(caught.value)
+    assert not caught.value.retryable
+    assert sleeps == []
