@@ -16,7 +16,8 @@ __all__ = ["ContextStore", "SessionInfo", "preview_of"]
 
 @dataclass(frozen=True, slots=True)
 class SessionInfo:
-    """One stored session: its size, a preview of its first message and its token totals."""
+    """One stored session: its size, a preview of its first message, its token totals,
+    and the session it was forked from (``parent_id``), if any."""
 
     session_id: str
     message_count: int
@@ -24,6 +25,7 @@ class SessionInfo:
     created_at: str
     input_tokens: int = 0
     output_tokens: int = 0
+    parent_id: str | None = None
 
 
 def preview_of(history: Sequence[Message], limit: int = 80) -> str:
