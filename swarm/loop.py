@@ -204,9 +204,8 @@ async def run_loop(
             message, uses, bad = turn.message()
 
             if not uses:
-                if message.content:
-                    await context.append(message)
-                for event in await _account(context, usage, scope, outbox):
+                stored = [message] if message.content else []
+                for event in await _commit(context, stored, usage, scope, outbox):
                     yield event
                 stop = (
                     StopReason.max_tokens
@@ -254,10 +253,10 @@ async def run_loop(
                     yield event
             if control.interrupted:
                 raise _Interrupted
-            await context.append_many([message, _results_message(results)])
-            pending = None
-            for event in await _account(context, usage, scope, outbox):
+            turn_messages = [message, _results_message(results)]
+            for event in await _commit(context, turn_messages, usage, scope, outbox):
                 yield event
+            pending = None
             if last:
                 yield Error(
                     MaxIterationsReached(
@@ -281,7 +280,8 @@ async def run_loop(
                         use.id, "Cancelled: the run was stopped before this call finished."
                     )
             with anyio.CancelScope(shield=True):
-                await context.append_many([message, _results_message(results)])
+                if not await _stored(context, uses):
+                    await context.append_many([message, _results_message(results)])
     for event in outbox.take():
         yield event
     tree = None
@@ -308,13 +308,28 @@ def _results_message(results: list[ToolResultBlock | None]) -> Message:
     return Message("user", [r for r in results if r is not None])
 
 
-async def _account(
-    context: ContextStore, usage: Usage, scope: RunScope, outbox: Outbox
+async def _commit(
+    context: ContextStore,
+    messages: list[Message],
+    usage: Usage,
+    scope: RunScope,
+    outbox: Outbox,
 ) -> list[StreamEvent]:
-    """Record the call's usage (compaction may fire here) and collect what it emitted."""
+    """Store the iteration and its usage in one write (compaction may fire after it) and
+    collect what that emitted."""
     token = _scope.set(scope)
     try:
-        await context.add_context_tokens(usage.input_tokens, usage.output_tokens)
+        await context.append_turn(messages, usage.input_tokens, usage.output_tokens)
     finally:
         _scope.reset(token)
     return outbox.take()
+
+
+async def _stored(context: ContextStore, uses: list[ToolUseBlock]) -> bool:
+    """Whether the turn with these calls is already stored (cancellation can arrive just
+    after its write committed)."""
+    ids = {use.id for use in uses}
+    for message in reversed((await context.get_history())[-4:]):
+        if ids & {use.id for use in message.tool_uses}:
+            return True
+    return False

@@ -84,6 +84,17 @@ class ContextStore(ABC):
         for message in messages:
             await self.append(message)
 
+    async def append_turn(
+        self, messages: Sequence[Message], input_tokens: int, output_tokens: int
+    ) -> None:
+        """Store one iteration of the loop: its messages (atomically, in stores that
+        persist) and the model call's usage, as ``append_many`` then
+        ``add_context_tokens``. Persistent stores do both in one write; wrappers such
+        as ``AutoCompactStore`` compact after it, as from ``add_context_tokens``."""
+        if messages:
+            await self.append_many(messages)
+        await self.add_context_tokens(input_tokens, output_tokens)
+
     async def replace(self, messages: Sequence[Message]) -> None:
         """Replace the whole history (compaction uses this). Persistent stores archive the
         old history rather than lose it."""

@@ -378,6 +378,17 @@ class AutoCompactStore(ContextStore):
         """Add one model call's usage to the wrapped store, then compact if that call's
         input reached the threshold (see the class docs)."""
         await self.store.add_context_tokens(input_tokens, output_tokens)
+        await self._maybe_compact(input_tokens)
+
+    async def append_turn(
+        self, messages: Sequence[Message], input_tokens: int, output_tokens: int
+    ) -> None:
+        """Store an iteration in the wrapped store (one write there), then compact if the
+        call's input reached the threshold."""
+        await self.store.append_turn(messages, input_tokens, output_tokens)
+        await self._maybe_compact(input_tokens)
+
+    async def _maybe_compact(self, input_tokens: int) -> None:
         if (
             input_tokens >= self.threshold * self.max_tokens
             and input_tokens >= self._retry_at

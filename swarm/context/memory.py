@@ -26,6 +26,12 @@ class MemoryContextStore(ContextStore):
     async def append_many(self, messages: Sequence[Message]) -> None:
         self._messages.extend(messages)
 
+    async def append_turn(
+        self, messages: Sequence[Message], input_tokens: int, output_tokens: int
+    ) -> None:
+        self._messages.extend(messages)
+        self._tokens = (self._tokens[0] + input_tokens, self._tokens[1] + output_tokens)
+
     async def get_history(self) -> list[Message]:
         return list(self._messages)
 

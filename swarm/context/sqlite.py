@@ -155,6 +155,12 @@ class SQLiteContextStore(ContextStore):
         if messages:
             await self._call(self._append, list(messages))
 
+    async def append_turn(
+        self, messages: Sequence[Message], input_tokens: int, output_tokens: int
+    ) -> None:
+        """Store an iteration's messages and usage in one transaction (one thread hop)."""
+        await self._call(self._append, list(messages), (input_tokens, output_tokens))
+
     async def get_history(self) -> list[Message]:
         """The live history, oldest first (a new list). See the module docs on caching."""
         if self._trusted and self._lock.acquire(blocking=False):
@@ -350,13 +356,24 @@ class SQLiteContextStore(ContextStore):
         assert self._messages is not None
         return list(self._messages)
 
-    def _append(self, conn: sqlite3.Connection, messages: list[Message]) -> None:
+    def _append(
+        self,
+        conn: sqlite3.Connection,
+        messages: list[Message],
+        tokens: tuple[int, int] | None = None,
+    ) -> None:
         rows = [(self._session_id, m.role, encode(m)) for m in messages]
 
         def body() -> None:
             last = 0
             for row in rows:
                 last = conn.execute(_INSERT, row).lastrowid or 0
+            if tokens is not None:
+                conn.execute(
+                    "UPDATE sessions SET input_tokens = input_tokens + ?,"
+                    " output_tokens = output_tokens + ? WHERE session_id = ?",
+                    (*tokens, self._session_id),
+                )
             generation, count = conn.execute(
                 "UPDATE sessions SET message_count = message_count + ? WHERE session_id = ?"
                 " RETURNING generation, message_count",
@@ -366,7 +383,7 @@ class SQLiteContextStore(ContextStore):
                 return
             if (generation, count - len(rows)) == (self._generation, self._count):
                 self._messages.extend(messages)
-                self._count, self._last_id = count, last
+                self._count, self._last_id = count, last or self._last_id
             else:  # someone else wrote the session since the cache was checked
                 self._sync(conn, generation, count)
 
