@@ -1,11 +1,39 @@
-"""swarm: multi-agent orchestration with guarded tools, delegation and durable context."""
+"""swarm: multi-agent orchestration with guarded tools, delegation and durable context.
 
-from swarm.agent import Agent, AgentStream, ToolSelector
-from swarm.context import ContextStore, MemoryContextStore, SessionInfo
+Everything a user imports is here; ``__all__`` lists it (sorted).
+"""
+
+from swarm.agent import (
+    Agent,
+    AgentStream,
+    ToolSelector,
+)
+from swarm.audit import (
+    AuditLog,
+    AuditReport,
+    audit_table,
+    verify_log,
+)
+from swarm.budget import (
+    Budget,
+    BudgetLimits,
+    UsageNode,
+)
+from swarm.context import (
+    ArchivedSegment,
+    AutoCompactStore,
+    CompactionError,
+    ContextStore,
+    MemoryContextStore,
+    SessionInfo,
+    SQLiteContextStore,
+    compact_context,
+)
 from swarm.errors import (
     BudgetExceeded,
     ConfigError,
     GuardError,
+    MaxIterationsReached,
     SwarmError,
     ToolError,
     ToolTimeout,
@@ -25,7 +53,25 @@ from swarm.events import (
     ToolResult,
     ToolUseStart,
 )
-from swarm.guards import AllowAllGuard, ConcurrentGuard, DenyAllGuard, PermissionGuard
+from swarm.guards import (
+    AllowAllGuard,
+    ApprovalDecision,
+    ApprovalGuard,
+    ApprovalRequest,
+    Approver,
+    AuditGuard,
+    BudgetGuard,
+    ConcurrentGuard,
+    DenyAllGuard,
+    PathGuard,
+    PermissionGuard,
+    Policy,
+    PolicyGuard,
+    RateLimitGuard,
+    ShellGuard,
+    apply_policy,
+    load_policy,
+)
 from swarm.messages import (
     ContentBlock,
     ImageBlock,
@@ -35,19 +81,95 @@ from swarm.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from swarm.run import RunScope, current_scope
-from swarm.tools import MISSING, Field, FieldInfo, Progress, Tool, ToolOutput, tool
-from swarm.transports import CompletionTransport, DummyCompletionTransport
-from swarm.types import StopReason, ToolCallID, ToolName, Usage
+from swarm.run import (
+    CallObserver,
+    CallRecord,
+    RunScope,
+    current_call,
+    current_scope,
+    emit,
+)
+from swarm.team import (
+    AgentLoader,
+    AgentSpec,
+    BudgetSettings,
+    CompactionSettings,
+    JsonAgentLoader,
+    MarkdownAgentLoader,
+    MultiFormatLoader,
+    Team,
+    TomlAgentLoader,
+    YamlAgentLoader,
+    load_agents,
+    load_specs,
+)
+from swarm.team.delegation import (
+    AgentContext,
+    build_team,
+    make_agent_tools,
+    run_team,
+)
+from swarm.tools import (
+    MISSING,
+    Field,
+    FieldInfo,
+    Progress,
+    Tool,
+    ToolOutput,
+    tool,
+)
+from swarm.transports import (
+    AnthropicTransport,
+    CompletionTransport,
+    DummyCompletionTransport,
+    ModelSpec,
+    OpenAITransport,
+    RecordingTransport,
+    ReplayTransport,
+    RetryPolicy,
+    Timeouts,
+    estimate_cost,
+    event_from_dict,
+    event_to_dict,
+    on_user_turn,
+    register_provider,
+    transport_from_spec,
+)
+from swarm.types import (
+    StopReason,
+    ToolCallID,
+    ToolName,
+    Usage,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "MISSING",
     "Agent",
+    "AgentContext",
+    "AgentLoader",
+    "AgentSpec",
     "AgentStream",
     "AllowAllGuard",
+    "AnthropicTransport",
+    "ApprovalDecision",
+    "ApprovalGuard",
+    "ApprovalRequest",
+    "Approver",
+    "ArchivedSegment",
+    "AuditGuard",
+    "AuditLog",
+    "AuditReport",
+    "AutoCompactStore",
+    "Budget",
     "BudgetExceeded",
+    "BudgetGuard",
+    "BudgetLimits",
+    "BudgetSettings",
+    "CallObserver",
+    "CallRecord",
+    "CompactionError",
+    "CompactionSettings",
     "CompletionTransport",
     "ConcurrentGuard",
     "ConfigError",
@@ -62,21 +184,40 @@ __all__ = [
     "GuardError",
     "ImageBlock",
     "IterationEnd",
+    "JsonAgentLoader",
+    "MISSING",
+    "MarkdownAgentLoader",
+    "MaxIterationsReached",
     "MemoryContextStore",
     "Message",
+    "ModelSpec",
+    "MultiFormatLoader",
+    "OpenAITransport",
+    "PathGuard",
     "PermissionGuard",
+    "Policy",
+    "PolicyGuard",
     "Progress",
+    "RateLimitGuard",
     "ReasoningBlock",
     "ReasoningDelta",
+    "RecordingTransport",
+    "ReplayTransport",
+    "RetryPolicy",
     "RunScope",
+    "SQLiteContextStore",
     "SessionEndEvent",
     "SessionInfo",
+    "ShellGuard",
     "StopReason",
     "StreamEvent",
     "SubAgentEvent",
     "SwarmError",
+    "Team",
     "TextBlock",
     "TextDelta",
+    "Timeouts",
+    "TomlAgentLoader",
     "Tool",
     "ToolCallID",
     "ToolError",
@@ -92,6 +233,26 @@ __all__ = [
     "ToolUseStart",
     "TransportError",
     "Usage",
+    "UsageNode",
+    "YamlAgentLoader",
+    "apply_policy",
+    "audit_table",
+    "build_team",
+    "compact_context",
+    "current_call",
     "current_scope",
+    "emit",
+    "estimate_cost",
+    "event_from_dict",
+    "event_to_dict",
+    "load_agents",
+    "load_policy",
+    "load_specs",
+    "make_agent_tools",
+    "on_user_turn",
+    "register_provider",
+    "run_team",
     "tool",
+    "transport_from_spec",
+    "verify_log",
 ]
