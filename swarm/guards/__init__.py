@@ -1,6 +1,60 @@
-"""Permission guards: the chain every tool call passes before its handler runs."""
+"""Permission guards: the chain every tool call passes before its handler runs.
 
+Built in: ``PolicyGuard`` (rules from policy files, ``load_policy``/``apply_policy``),
+``PathGuard`` (workspace confinement), ``ShellGuard`` (the programs a command would run),
+``RateLimitGuard``, ``BudgetGuard``, ``ApprovalGuard`` and ``AuditGuard``; guard factories
+by name (``make_guard``, ``register_guard``) let policy files use them.
+"""
+
+from swarm.guards.approval import ApprovalDecision, ApprovalGuard, ApprovalRequest, Approver
+from swarm.guards.audit import AuditGuard
 from swarm.guards.base import AllowAllGuard, ConcurrentGuard, DenyAllGuard, PermissionGuard
 from swarm.guards.chain import run_guards
+from swarm.guards.limits import BudgetGuard, HasBudget, RateLimitGuard, role_of
+from swarm.guards.paths import PathGuard, path_arguments
+from swarm.guards.policy import (
+    Policy,
+    PolicyGuard,
+    apply_policy,
+    load_policy,
+    shipped_policies,
+)
+from swarm.guards.registry import GuardContext, guard_names, make_guard, register_guard
+from swarm.guards.rules import Decision, Rule
+from swarm.guards.shell import CommandPattern, ShellGuard
+from swarm.guards.shellparse import Invocation, ShellSyntaxError, parse_command
 
-__all__ = ["AllowAllGuard", "ConcurrentGuard", "DenyAllGuard", "PermissionGuard", "run_guards"]
+__all__ = [
+    "AllowAllGuard",
+    "ApprovalDecision",
+    "ApprovalGuard",
+    "ApprovalRequest",
+    "Approver",
+    "AuditGuard",
+    "BudgetGuard",
+    "CommandPattern",
+    "ConcurrentGuard",
+    "Decision",
+    "DenyAllGuard",
+    "GuardContext",
+    "HasBudget",
+    "Invocation",
+    "PathGuard",
+    "PermissionGuard",
+    "Policy",
+    "PolicyGuard",
+    "RateLimitGuard",
+    "Rule",
+    "ShellGuard",
+    "ShellSyntaxError",
+    "apply_policy",
+    "guard_names",
+    "load_policy",
+    "make_guard",
+    "parse_command",
+    "path_arguments",
+    "register_guard",
+    "role_of",
+    "run_guards",
+    "shipped_policies",
+]

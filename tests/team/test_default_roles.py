@@ -59,7 +59,7 @@ def test_reviewer_shows_the_markdown_format(team: Team) -> None:
     reviewer = team.specs["reviewer"]
     assert reviewer.source is not None and reviewer.source.suffix == ".md"
     assert reviewer.max_iterations == 25  # from Claude Code's maxTurns
-    assert reviewer.policy == "read-only"
+    assert reviewer.policy == "readonly"
 
 
 def test_the_readme_beside_the_roles_is_not_a_role() -> None:

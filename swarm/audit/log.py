@@ -1,0 +1,283 @@
+"""AuditLog: every tool call of a run as hash-chained JSON lines.
+
+Attach it to the root run scope (``RunScope(observers=(audit,))``) and every call of every
+agent in the run, delegation included, writes two records: a ``decision`` before the
+handler runs (written and fsynced first, so a crash mid-call leaves it on disk) and a
+``finish`` when the call ends. A record holds::
+
+    time, event, seq, run_id, path, role, call_id, tool,
+    decision: arguments (secrets redacted), args_hash, decision, guard, rule, policy,
+              policy_hash, reason
+    finish:   outcome (ok, error, denied, invalid), duration (seconds), error
+    prev, hash
+
+``hash`` is the SHA-256 of the record's canonical JSON (sorted keys, no spaces, without
+``hash``), and ``prev`` the hash of the record before it (64 zeros for the first), so
+``verify_log`` finds any record edited, removed, inserted or reordered. Records are
+rendered by a structlog processor chain and written with one ``write`` under a lock, so
+concurrent agents never interleave lines. One process should append to a log at a time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from collections.abc import MutableMapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal, Self
+
+import anyio.to_thread
+import structlog
+
+from swarm.audit.redact import redact, redact_text
+from swarm.guards.limits import role_of
+from swarm.messages import ToolResultBlock
+from swarm.run import CallRecord, current_scope
+
+__all__ = ["GENESIS", "AuditLog", "args_hash", "canonical_json", "record_hash"]
+
+GENESIS = "0" * 64
+"""The ``prev`` of a log's first record."""
+
+_ORDER = ("time", "event", "seq", "run_id", "path", "role", "call_id", "tool")
+_TEXT_FIELDS = ("reason", "error")
+
+
+def canonical_json(value: Any) -> str:
+    """The canonical JSON text of ``value``: sorted keys, no spaces, UTF-8 kept."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def record_hash(record: dict[str, Any]) -> str:
+    """The hash a record must carry: SHA-256 of its canonical JSON without ``hash``."""
+    body = {k: v for k, v in record.items() if k != "hash"}
+    return hashlib.sha256(canonical_json(body).encode()).hexdigest()
+
+
+def args_hash(arguments: Any) -> str:
+    """``sha256:`` and the hash of the canonical JSON of (unredacted) arguments."""
+    return "sha256:" + hashlib.sha256(canonical_json(arguments).encode()).hexdigest()
+
+
+def _outcome(call: CallRecord, result: ToolResultBlock) -> str:
+    if call.decision == "deny":
+        return "denied"
+    if call.decision == "invalid":
+        return "invalid"
+    return "error" if result.is_error else "ok"
+
+
+def _last_record(path: Path) -> tuple[str, int]:
+    """The hash and sequence number to continue from (``GENESIS``, 0 for a new log)."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return GENESIS, 0
+    if size == 0:
+        return GENESIS, 0
+    with path.open("rb") as file:
+        chunk, start = b"", size
+        while start > 0 and chunk.count(b"\n") < 2:
+            start = max(0, start - 65536)
+            file.seek(start)
+            chunk = file.read(size - start)
+    if not chunk.endswith(b"\n"):
+        raise ValueError(
+            f"audit log {path} ends with an incomplete record (a crash during a write, or an"
+            " edit): verify it and move it aside before writing to it again"
+        )
+    last = chunk[:-1].rsplit(b"\n", 1)[-1]
+    try:
+        record = json.loads(last)
+        return str(record["hash"]), int(record["seq"]) + 1
+    except (ValueError, KeyError, TypeError):
+        raise ValueError(
+            f"audit log {path} ends with a damaged record: verify it and move it aside"
+            " before writing to it again"
+        ) from None
+
+
+class _Writer:
+    """structlog's final logger: one ``write`` per line on an ``O_APPEND`` descriptor."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def msg(self, message: str) -> None:
+        data = (message + "\n").encode()
+        while data:
+            data = data[os.write(self.fd, data) :]
+
+
+class AuditLog:
+    """A ``CallObserver`` writing a tamper-evident audit log to ``path`` (appending, and
+    continuing the chain of an existing log).
+
+    Each record is appended with one ``write`` before ``on_decision``/``on_finish``
+    returns; ``fsync`` (default on) also makes it durable first, concurrent writers
+    sharing each fsync (run in a worker thread). Use it from one event loop. Raises
+    ``ValueError`` when an existing log ends with a damaged record, ``OSError`` when the
+    file cannot be opened. Use it as a context manager, or ``close()`` it.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, fsync: bool = True) -> None:
+        self.path = Path(path)
+        self.fsync = fsync
+        self._prev, self._seq = _last_record(self.path)
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+        self._fd = os.open(self.path, flags, 0o600)
+        self._lock = threading.Lock()
+        self._synced = self._seq
+        self._syncing: anyio.Event | None = None
+        self._closed = False
+        self._logger = structlog.wrap_logger(
+            _Writer(self._fd),
+            processors=[
+                structlog.processors.TimeStamper(fmt="iso", utc=True, key="time"),
+                self._redact,
+                self._chain,
+                structlog.processors.JSONRenderer(serializer=self._serialize),
+            ],
+            context_class=dict,
+            wrapper_class=structlog.BoundLogger,
+        )
+
+    @property
+    def closed(self) -> bool:
+        """True once ``close()`` was called."""
+        return self._closed
+
+    @property
+    def head(self) -> str:
+        """The hash of the last record written (``GENESIS`` for an empty log)."""
+        return self._prev
+
+    @property
+    def records(self) -> int:
+        """How many records the log holds."""
+        return self._seq
+
+    @staticmethod
+    def _redact(logger: Any, method: str, event: MutableMapping[str, Any]) -> Any:
+        if "arguments" in event:
+            event["arguments"] = redact(event["arguments"])
+        for name in _TEXT_FIELDS:
+            if isinstance(event.get(name), str):
+                event[name] = redact_text(event[name])
+        return event
+
+    def _chain(self, logger: Any, method: str, event: MutableMapping[str, Any]) -> Any:
+        event["seq"] = self._seq
+        record = {k: event[k] for k in _ORDER if k in event}
+        record.update((k, v) for k, v in event.items() if k not in record)
+        record["prev"] = self._prev
+        record["hash"] = record_hash(record)
+        self._prev = record["hash"]
+        self._seq += 1
+        return record
+
+    @staticmethod
+    def _serialize(value: Any, **options: Any) -> str:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+    def _write(self, event: Literal["decision", "finish"], fields: dict[str, Any]) -> int:
+        """Render and append one record; return how many records the log then holds.
+
+        Rendering, chaining and the ``write`` happen under one lock, so the file's order
+        is the chain's order. The write is a small append (microseconds, into the page
+        cache), cheaper in the loop than a hop to a worker thread; fsync is not.
+        """
+        with self._lock:
+            if self._closed:
+                raise ValueError(f"audit log {self.path} is closed")
+            prev, seq = self._prev, self._seq
+            try:
+                self._logger.msg(event, **fields)
+            except BaseException:  # not written: the next record must not chain from it
+                self._prev, self._seq = prev, seq
+                raise
+            return self._seq
+
+    async def _sync(self, records: int) -> None:
+        """Return once the first ``records`` records are fsynced. One task fsyncs in a
+        worker thread for everyone who waits meanwhile (a group commit)."""
+        while self._synced < records:
+            if self._syncing is not None:
+                await self._syncing.wait()
+                continue
+            done = self._syncing = anyio.Event()
+            try:
+                with self._lock:
+                    if self._closed:
+                        raise ValueError(f"audit log {self.path} is closed")
+                    upto = self._seq
+                await anyio.to_thread.run_sync(os.fsync, self._fd)
+                self._synced = max(self._synced, upto)
+            finally:
+                self._syncing = None
+                done.set()
+
+    async def _append(self, event: Literal["decision", "finish"], fields: dict[str, Any]) -> None:
+        records = self._write(event, fields)
+        if self.fsync:
+            await self._sync(records)
+
+    def _common(self, call: CallRecord) -> dict[str, Any]:
+        return {
+            "run_id": current_scope().run_id,
+            "path": call.path,
+            "role": role_of(call.path),
+            "call_id": call.call_id,
+            "tool": call.tool,
+        }
+
+    async def on_decision(self, call: CallRecord) -> None:
+        """Write the decision record; it is on disk when this returns."""
+        arguments = call.arguments if call.arguments is not None else call.input
+        await self._append(
+            "decision",
+            {
+                **self._common(call),
+                "arguments": arguments,
+                "args_hash": args_hash(arguments),
+                "decision": call.decision,
+                "guard": call.guard,
+                "rule": call.rule,
+                "policy": call.policy,
+                "policy_hash": call.policy_hash,
+                "reason": call.reason,
+            },
+        )
+
+    async def on_finish(self, call: CallRecord, result: ToolResultBlock, duration: float) -> None:
+        """Write the finish record: outcome, duration and the error text of a failure."""
+        await self._append(
+            "finish",
+            {
+                **self._common(call),
+                "outcome": _outcome(call, result),
+                "duration": round(duration, 6),
+                "error": result.text if result.is_error else None,
+            },
+        )
+
+    def close(self) -> None:
+        """Close the file; later writes raise ``ValueError``."""
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                os.close(self._fd)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

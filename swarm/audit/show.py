@@ -1,0 +1,133 @@
+"""Reading an audit log as people do: one row per call, filtered, in a rich table."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+from rich.text import Text
+
+__all__ = ["AuditRow", "audit_rows", "audit_table", "read_log"]
+
+
+@dataclass(frozen=True, slots=True)
+class AuditRow:
+    """One call: its decision record and, once it ended, its finish record."""
+
+    decision: dict[str, Any]
+    finish: dict[str, Any] | None = None
+
+    @property
+    def key(self) -> tuple[Any, Any, Any]:
+        """What identifies the call: run id, agent path, call id."""
+        return self.decision.get("run_id"), self.decision.get("path"), self.decision.get("call_id")
+
+
+def read_log(path: str | os.PathLike[str]) -> tuple[list[dict[str, Any]], list[int]]:
+    """The records of a log, and the numbers of lines that are not records (skipped).
+
+    Reading does not verify the chain (``verify_log`` does). Raises ``OSError``.
+    """
+    records: list[dict[str, Any]] = []
+    skipped: list[int] = []
+    with Path(path).open("rb") as file:
+        for number, raw in enumerate(file, start=1):
+            try:
+                record = json.loads(raw)
+            except (UnicodeDecodeError, json.JSONDecodeError):
+                record = None
+            if isinstance(record, dict) and record.get("event") in ("decision", "finish"):
+                records.append(record)
+            elif raw.strip():
+                skipped.append(number)
+    return records, skipped
+
+
+def audit_rows(
+    records: Iterable[dict[str, Any]],
+    *,
+    role: str | None = None,
+    tool: str | None = None,
+    decision: str | None = None,
+    run_id: str | None = None,
+) -> list[AuditRow]:
+    """Pair decision and finish records into calls, keeping those that match every filter
+    given (``tool`` and ``role`` may be globs; ``decision`` is allow, deny or invalid)."""
+    rows: dict[tuple[Any, Any, Any], AuditRow] = {}
+    for record in records:
+        key = record.get("run_id"), record.get("path"), record.get("call_id")
+        if record.get("event") == "decision":
+            rows[key] = AuditRow(record)
+        elif key in rows and rows[key].finish is None:
+            rows[key] = AuditRow(rows[key].decision, record)
+
+    def wanted(row: AuditRow) -> bool:
+        d = row.decision
+        return (
+            (role is None or fnmatchcase(str(d.get("role")), role))
+            and (tool is None or fnmatchcase(str(d.get("tool")), tool))
+            and (decision is None or d.get("decision") == decision)
+            and (run_id is None or d.get("run_id") == run_id)
+        )
+
+    return [row for row in rows.values() if wanted(row)]
+
+
+_STYLES = {"allow": "green", "deny": "bold red", "invalid": "yellow"}
+
+
+def _details(row: AuditRow) -> str:
+    d, f = row.decision, row.finish or {}
+    if d.get("decision") != "allow":
+        return str(d.get("reason") or "")
+    if f.get("error"):
+        return str(f["error"])
+    return json.dumps(d.get("arguments"), ensure_ascii=False)
+
+
+def audit_table(
+    path: str | os.PathLike[str],
+    *,
+    role: str | None = None,
+    tool: str | None = None,
+    decision: str | None = None,
+    run_id: str | None = None,
+    width: int = 80,
+) -> Table:
+    """A rich table of the calls in a log, one row each, filtered like ``audit_rows``.
+
+    Details are the reason of a denial, the error of a failed call, or the (redacted)
+    arguments, cut to ``width`` characters. Raises ``OSError``.
+    """
+    records, skipped = read_log(path)
+    rows = audit_rows(records, role=role, tool=tool, decision=decision, run_id=run_id)
+    table = Table(title=f"audit log {path}", show_lines=False)
+    for name in ("time", "agent", "tool", "decision", "rule", "outcome", "ms", "details"):
+        table.add_column(name, justify="right" if name == "ms" else "left", overflow="fold")
+    for row in rows:
+        d, f = row.decision, row.finish or {}
+        verdict = str(d.get("decision"))
+        rule = ":".join(str(p) for p in (d.get("policy"), d.get("rule")) if p) or "-"
+        duration = f.get("duration")
+        details = _details(row)
+        table.add_row(
+            str(d.get("time", ""))[11:19],
+            str(d.get("path", "")),
+            str(d.get("tool", "")),
+            Text(verdict, style=_STYLES.get(verdict, "")),
+            rule,
+            str(f.get("outcome", "running")),
+            f"{duration * 1000:.1f}" if isinstance(duration, int | float) else "-",
+            details if len(details) <= width else details[: width - 3] + "...",
+        )
+    shown = f"{len(rows)} calls"
+    if skipped:
+        shown += f"; {len(skipped)} unreadable lines skipped (run `swarm audit verify`)"
+    table.caption = shown
+    return table

@@ -1,0 +1,177 @@
+"""Asking before a call runs: the Approver protocol and ApprovalGuard.
+
+An ``ask`` decision (from ``ApprovalGuard`` or a policy rule) goes to an approver: the
+guard's own, else the run scope's ``approver``. With none (a non-interactive run, or a
+sub-agent whose scope has no approver) the call is denied. An approver may approve a
+changed set of arguments; they are validated and the guards up to the one that asked run
+again on them, so an edit cannot slip past a rule that would deny it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Self, TypeAlias
+
+from swarm.errors import GuardError, ToolError
+from swarm.guards.base import ConcurrentGuard, PermissionGuard
+from swarm.guards.chain import run_guards
+from swarm.run import current_call, current_scope
+
+if TYPE_CHECKING:
+    from swarm.tools import Tool
+
+__all__ = ["ApprovalDecision", "ApprovalGuard", "ApprovalRequest", "Approver", "ask"]
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequest:
+    """What an approver is asked: the call, who makes it, and why it needs asking."""
+
+    tool: str
+    arguments: Mapping[str, Any]
+    path: str
+    call_id: str | None
+    reason: str
+    guard: str
+    rule: str | None = None
+    policy: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalDecision:
+    """An approver's answer. ``arguments`` (when approved) replaces the call's arguments."""
+
+    approved: bool
+    reason: str = ""
+    arguments: dict[str, Any] | None = field(default=None)
+
+    @classmethod
+    def approve(cls, arguments: dict[str, Any] | None = None, *, reason: str = "") -> Self:
+        """Approve the call, optionally with changed arguments."""
+        return cls(True, reason, arguments)
+
+    @classmethod
+    def deny(cls, reason: str = "") -> Self:
+        """Refuse the call; ``reason`` is shown to the model."""
+        return cls(False, reason)
+
+
+Approver: TypeAlias = Callable[[ApprovalRequest], Awaitable[ApprovalDecision | bool]]
+"""An async callable answering approval requests (``True``/``False`` or a decision).
+
+It may be called from several agents at once; an interactive approver asks one question
+at a time itself.
+"""
+
+_approved: ContextVar[tuple[str, dict[str, Any]] | None] = ContextVar(
+    "swarm_approved_arguments", default=None
+)
+
+
+@contextmanager
+def _already_approved(tool: str, arguments: dict[str, Any]) -> Iterator[None]:
+    token = _approved.set((tool, arguments))
+    try:
+        yield
+    finally:
+        _approved.reset(token)
+
+
+async def ask(
+    tool: Tool[Any],
+    arguments: dict[str, Any],
+    *,
+    guard: PermissionGuard,
+    reason: str,
+    rule: str | None = None,
+    policy: str | None = None,
+    approver: Approver | None = None,
+) -> dict[str, Any]:
+    """Ask ``approver`` (else the run's) about a call; return the arguments to allow.
+
+    Raises ``GuardError`` (naming ``guard`` and ``rule``) when there is nobody to ask,
+    the answer is no, or approved changed arguments fail validation or the guards.
+    """
+    approved = _approved.get()
+    if approved is not None and approved == (tool.name, arguments):
+        return arguments  # re-checking arguments a person already approved
+    approver = approver or current_scope().approver
+    name = guard.name
+    if approver is None:
+        raise GuardError(
+            f"{reason}; this call needs approval and nobody can approve it here"
+            " (a non-interactive run or a sub-agent)",
+            guard=name,
+            rule=rule,
+        )
+    call = current_call()
+    request = ApprovalRequest(
+        tool=tool.name,
+        arguments=dict(arguments),
+        path=call.path if call is not None else current_scope().path,
+        call_id=call.call_id if call is not None else None,
+        reason=reason,
+        guard=name,
+        rule=rule,
+        policy=policy,
+    )
+    answer = await approver(request)
+    decision = answer if isinstance(answer, ApprovalDecision) else ApprovalDecision(bool(answer))
+    if not decision.approved:
+        why = f": {decision.reason}" if decision.reason else ""
+        raise GuardError(f"{reason}; approval was refused{why}", guard=name, rule=rule)
+    if call is not None:
+        call.reason = "approved" + (f": {decision.reason}" if decision.reason else "")
+    if decision.arguments is None or decision.arguments == arguments:
+        return arguments
+    return await _recheck(tool, guard, decision.arguments)
+
+
+async def _recheck(
+    tool: Tool[Any], guard: PermissionGuard, changed: dict[str, Any]
+) -> dict[str, Any]:
+    """Validate approved changed arguments and run the guards up to ``guard`` on them (the
+    ones after it see them next anyway)."""
+    try:
+        validated = tool.validate(changed)
+    except ToolError as exc:
+        raise GuardError(f"the approved arguments are invalid: {exc}", guard=guard.name) from None
+    position = next((i for i, g in enumerate(tool.guards) if g is guard), None)
+    before = () if position is None else tool.guards[:position]
+    upto = (*before, _Direct(guard))
+    with _already_approved(tool.name, validated):
+        return await run_guards(tool.copy(guards=upto), validated)
+
+
+class _Direct(PermissionGuard):
+    """The asking guard, re-run without its concurrency limit (its call holds it)."""
+
+    def __init__(self, guard: PermissionGuard) -> None:
+        self.guard = guard
+
+    @property
+    def name(self) -> str:
+        return self.guard.name
+
+    async def check(self, tool: Tool[Any], **kwargs: Any) -> dict[str, Any]:
+        return await self.guard.check(tool, **kwargs)
+
+
+class ApprovalGuard(ConcurrentGuard):
+    """Asks before every call it guards (one question at a time).
+
+    ``approver`` answers (default: the run scope's approver); with none the call is
+    denied. ``reason`` tells the approver and the model why the call needs asking.
+    """
+
+    def __init__(
+        self, approver: Approver | None = None, *, reason: str = "this call needs approval"
+    ) -> None:
+        self.approver = approver
+        self.reason = reason
+
+    async def check(self, tool: Tool[Any], **kwargs: Any) -> dict[str, Any]:
+        return await ask(tool, kwargs, guard=self, reason=self.reason, approver=self.approver)

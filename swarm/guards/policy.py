@@ -1,0 +1,462 @@
+"""Guard policies: ordered rules in files, decided by ``PolicyGuard`` on every call.
+
+::
+
+    name: team                  # default: the file's stem
+    extend: builtin:default     # a name, a path, or builtin:NAME (a shipped policy)
+    default: deny               # what happens when no rule matches (deny unless set)
+    rules:
+      - id: no-delegating-to-ops
+        deny: ops               # tool-name globs; delegation tools are named after roles
+        roles: [reviewer]       # optional: only for these roles
+      - ask: write_*
+        args: {path: {path: "src/**"}}
+      - allow: "*"
+    guards:                     # guards by factory name (see swarm.guards.registry)
+      - use: path
+
+Precedence: any matching ``deny`` wins, then ``ask``, then ``allow``; the order of rules
+only says which one is reported. A policy that extends another gets its rules, guards and
+default first. A name is looked up in the extending file's directory, then
+``search_dirs``, then the policies shipped in ``swarm/guards/policies/`` (the repository's
+``guards/`` directory points there).
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fnmatch import translate
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pydantic
+
+from swarm.config import Document, parse_document, validate_document
+from swarm.errors import ConfigError, GuardError
+from swarm.guards.approval import ask
+from swarm.guards.base import PermissionGuard
+from swarm.guards.limits import role_of
+from swarm.guards.registry import GuardContext, guard_factory
+from swarm.guards.rules import Action, Condition, ConditionSpec, Decision, Rule, Unjudgeable
+from swarm.run import CallRecord, current_call
+
+if TYPE_CHECKING:
+    from swarm.tools import Tool
+
+__all__ = [
+    "POLICY_DIR",
+    "Policy",
+    "PolicyGuard",
+    "PolicyGuardSpec",
+    "apply_policy",
+    "load_policy",
+    "shipped_policies",
+]
+
+POLICY_DIR = Path(__file__).with_name("policies")
+"""Where the shipped policies (``default``, ``readonly``, ``strict``) live."""
+
+Globs = str | list[str]
+
+
+class _Model(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class _RuleFile(_Model):
+    id: str | None = pydantic.Field(None, min_length=1)
+    deny: Globs | None = None
+    ask: Globs | None = None
+    allow: Globs | None = None
+    roles: Globs | None = None
+    args: dict[str, ConditionSpec] = {}
+    reason: str | None = None
+
+    @pydantic.field_validator("id")
+    @classmethod
+    def _not_reserved(cls, value: str | None) -> str | None:
+        if value is not None and value.startswith("rules["):
+            raise ValueError("ids like 'rules[3]' name rules without an id; choose another")
+        return value
+
+    @pydantic.model_validator(mode="after")
+    def _one_action(self) -> _RuleFile:
+        given = [a for a in ("deny", "ask", "allow") if getattr(self, a) is not None]
+        if len(given) != 1:
+            raise ValueError("a rule needs exactly one of deny, ask or allow (a tool glob)")
+        if not getattr(self, given[0]):
+            raise ValueError(f"'{given[0]}' needs at least one tool name or glob")
+        return self
+
+
+class _GuardFile(_Model):
+    use: str
+    tools: Globs = "*"
+    options: dict[str, Any] = pydantic.Field(default={}, alias="with")
+
+
+class _PolicyFile(_Model):
+    name: str | None = pydantic.Field(None, min_length=1)
+    description: str = ""
+    extend: str | None = pydantic.Field(None, min_length=1)
+    default: Action | None = None
+    rules: list[_RuleFile] = []
+    guards: list[_GuardFile] = []
+
+
+def _globs(value: Globs | None) -> tuple[str, ...]:
+    return () if value is None else (value,) if isinstance(value, str) else tuple(value)
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyGuardSpec:
+    """A guard a policy adds to the tools matching ``tools``: factory ``use`` with
+    validated ``options``; ``source`` and ``line`` say where it was written."""
+
+    use: str
+    options: pydantic.BaseModel
+    tools: tuple[str, ...] = ("*",)
+    source: str | None = None
+    line: int | None = None
+    _tools: re.Pattern[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_tools", re.compile("|".join(map(translate, self.tools))))
+
+    def covers(self, tool: str) -> bool:
+        """Whether the guard applies to ``tool``."""
+        return bool(self._tools.match(tool))
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """A loaded policy: rules (inherited ones first), the default action, the guards it
+    adds, and where it came from (``path``; ``hash`` is the SHA-256 of the file)."""
+
+    name: str
+    rules: tuple[Rule, ...] = ()
+    default: Action = "deny"
+    guards: tuple[PolicyGuardSpec, ...] = ()
+    description: str = ""
+    path: Path | None = None
+    hash: str = ""
+    _by_tool: dict[str, tuple[Rule, ...]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    _by_call: dict[tuple[str, tuple[str, ...]], tuple[Rule, ...]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any], *, name: str = "policy") -> Policy:
+        """A policy from data shaped like a policy file (``extend`` is not allowed: use
+        files). Raises ``ConfigError``."""
+        text = json.dumps(data, sort_keys=True, default=str)
+        document = Document(Path(f"<{name}>"), dict(data))
+        spec = validate_document(_PolicyFile, document)
+        if spec.extend is not None:
+            raise ConfigError("extend needs a policy file", field="extend")
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        return _build(spec, document, spec.name or name, digest, None, path=None)
+
+    def rules_for(self, tool: str) -> tuple[Rule, ...]:
+        """The rules about ``tool``, in order."""
+        rules = self._by_tool.get(tool)
+        if rules is None:
+            rules = self._by_tool[tool] = tuple(r for r in self.rules if r.covers(tool))
+        return rules
+
+    def _applicable(self, tool: str, names: tuple[str, ...]) -> tuple[Rule, ...]:
+        """The rules about ``tool`` that look only at arguments among ``names``."""
+        key = (tool, names)
+        rules = self._by_call.get(key)
+        if rules is None:
+            present = set(names)
+            rules = tuple(r for r in self.rules_for(tool) if r.needs <= present)
+            if len(self._by_call) > 4096:
+                self._by_call.clear()
+            self._by_call[key] = rules
+        return rules
+
+    def decide(
+        self, tool: str, arguments: Mapping[str, Any], *, role: str | None = None
+    ) -> Decision:
+        """Decide on a call of ``tool`` with validated ``arguments`` by ``role``.
+
+        Raises ``Unjudgeable`` when a rule cannot tell (a shell command that does not
+        parse); callers deny.
+        """
+        asked: Rule | None = None
+        allowed: Rule | None = None
+        parsed: dict[str, Any] = {}
+        for rule in self._applicable(tool, tuple(arguments)):
+            if rule.action == "allow" and (allowed is not None or asked is not None):
+                continue
+            if rule.action == "ask" and asked is not None:
+                continue
+            if not rule.matches(arguments, role, parsed):
+                continue
+            if rule.action == "deny":
+                return Decision("deny", rule, rule.describe(tool, arguments))
+            if rule.action == "ask":
+                asked = rule
+            else:
+                allowed = rule
+        chosen = asked or allowed
+        if chosen is not None:
+            return Decision(chosen.action, chosen, chosen.describe(tool, arguments))
+        reason = {
+            "deny": f"no rule of policy '{self.name}' allows calls of '{tool}'",
+            "ask": f"policy '{self.name}' asks before calls of '{tool}'",
+            "allow": f"policy '{self.name}' allows calls of '{tool}'",
+        }[self.default]
+        return Decision(self.default, None, reason)
+
+
+def _build(
+    spec: _PolicyFile,
+    document: Document,
+    name: str,
+    digest: str,
+    base: Policy | None,
+    *,
+    path: Path | None,
+) -> Policy:
+    inherited = base or Policy(name)
+    # ids the file gives must be unique; an unnamed rule is "rules[i]" of its own file
+    taken = {r.id for r in inherited.rules if not r.id.startswith("rules[")}
+    rules: list[Rule] = []
+    for i, rule in enumerate(spec.rules):
+        action: Action = (
+            "deny" if rule.deny is not None else "ask" if rule.ask is not None else "allow"
+        )
+        rule_id = rule.id or f"rules[{i}]"
+        if rule.id is not None and rule_id in taken:
+            raise ConfigError(
+                f"rule id '{rule_id}' is used twice (ids name rules in the audit log)",
+                path=document.path,
+                line=document.line_of(("rules", i, "id")),
+                field=f"rules.{i}.id",
+            )
+        taken.add(rule_id)
+        rules.append(
+            Rule(
+                rule_id,
+                action,
+                _globs(getattr(rule, action)),
+                roles=_globs(rule.roles),
+                conditions=tuple(Condition.from_spec(k, v) for k, v in rule.args.items()),
+                reason=rule.reason,
+                policy=name,
+                policy_hash=digest,
+            )
+        )
+    guards = [_guard_spec(g, i, document) for i, g in enumerate(spec.guards)]
+    return Policy(
+        name=name,
+        rules=(*inherited.rules, *rules),
+        default=spec.default or inherited.default,
+        guards=(*inherited.guards, *guards),
+        description=spec.description or inherited.description,
+        path=path,
+        hash=digest,
+    )
+
+
+def _guard_spec(spec: _GuardFile, i: int, document: Document) -> PolicyGuardSpec:
+    where = ("guards", i)
+    try:
+        factory = guard_factory(spec.use)
+    except KeyError as exc:
+        raise ConfigError(
+            str(exc.args[0]),
+            path=document.path,
+            line=document.line_of((*where, "use")),
+            field=f"guards.{i}.use",
+        ) from None
+    prefix = (*where, "with")
+    lines = {k[len(prefix) :]: v for k, v in document.lines.items() if k[: len(prefix)] == prefix}
+    sub = Document(document.path, spec.options, lines)
+    try:
+        options = validate_document(factory.options, sub)
+    except ConfigError as exc:
+        problems = [
+            ConfigError(
+                p.message,
+                path=p.path,
+                line=p.line or document.line_of(prefix),
+                field=f"guards.{i}.with" + (f".{p.field}" if p.field else ""),
+            )
+            for p in exc.problems
+        ]
+        raise ConfigError.collect(problems) from None
+    line = document.line_of(where)
+    return PolicyGuardSpec(spec.use, options, _globs(spec.tools), str(document.path), line)
+
+
+def shipped_policies() -> list[str]:
+    """The names of the policies shipped with swarm."""
+    return sorted(p.stem for p in POLICY_DIR.glob("*.yaml"))
+
+
+def _resolve(ref: str | Path, dirs: Sequence[Path], relative_to: Path | None) -> Path:
+    """The file ``ref`` names: ``builtin:NAME``, a path (relative ones from
+    ``relative_to``), or a name looked up in ``dirs`` and then the shipped policies."""
+    text = str(ref)
+    if text.startswith("builtin:"):
+        candidate = POLICY_DIR / f"{text.removeprefix('builtin:')}.yaml"
+        if candidate.is_file():
+            return candidate
+        known = ", ".join(shipped_policies())
+        raise ConfigError(f"no shipped policy '{text}' (shipped: {known})")
+    if isinstance(ref, Path) or "/" in text or "\\" in text or Path(text).suffix:
+        path = Path(text)
+        if not path.is_absolute():
+            path = (relative_to or Path.cwd()) / path
+        if not path.is_file():
+            raise ConfigError("policy file not found", path=path)
+        return path
+    where = [*dirs, POLICY_DIR]
+    for directory in where:
+        for suffix in (".yaml", ".yml"):
+            candidate = Path(directory) / f"{text}{suffix}"
+            if candidate.is_file():
+                return candidate
+    names = sorted({p.stem for d in where for p in Path(d).glob("*.y*ml")})
+    close = difflib.get_close_matches(text, names, n=1)
+    hint = f"did you mean '{close[0]}'? " if close else ""
+    looked = ", ".join(str(d) for d in where)
+    raise ConfigError(f"unknown policy '{text}' ({hint}looked in: {looked})")
+
+
+def load_policy(
+    ref: str | Path,
+    *,
+    search_dirs: Iterable[str | Path] = (),
+    relative_to: str | Path | None = None,
+) -> Policy:
+    """Load a policy by name (``default``), ``builtin:NAME`` or path, following ``extend``.
+
+    A name is looked up in ``search_dirs`` (in order), then among the shipped policies; a
+    relative path is taken from ``relative_to`` (default: the working directory). Raises
+    ``ConfigError`` with file, line and field for every problem: unknown keys, bad
+    values, unknown guards or policies, an ``extend`` cycle.
+    """
+    dirs = [Path(d) for d in search_dirs]
+    base = Path(relative_to) if relative_to is not None else None
+    return _load(_resolve(ref, dirs, base), dirs, ())
+
+
+def _load(path: Path, dirs: list[Path], chain: tuple[Path, ...]) -> Policy:
+    real = path.resolve()
+    try:
+        raw = path.read_bytes()
+        text = raw.decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read file: {exc}", path=path) from None
+    document = parse_document(text, path)
+    spec = validate_document(_PolicyFile, document)
+    base = None
+    if spec.extend is not None:
+
+        def problem(message: str) -> ConfigError:
+            line = document.line_of(("extend",))
+            return ConfigError(message, path=path, line=line, field="extend")
+
+        try:
+            parent = _resolve(spec.extend, [path.parent, *dirs], path.parent)
+        except ConfigError as exc:
+            raise problem(exc.message) from None
+        if parent.resolve() in (*chain, real):
+            names = " -> ".join(p.stem for p in (*chain, real, parent.resolve()))
+            raise problem(f"policies extend each other in a cycle: {names}")
+        base = _load(parent, dirs, (*chain, real))
+    digest = hashlib.sha256(raw).hexdigest()
+    return _build(spec, document, spec.name or path.stem, digest, base, path=path)
+
+
+class PolicyGuard(PermissionGuard):
+    """Decides each call by a policy, first in a tool's guard chain.
+
+    It notes the deciding policy, rule and file hash on the current call (so the audit
+    log says why a call was allowed or denied), denies ``deny`` decisions and commands it
+    cannot judge, and asks the run's approver about ``ask`` decisions (denying when
+    there is none). ``role`` is the role the policy applies to (default: the role in the
+    calling agent's path).
+    """
+
+    def __init__(self, policy: Policy, *, role: str | None = None) -> None:
+        self.policy = policy
+        self.role = role
+
+    @property
+    def name(self) -> str:
+        """``policy:NAME``: how denials and audit records name this guard."""
+        return f"policy:{self.policy.name}"
+
+    async def check(self, tool: Tool[Any], **kwargs: Any) -> dict[str, Any]:
+        call = current_call()
+        role = self.role or (role_of(call.path) if call is not None else None)
+        policy = self.policy
+        try:
+            decision = policy.decide(tool.name, kwargs, role=role)
+        except Unjudgeable as exc:
+            unjudged = exc.rule
+            self._note(call, unjudged)
+            raise GuardError(
+                f"{exc}; a command that cannot be judged is not run",
+                guard=self.name,
+                rule=unjudged.id,
+            ) from None
+        rule = decision.rule
+        self._note(call, rule)
+        rule_id = rule.id if rule is not None else "default"
+        if decision.action == "allow":
+            return kwargs
+        if decision.action == "deny":
+            raise GuardError(decision.reason, guard=self.name, rule=rule_id)
+        return await ask(
+            tool, kwargs, guard=self, reason=decision.reason, rule=rule_id, policy=policy.name
+        )
+
+    def _note(self, call: CallRecord | None, rule: Rule | None) -> None:
+        """Say on the call which policy file and rule decided (for the audit log)."""
+        if call is None:
+            return
+        call.guard = self.name
+        call.rule = rule.id if rule is not None else "default"
+        call.policy = rule.policy if rule is not None else self.policy.name
+        call.policy_hash = rule.policy_hash if rule is not None else self.policy.hash
+
+
+def apply_policy(
+    tools: Iterable[Tool[Any]],
+    policy: Policy,
+    *,
+    role: str | None = None,
+    workspace: str | Path | None = None,
+) -> list[Tool[Any]]:
+    """Copies of ``tools`` guarded by ``policy`` for ``role``.
+
+    Each tool's chain becomes: the ``PolicyGuard``, then the policy's guards that cover
+    the tool (built once and shared by all tools, so a rate limit counts across them),
+    then the tool's own guards. ``workspace`` roots the ``path`` guard. Raises
+    ``ConfigError`` (naming the policy file and line) when a guard cannot be built.
+    """
+    context = GuardContext(Path(workspace) if workspace is not None else None, role)
+    built: list[tuple[PolicyGuardSpec, PermissionGuard]] = []
+    for spec in policy.guards:
+        try:
+            built.append((spec, guard_factory(spec.use).build(spec.options, context)))
+        except ValueError as exc:
+            raise ConfigError(str(exc), path=spec.source, line=spec.line, field="guards") from None
+    guard = PolicyGuard(policy, role=role)
+    return [
+        tool.copy(guards=(guard, *[g for spec, g in built if spec.covers(tool.name)], *tool.guards))
+        for tool in tools
+    ]
