@@ -119,8 +119,14 @@ async def fan_out(calls: int) -> tuple[float, float]:
         def __init__(self) -> None:
             self.first = True
 
-        async def stream(self, messages: Any, tools: Any, system: str) -> AsyncIterator[StreamEvent]:
-            events = turn if self.first else [TextDelta(0, "done"), IterationEnd(2, StopReason.end_turn, Usage())]
+        async def stream(
+            self, messages: Any, tools: Any, system: str
+        ) -> AsyncIterator[StreamEvent]:
+            events = (
+                turn
+                if self.first
+                else [TextDelta(0, "done"), IterationEnd(2, StopReason.end_turn, Usage())]
+            )
             self.first = False
             for event in events:
                 yield event
@@ -151,7 +157,9 @@ async def main() -> None:
                 return store
 
             durable = await per_iteration(sqlite, 50)
-        print(f"loop iteration, 1 tool call, 5 guards, SQLite store: {durable:6.1f} µs (target < 400)")
+        print(
+            f"loop iteration, 1 tool call, 5 guards, SQLite store: {durable:6.1f} µs (target < 400)"
+        )
 
     walls = []
     for _ in range(3):

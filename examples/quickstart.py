@@ -32,7 +32,9 @@ class NoNegatives(PermissionGuard):
 async def main() -> None:
     model = StubTransport(
         [
-            make_tool_uses_response([("add", "c1", {"a": "2", "b": 3}), ("add", "c2", {"a": -1, "b": 1})]),
+            make_tool_uses_response(
+                [("add", "c1", {"a": "2", "b": 3}), ("add", "c2", {"a": -1, "b": 1})]
+            ),
             make_text_response("2 + 3 = 5; the other addition was refused."),
         ]
     )

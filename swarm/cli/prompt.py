@@ -1,0 +1,53 @@
+"""Asking the person at the terminal: approvals for ``ask`` decisions, and ``ask_user``."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import anyio
+import anyio.to_thread
+
+from swarm.guards.approval import ApprovalDecision, ApprovalRequest
+
+__all__ = ["TerminalPrompt", "interactive"]
+
+
+def interactive() -> bool:
+    """True when a person can answer: stdin and stderr are terminals."""
+    return sys.stdin.isatty() and sys.stderr.isatty()
+
+
+class TerminalPrompt:
+    """Asks one question at a time on the terminal, however many agents ask at once."""
+
+    def __init__(self) -> None:
+        self._lock = anyio.Lock()
+
+    async def _ask(self, question: str) -> str:
+        async with self._lock:
+            return await anyio.to_thread.run_sync(self._read, question, abandon_on_cancel=True)
+
+    @staticmethod
+    def _read(question: str) -> str:
+        sys.stderr.write(question)
+        sys.stderr.flush()
+        line = sys.stdin.readline()
+        return line.strip()
+
+    async def approve(self, request: ApprovalRequest) -> ApprovalDecision:
+        """An ``Approver``: show the call and its reason, take y/n."""
+        shown = json.dumps(dict(request.arguments), default=str)
+        if len(shown) > 400:
+            shown = shown[:399] + "…"
+        answer = await self._ask(
+            f"\n[{request.path}] wants to call {request.tool} {shown}\n"
+            f"  {request.reason}\n  allow? [y/N] "
+        )
+        if answer.lower() in ("y", "yes"):
+            return ApprovalDecision.approve(reason="approved at the terminal")
+        return ApprovalDecision.deny("the person at the terminal said no")
+
+    async def ask_user(self, question: str) -> str:
+        """The ``ask_user`` tool's way to reach the person."""
+        return await self._ask(f"\nThe agents ask: {question}\n> ")

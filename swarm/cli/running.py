@@ -1,0 +1,236 @@
+"""``swarm run`` and ``swarm test``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+from rich.console import Console
+
+from swarm.cli.prompt import TerminalPrompt, interactive
+from swarm.cli.view import AgentBoard, LineView, LiveView, print_summary
+from swarm.errors import ConfigError
+from swarm.events import StreamEvent
+from swarm.scenario import (
+    Scenario,
+    check_expectations,
+    load_scenario,
+    run_scenario,
+)
+from swarm.scenario.runner import NO_MODEL_HELP, RunOutcome
+from swarm.team import Team
+from swarm.transports.serialize import event_to_dict
+from swarm.types import StopReason
+
+__all__ = ["add_commands"]
+
+OK, FAILED, BAD_INPUT, INTERRUPTED = 0, 1, 2, 130
+
+
+def add_commands(sub: Any) -> None:
+    run = sub.add_parser(
+        "run",
+        help="run a scenario file, or a task with --team",
+        description="Run a scenario (swarm run SCENARIO) or a task given on the command"
+        " line (swarm run --team DIR --entry ROLE --model SPEC 'task').",
+    )
+    run.add_argument("target", nargs="*", help="a scenario file, or the task with --team")
+    run.add_argument("--team", type=Path, help="a directory of role files")
+    run.add_argument("--entry", help="the role that takes the task")
+    run.add_argument(
+        "--model", help="a model spec, e.g. openai:gpt-4.1-mini (overrides the scenario)"
+    )
+    run.add_argument("--policy", help="the guard policy for roles that name none")
+    run.add_argument("--workspace", type=Path, help="the directory the agents work in")
+    run.add_argument(
+        "--runs-dir", type=Path, help="where run records go (default: <workspace>/.swarm/runs)"
+    )
+    run.add_argument("--record", type=Path, metavar="CASSETTE", help="record every model call")
+    run.add_argument(
+        "--replay", type=Path, metavar="CASSETTE", help="replay a recorded run offline"
+    )
+    shown = run.add_mutually_exclusive_group()
+    shown.add_argument("--json", action="store_true", help="stream events as JSON lines")
+    shown.add_argument("--plain", action="store_true", help="plain lines instead of the live view")
+    run.set_defaults(handler=cmd_run)
+
+    test = sub.add_parser(
+        "test",
+        help="run scenarios with expectations, like a test runner",
+        description="Run each scenario in a fresh workspace and check its 'expect'.",
+    )
+    test.add_argument("targets", nargs="+", type=Path, help="scenario files or directories")
+    test.add_argument("--model", help="override every scenario's model")
+    test.add_argument("--keep", action="store_true", help="keep workspaces of passing runs")
+    test.set_defaults(handler=cmd_test)
+
+
+def _scenario_from_args(args: argparse.Namespace) -> Scenario:
+    if args.team is not None:
+        task = " ".join(args.target).strip()
+        if not task:
+            raise ConfigError("give the task after the options: swarm run --team DIR ... 'task'")
+        if args.model is None:
+            raise ConfigError(NO_MODEL_HELP)
+        name = "run"
+        return Scenario(
+            name=name,
+            task=task,
+            team=args.team,
+            entry=args.entry,
+            policy=args.policy,
+            workspace=args.workspace,
+        )
+    if len(args.target) != 1:
+        raise ConfigError("give one scenario file (or --team DIR with a task)")
+    scenario = load_scenario(args.target[0])
+    if args.policy is not None or args.entry is not None:
+        from dataclasses import replace
+
+        scenario = replace(
+            scenario,
+            policy=args.policy or scenario.policy,
+            entry=args.entry or scenario.entry,
+        )
+    return scenario
+
+
+def _team_roles(scenario: Scenario) -> frozenset[str]:
+    try:
+        return frozenset(Team.load(scenario.team, entry=scenario.entry).specs)
+    except ConfigError:
+        return frozenset()
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    scenario = _scenario_from_args(args)
+    if args.replay is None and args.model is None and scenario.model is None:
+        raise ConfigError(NO_MODEL_HELP, path=scenario.path, field="model")
+    console = Console(stderr=args.json)
+    prompt = TerminalPrompt() if interactive() and not args.json else None
+    board = AgentBoard(scenario.entry or "", _team_roles(scenario))
+    outcome: RunOutcome | None = None
+
+    def json_line(event: StreamEvent) -> None:
+        sys.stdout.write(json.dumps(event_to_dict(event)) + "\n")
+        sys.stdout.flush()
+
+    async def go() -> RunOutcome:
+        team = Team.load(scenario.team, entry=scenario.entry)
+        board.root = team.entry
+        board.agents = {}
+        board.agent(team.entry)
+        if args.json:
+            view: Any = json_line
+            context: Any = _Null()
+        elif args.plain or not console.is_terminal:
+            context = view = LineView(board, sys.stdout)
+        else:
+            context = view = LiveView(board, console)
+        with context:
+            return await run_scenario(
+                scenario,
+                model=args.model,
+                workspace=args.workspace,
+                runs_dir=args.runs_dir,
+                record=args.record,
+                replay=args.replay,
+                approver=prompt.approve if prompt else None,
+                ask_user=prompt.ask_user if prompt else None,
+                on_event=view,
+            )
+
+    try:
+        outcome = anyio.run(go)
+    except KeyboardInterrupt:
+        sys.stderr.write(
+            "\ninterrupted: every agent was stopped and the run record is written;"
+            " resume with 'swarm sessions resume RUN_DIR' (see 'swarm runs list')\n"
+        )
+        return INTERRUPTED
+    if args.json:
+        sys.stdout.write(json.dumps({"type": "summary", **outcome.summary()}) + "\n")
+    else:
+        print_summary(console, outcome)
+    return OK if outcome.stop_reason == StopReason.end_turn else FAILED
+
+
+class _Null:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+
+def _collect(targets: list[Path]) -> list[Path]:
+    files: list[Path] = []
+    for target in targets:
+        if target.is_dir():
+            found = sorted(p for p in target.iterdir() if p.suffix in (".yaml", ".yml"))
+            files += [p for p in found if _is_scenario(p)]
+        elif target.exists():
+            files.append(target)
+        else:
+            raise ConfigError("no such file or directory", path=target)
+    return files
+
+
+def _is_scenario(path: Path) -> bool:
+    """A YAML file with a top-level ``task`` (role and policy files have none)."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return True  # let loading report the problem
+    return isinstance(data, dict) and "task" in data
+
+
+def cmd_test(args: argparse.Namespace) -> int:
+    files = _collect(args.targets)
+    if not files:
+        raise ConfigError("no scenario files found in " + ", ".join(map(str, args.targets)))
+    scenarios = [load_scenario(path) for path in files]  # every file valid before any run
+    passed = failed = 0
+    for scenario in scenarios:
+        label = f"{scenario.path}::{scenario.name}"
+        if scenario.expect is None:
+            print(f"{label} ERROR  (no 'expect' section: nothing to check)")
+            failed += 1
+            continue
+        workspace = Path(tempfile.mkdtemp(prefix=f"swarm-test-{scenario.name}-"))
+        started = time.perf_counter()
+        try:
+            outcome = anyio.run(_run_quietly, scenario, args.model, workspace)
+        except ConfigError as exc:
+            print(f"{label} ERROR  {exc}")
+            failed += 1
+            continue
+        problems = check_expectations(scenario.expect, outcome)
+        took = time.perf_counter() - started
+        if problems:
+            failed += 1
+            print(f"{label} FAILED ({took:.2f}s)")
+            for problem in problems:
+                print(f"    {problem}")
+            print(f"    run record: {outcome.record_dir}")
+        else:
+            passed += 1
+            print(f"{label} PASSED ({took:.2f}s)")
+            if not args.keep:
+                import shutil
+
+                shutil.rmtree(workspace, ignore_errors=True)
+    print(f"{passed} passed, {failed} failed")
+    return OK if failed == 0 else FAILED
+
+
+async def _run_quietly(scenario: Scenario, model: str | None, workspace: Path) -> RunOutcome:
+    return await run_scenario(scenario, model=model, workspace=workspace)

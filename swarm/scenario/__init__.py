@@ -1,0 +1,35 @@
+"""Scenarios: a team, a policy, a workspace, a task and a model in one file, run with a
+record of everything, and checked against expectations so they work as tests."""
+
+from swarm.scenario.expect import check_expectations
+from swarm.scenario.runner import CallTally, RunOutcome, prepare_workspace, run_scenario
+from swarm.scenario.script import ScriptedModel, estimate_tokens, role_of
+from swarm.scenario.spec import (
+    Expectations,
+    Limits,
+    Scenario,
+    Script,
+    ScriptCall,
+    ScriptTurn,
+    load_scenario,
+    scenario_from_document,
+)
+
+__all__ = [
+    "CallTally",
+    "Expectations",
+    "Limits",
+    "RunOutcome",
+    "Scenario",
+    "Script",
+    "ScriptCall",
+    "ScriptTurn",
+    "ScriptedModel",
+    "check_expectations",
+    "estimate_tokens",
+    "load_scenario",
+    "prepare_workspace",
+    "role_of",
+    "run_scenario",
+    "scenario_from_document",
+]

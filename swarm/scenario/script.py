@@ -1,0 +1,125 @@
+"""ScriptedModel: a transport that plays each role's scripted turns, for offline runs.
+
+Each role has a queue of turns; every model call made by an agent of that role (found from
+the run scope's path, ``orchestrator/developer#2`` → ``developer``) takes the next one.
+Instances of one role share the queue, in the order they ask. Usage is estimated from the
+size of what was sent and said (about four characters a token), so token budgets and
+compaction behave as they would with a real model. A compaction request (the summariser's
+system prompt) is answered with the script's ``summary`` or a short digest of the
+transcript.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping, Sequence
+from typing import Any
+
+from swarm.context.compaction import DEFAULT_SUMMARY_PROMPT
+from swarm.errors import TransportError
+from swarm.events import IterationEnd, StreamEvent, TextDelta, ToolInputDelta, ToolUseStart
+from swarm.messages import Message, block_to_dict
+from swarm.run import current_scope
+from swarm.scenario.spec import ScriptTurn
+from swarm.tools import Tool
+from swarm.types import StopReason, Usage
+
+__all__ = ["ScriptedModel", "estimate_tokens", "role_of"]
+
+CHARS_PER_TOKEN = 4
+
+
+def role_of(path: str) -> str:
+    """The role of the agent at ``path``: its last segment without the ``#n``."""
+    return path.rsplit("/", 1)[-1].split("#", 1)[0]
+
+
+def estimate_tokens(messages: Sequence[Message], tools: Sequence[Tool[Any]], system: str) -> int:
+    """About how many tokens a request holds (four characters a token)."""
+    size = len(system)
+    for message in messages:
+        size += len(json.dumps([block_to_dict(b) for b in message.content]))
+    for tool in tools:
+        size += len(tool.name) + len(tool.description) + len(json.dumps(tool.input_schema))
+    return max(1, size // CHARS_PER_TOKEN)
+
+
+class ScriptedModel:
+    """Plays ``turns[role]`` in order. Raises ``TransportError`` when a role's script has
+    no turn left, naming the role and how many turns it had."""
+
+    model = "scripted"
+    context_window = 128_000
+
+    def __init__(
+        self,
+        turns: Mapping[str, Sequence[ScriptTurn]],
+        *,
+        summary: str | None = None,
+        context_window: int | None = None,
+    ) -> None:
+        self.turns = {role: list(script) for role, script in turns.items()}
+        self.used = {role: 0 for role in turns}
+        self.summary = summary
+        if context_window is not None:
+            self.context_window = context_window
+        self._calls = 0
+
+    def copy(self, **overrides: Any) -> ScriptedModel:
+        """The same script (scripted runs ignore per-role models)."""
+        return self
+
+    @property
+    def exhausted(self) -> bool:
+        """True when every role's script was played to its end."""
+        return all(self.used[role] >= len(script) for role, script in self.turns.items())
+
+    async def stream(
+        self, messages: list[Message], tools: list[Tool[Any]], system: str
+    ) -> AsyncIterator[StreamEvent]:
+        input_tokens = estimate_tokens(messages, tools, system)
+        if system == DEFAULT_SUMMARY_PROMPT or system.startswith("You are a conversation summar"):
+            text = self.summary or _digest(messages)
+            yield TextDelta(0, text)
+            yield IterationEnd(1, StopReason.end_turn, Usage(input_tokens, _tokens(text)))
+            return
+        role = role_of(current_scope().path) or "agent"
+        script = self.turns.get(role)
+        if script is None:
+            known = ", ".join(sorted(self.turns)) or "none"
+            raise TransportError(f"the script has no turns for role '{role}' (scripted: {known})")
+        number = self.used[role]
+        if number >= len(script):
+            raise TransportError(
+                f"the script for role '{role}' has {len(script)} turns and the agent asked"
+                f" for turn {number + 1}"
+            )
+        self.used[role] = number + 1
+        turn = script[number]
+        output = 0
+        index = 0
+        if turn.text:
+            yield TextDelta(index, turn.text)
+            output += _tokens(turn.text)
+            index += 1
+        for call in turn.all_calls:
+            self._calls += 1
+            call_id = f"call_{self._calls}"
+            arguments = json.dumps(call.args)
+            yield ToolUseStart(index, call_id, call.tool)
+            yield ToolInputDelta(index, call_id, arguments)
+            output += _tokens(call.tool + arguments)
+            index += 1
+        stop = StopReason.tool_use if turn.all_calls else StopReason(turn.stop)
+        yield IterationEnd(1, stop, Usage(input_tokens, output))
+
+
+def _tokens(text: str) -> int:
+    return max(1, len(text) // CHARS_PER_TOKEN)
+
+
+def _digest(messages: Sequence[Message]) -> str:
+    request = messages[-1].text if messages else ""
+    lines = [line.strip() for line in request.splitlines() if line.strip()]
+    head = " / ".join(lines[:6])
+    return f"Summary (scripted): {head[:600]}"

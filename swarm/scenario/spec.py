@@ -1,0 +1,203 @@
+"""The scenario file: a team, a policy, a workspace, a task, a model, and expectations.
+
+::
+
+    name: calculator                 # default: the file's stem
+    team: ../roles                   # the role files (relative to this file)
+    entry: orchestrator              # default: the team's one root role
+    policy: default                  # for roles that name none (a name or a path)
+    workspace: work/calculator       # default: .swarm/workspaces/<name> in the cwd
+    files: {README.md: "# calc"}     # written into the workspace before the run
+    task: Write calc.py with add and sub, and a test for it.
+    model: openai:gpt-4.1-mini       # a provider spec, or a script:
+    #   script:
+    #     orchestrator:
+    #       - call: developer
+    #         args: {task: "Write calc.py"}
+    #       - text: calc.py is written.
+    limits: {tokens: 200000, seconds: 600, max_iterations: 30, max_depth: 3}
+    expect:
+      stop_reason: end_turn
+      final_contains: [calc.py]
+      delegations: [developer]
+      denied: [{role: developer, tool: shell}]
+      files: {calc.py: "def add"}
+      max_tokens: 100000
+      compactions: 1
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import pydantic
+from pydantic import ConfigDict
+
+from swarm.config import Document, load_document, validate_document
+from swarm.errors import ConfigError
+
+__all__ = [
+    "Expectations",
+    "Limits",
+    "Scenario",
+    "ScriptCall",
+    "Script",
+    "ScriptTurn",
+    "load_scenario",
+    "scenario_from_document",
+]
+
+_STRICT = ConfigDict(extra="forbid", frozen=True)
+
+
+class ScriptCall(pydantic.BaseModel):
+    """One tool call a scripted model makes."""
+
+    model_config = _STRICT
+    tool: str = pydantic.Field(min_length=1)
+    args: dict[str, Any] = pydantic.Field(default_factory=dict)
+
+
+class ScriptTurn(pydantic.BaseModel):
+    """One scripted model turn: text, tool calls, or both.
+
+    ``call``/``args`` is shorthand for a single call; ``raw_args`` sends argument text as is
+    (to show how the loop handles unparseable JSON).
+    """
+
+    model_config = _STRICT
+    text: str = ""
+    calls: tuple[ScriptCall, ...] = ()
+    call: str | None = None
+    args: dict[str, Any] = pydantic.Field(default_factory=dict)
+    stop: Literal["end_turn", "max_tokens"] = "end_turn"
+
+    @pydantic.model_validator(mode="after")
+    def _one_form(self) -> ScriptTurn:
+        if self.call is not None and self.calls:
+            raise ValueError("use either 'call' (one call) or 'calls' (a list), not both")
+        if self.call is None and self.args:
+            raise ValueError("'args' belongs to 'call'")
+        if not self.text and not self.all_calls:
+            raise ValueError("a turn needs 'text', 'call' or 'calls'")
+        return self
+
+    @property
+    def all_calls(self) -> tuple[ScriptCall, ...]:
+        if self.call is not None:
+            return (ScriptCall(tool=self.call, args=self.args),)
+        return self.calls
+
+
+class Script(pydantic.BaseModel):
+    """The model turns of each role, in order; ``summary`` answers compaction requests."""
+
+    model_config = _STRICT
+    script: dict[str, tuple[ScriptTurn, ...]]
+    summary: str | None = pydantic.Field(None, min_length=1)
+
+
+class Limits(pydantic.BaseModel):
+    """Limits for the whole run (the entry role's subtree)."""
+
+    model_config = _STRICT
+    tokens: int | None = pydantic.Field(None, gt=0)
+    seconds: float | None = pydantic.Field(None, gt=0)
+    delegations: int | None = pydantic.Field(None, ge=0)
+    max_iterations: int | None = pydantic.Field(None, gt=0)
+    max_depth: int | None = pydantic.Field(None, ge=0)
+
+
+class DeniedCall(pydantic.BaseModel):
+    """A call that must have been denied: by role (any instance) and tool."""
+
+    model_config = _STRICT
+    role: str | None = None
+    tool: str
+
+
+class Expectations(pydantic.BaseModel):
+    """What must be true after the run for the scenario to pass."""
+
+    model_config = _STRICT
+    stop_reason: Literal["end_turn", "max_tokens", "error", "cancelled", "budget"] | None = None
+    final_contains: tuple[str, ...] = ()
+    delegations: tuple[str, ...] = ()
+    denied: tuple[DeniedCall, ...] = ()
+    files: dict[str, str | None] = pydantic.Field(default_factory=dict)
+    absent_files: tuple[str, ...] = ()
+    max_tokens: int | None = pydantic.Field(None, gt=0)
+    compactions: int | None = pydantic.Field(None, ge=0)
+    errors: int | None = pydantic.Field(None, ge=0)
+
+
+class ScenarioFile(pydantic.BaseModel):
+    model_config = _STRICT
+    name: str | None = None
+    description: str = ""
+    team: str = "roles"
+    entry: str | None = None
+    policy: str | None = None
+    workspace: str | None = None
+    files: dict[str, str] = pydantic.Field(default_factory=dict)
+    task: str = pydantic.Field(min_length=1)
+    model: str | Script | None = None
+    limits: Limits = field(default_factory=Limits)
+    expect: Expectations | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    """A loaded scenario, its paths resolved against its file's directory."""
+
+    name: str
+    task: str
+    team: Path
+    description: str = ""
+    path: Path | None = None
+    entry: str | None = None
+    policy: str | None = None
+    workspace: Path | None = None
+    files: dict[str, str] = field(default_factory=dict)
+    model: str | Script | None = None
+    limits: Limits = field(default_factory=Limits)
+    expect: Expectations | None = None
+    document: Document | None = field(default=None, compare=False, repr=False)
+
+    def error(self, message: str, *key: str | int) -> ConfigError:
+        """A ``ConfigError`` about ``key`` of this scenario's file."""
+        line = self.document.line_of(key) if self.document is not None else None
+        field_name = ".".join(str(k) for k in key) or None
+        return ConfigError(message, path=self.path, line=line, field=field_name)
+
+
+def scenario_from_document(document: Document) -> Scenario:
+    """Validate a parsed scenario file. Raises ``ConfigError`` with file, line and field."""
+    data = validate_document(ScenarioFile, document)
+    base = document.path.parent
+    team = Path(data.team)
+    workspace = Path(data.workspace) if data.workspace else None
+    if workspace is not None and not workspace.is_absolute():
+        workspace = base / workspace
+    return Scenario(
+        name=data.name or document.path.stem,
+        task=data.task,
+        team=team if team.is_absolute() else base / team,
+        description=data.description,
+        path=document.path,
+        entry=data.entry,
+        policy=data.policy,
+        workspace=workspace,
+        files=dict(data.files),
+        model=data.model,
+        limits=data.limits,
+        expect=data.expect,
+        document=document,
+    )
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Load and validate a scenario file. Raises ``ConfigError`` naming file, line, field."""
+    return scenario_from_document(load_document(path))

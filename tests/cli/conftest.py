@@ -1,0 +1,63 @@
+"""Driving the ``swarm`` command as a user would: a subprocess, real files."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).parents[2]
+
+
+class Swarm:
+    """Runs ``swarm`` in a working directory and returns the finished process."""
+
+    def __init__(self, cwd: Path) -> None:
+        self.cwd = cwd
+
+    def __call__(self, *args: str | Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "swarm", *map(str, args)],
+            cwd=self.cwd,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=clean_env(),
+            stdin=subprocess.DEVNULL,
+        )
+
+    def start(self, *args: str | Path) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [sys.executable, "-m", "swarm", *map(str, args)],
+            cwd=self.cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            env=clean_env(),
+        )
+
+
+def clean_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env["PYTHONUNBUFFERED"] = "1"
+    env["COLUMNS"] = "200"
+    return env
+
+
+@pytest.fixture
+def swarm(tmp_path: Path) -> Swarm:
+    return Swarm(tmp_path)
+
+
+@pytest.fixture
+def examples() -> Path:
+    return REPO / "examples"
+
+
+@pytest.fixture
+def roles() -> Path:
+    return REPO / "roles"

@@ -1,0 +1,115 @@
+"""``swarm audit``, ``swarm sessions``, ``swarm runs``, and Ctrl-C during a run."""
+
+from __future__ import annotations
+
+import json
+import signal
+from pathlib import Path
+from typing import Any as Swarm
+
+import pytest
+
+SLOW = """\
+team: {roles}
+task: Tidy up.
+model:
+  script:
+    orchestrator:
+      - call: developer
+        args: {{task: wait for the build}}
+      - text: All tidy.
+    developer:
+      - call: shell
+        args: {{command: sleep 60}}
+      - text: waited
+"""
+
+
+@pytest.fixture
+def finished_run(swarm: Swarm, examples: Path, tmp_path: Path) -> Path:
+    workspace = tmp_path / "ws"
+    done = swarm("run", examples / "denied-shell.yaml", "--workspace", workspace)
+    assert done.returncode == 0, done.stderr
+    (record,) = (workspace / ".swarm" / "runs").iterdir()
+    return record
+
+
+def test_audit_verify_passes_on_an_intact_log(swarm: Swarm, finished_run: Path) -> None:
+    done = swarm("audit", "verify", finished_run / "audit.jsonl")
+    assert done.returncode == 0 and "chain intact" in done.stdout
+
+
+def test_audit_verify_fails_naming_the_edited_record(swarm: Swarm, finished_run: Path) -> None:
+    log = finished_run / "audit.jsonl"
+    lines = log.read_text().splitlines()
+    record = json.loads(lines[1])
+    record["tool"] = "write_file"  # rewrite history: pretend another tool was called
+    lines[1] = json.dumps(record)
+    log.write_text("\n".join(lines) + "\n")
+    done = swarm("audit", "verify", log)
+    assert done.returncode == 1
+    assert "tampered or damaged at line 2" in done.stdout and "edited" in done.stdout
+
+
+def test_audit_verify_of_a_missing_log_is_bad_input(swarm: Swarm, tmp_path: Path) -> None:
+    done = swarm("audit", "verify", tmp_path / "nope.jsonl")
+    assert done.returncode == 2 and "no such audit log" in done.stderr
+
+
+def test_audit_show_filters_by_decision(swarm: Swarm, finished_run: Path) -> None:
+    done = swarm("audit", "show", finished_run, "--decision", "deny")
+    assert done.returncode == 0
+    assert "shell" in done.stdout and "no-recursive-delete" in done.stdout
+    assert "list_files" not in done.stdout
+
+
+def test_sessions_list_and_show(swarm: Swarm, finished_run: Path) -> None:
+    listing = swarm("sessions", "list", finished_run)
+    assert listing.returncode == 0
+    assert "orchestrator/developer#1" in listing.stdout
+    shown = swarm("sessions", "show", finished_run, "orchestrator/developer#1")
+    assert shown.returncode == 0
+    assert "→ shell" in shown.stdout and "✗" in shown.stdout and "Permission denied" in shown.stdout
+
+
+def test_runs_list_and_show(swarm: Swarm, finished_run: Path) -> None:
+    listing = swarm("runs", "list", finished_run.parents[2])
+    assert listing.returncode == 0 and finished_run.name in listing.stdout
+    shown = swarm("runs", "show", finished_run)
+    assert shown.returncode == 0
+    assert "denied" in shown.stdout and "orchestrator/developer#1 shell" in shown.stdout
+
+
+def test_ctrl_c_stops_the_run_writes_the_record_and_it_resumes(
+    swarm: Swarm, roles: Path, tmp_path: Path
+) -> None:
+    scenario = tmp_path / "slow.yaml"
+    scenario.write_text(SLOW.format(roles=roles))
+    workspace = tmp_path / "ws"
+    process = swarm.start("run", scenario, "--workspace", workspace, "--plain")
+    assert process.stdout is not None
+    for line in process.stdout:
+        if "calls shell" in line:
+            break
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "resume" in err and "Traceback" not in err
+    (record,) = (workspace / ".swarm" / "runs").iterdir()
+    summary = json.loads((record / "summary.json").read_text())
+    assert summary["interrupted"] is True
+    assert summary["script_used"] == {"orchestrator": 1, "developer": 1}
+
+    developer = swarm("sessions", "show", record, "orchestrator/developer#1")
+    assert "Cancelled" in developer.stdout  # the cut call has its result
+
+    resumed = swarm("sessions", "resume", record, "--plain")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "All tidy." in resumed.stdout
+    summary = json.loads((record / "summary.json").read_text())
+    assert summary["interrupted"] is False and summary["resumed"] == 1
+
+
+def test_resume_of_a_finished_run_needs_a_message(swarm: Swarm, finished_run: Path) -> None:
+    done = swarm("sessions", "resume", finished_run)
+    assert done.returncode == 2 and "give a message" in done.stderr
