@@ -10,6 +10,7 @@ import subprocess
 from typing import Annotated
 
 import anyio
+import anyio.abc
 
 from swarm.toolbox._paths import Workspace
 from swarm.tools import Field, Progress, Tool, ToolOutput
@@ -22,6 +23,17 @@ KILL_GRACE = 2.0
 def _signal_group(pid: int, sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, sig)
+
+
+async def _stop(process: anyio.abc.Process) -> None:
+    """End the command's whole process group: SIGTERM, then SIGKILL after a grace period."""
+    _signal_group(process.pid, signal.SIGTERM)
+    if process.returncode is None:
+        with anyio.move_on_after(KILL_GRACE):
+            await process.wait()
+    _signal_group(process.pid, signal.SIGKILL)
+    if process.returncode is None:
+        await process.wait()
 
 
 def _cap(text: str, limit: int) -> str:
@@ -50,32 +62,42 @@ def shell_tool(workspace: Workspace, *, timeout: float, output_limit: int) -> To
             start_new_session=True,  # its own process group, killed as a whole
         )
         chunks: list[str] = []
-        timed_out = False
-        try:
-            with anyio.move_on_after(min(timeout_seconds, timeout)) as deadline:
-                assert process.stdout is not None
+        limit = min(timeout_seconds, timeout)
+        drained = anyio.Event()
+
+        async def read_output() -> None:
+            assert process.stdout is not None
+            try:
                 async for data in process.stdout:
                     text = data.decode("utf-8", "replace")
                     chunks.append(text)
                     progress(text, "stdout")
-                await process.wait()
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                pass
+            finally:
+                drained.set()
+
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(read_output)
+                with anyio.move_on_after(limit) as deadline:
+                    await process.wait()
+                # Whatever the command left running (background jobs) goes with it; its
+                # output pipe then closes. A process that left the group may keep the
+                # pipe open, so reading stops after a grace period.
+                await _stop(process)
+                with anyio.move_on_after(KILL_GRACE):
+                    await drained.wait()
+                group.cancel_scope.cancel()
             timed_out = deadline.cancelled_caught
         finally:
-            if process.returncode is None:
-                with anyio.CancelScope(shield=True):
-                    _signal_group(process.pid, signal.SIGTERM)
-                    with anyio.move_on_after(KILL_GRACE):
-                        await process.wait()
-                    if process.returncode is None:
-                        _signal_group(process.pid, signal.SIGKILL)
-                        await process.wait()
-            else:
-                _signal_group(process.pid, signal.SIGKILL)  # leftovers it put in the background
-            await process.aclose()
+            with anyio.CancelScope(shield=True):
+                await _stop(process)
+                await process.aclose()
         output = _cap("".join(chunks), output_limit)
         code = process.returncode
         if timed_out:
-            status = f"timed out after {min(timeout_seconds, timeout):g}s; the command was killed"
+            status = f"timed out after {limit:g}s; the command was killed"
         else:
             status = f"exit code {code}"
         text = f"{output.rstrip()}\n[{status}]" if output.strip() else f"[{status}, no output]"
