@@ -414,4 +414,3 @@ def test_budget_limits_match_role_budget_settings() -> None:
     from swarm.team.delegation import _limits
 
     assert _limits(role("x", budget=settings)) == BudgetLimits(1, 2.0, 3, 4)
-
