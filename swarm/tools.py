@@ -174,8 +174,39 @@ def _is_progress(hint: Any) -> bool:
     return bool(hint is Progress)
 
 
-@functools.lru_cache(maxsize=1024)
 def _signature(fn: Callable[..., Any], name: str) -> _Signature:
+    """The handler's argument model and schema, built once per distinct definition.
+
+    Closures made by the same ``def`` (every agent tool, every toolbox's tools) share one
+    entry: building a pydantic model costs milliseconds.
+    """
+    target = inspect.unwrap(fn)
+    code = getattr(target, "__code__", None)
+    if code is None:
+        return _build_signature(fn, name)
+    key = (
+        code,
+        name,
+        repr(getattr(target, "__defaults__", None)),
+        repr(getattr(target, "__kwdefaults__", None)),
+        repr(getattr(target, "__annotations__", None)),
+    )
+    return _cached_signature(key, fn, name)
+
+
+_SIGNATURES: dict[tuple[Any, ...], _Signature] = {}
+
+
+def _cached_signature(key: tuple[Any, ...], fn: Callable[..., Any], name: str) -> _Signature:
+    found = _SIGNATURES.get(key)
+    if found is None:
+        if len(_SIGNATURES) >= 4096:
+            _SIGNATURES.clear()
+        found = _SIGNATURES[key] = _build_signature(fn, name)
+    return found
+
+
+def _build_signature(fn: Callable[..., Any], name: str) -> _Signature:
     target = inspect.unwrap(fn)
     hints = inspect.get_annotations(target, eval_str=True)
     fields: dict[str, Any] = {}
