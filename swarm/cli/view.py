@@ -32,6 +32,7 @@ from swarm.events import (
 from swarm.scenario.runner import RunOutcome, tree_cost
 from swarm.scenario.script import role_of
 from swarm.transports.models import estimate_cost
+from swarm.types import Usage
 
 __all__ = ["AgentBoard", "AgentState", "LineView", "LiveView", "print_summary"]
 
@@ -219,7 +220,11 @@ def print_summary(console: Console, outcome: RunOutcome) -> None:
     parts: list[RenderableType] = [Text("\nFinal answer", style="bold")]
     parts.append(Text(outcome.final_text or "(no answer)"))
     if outcome.usage_tree is not None:
-        parts.append(usage_table(outcome.usage_tree))
+        if console.is_terminal:
+            parts.append(usage_table(outcome.usage_tree))
+        else:
+            tree = outcome.usage_tree.render(_node_cost)
+            parts.append(Text("Usage per agent (and subtree):\n" + tree))
     cost = tree_cost(outcome.usage_tree)
     parts.append(
         Text(
@@ -232,4 +237,8 @@ def print_summary(console: Console, outcome: RunOutcome) -> None:
     for path, tool, reason in outcome.denied_calls:
         parts.append(Text(f"  denied: {path} {tool}: {reason}", style="red"))
     parts.append(Text(f"Run record: {outcome.record_dir}"))
-    console.print(Group(*parts))
+    console.print(Group(*parts), soft_wrap=not console.is_terminal)
+
+
+def _node_cost(model: str | None, usage: Usage) -> float | None:
+    return estimate_cost(model, usage) if model else None
