@@ -237,7 +237,7 @@ def cmd_sessions_resume(args: argparse.Namespace) -> int:
     summary = _summary(run)
     console = Console()
     prompt = TerminalPrompt() if interactive() else None
-    entry = summary.get("config", {}).get("entry") or ""
+    entry = summary.get("config", {}).get("entry") or "agent"
     board = AgentBoard(entry)
     message = " ".join(args.message).strip() or None
     if args.plain or not console.is_terminal:

@@ -101,31 +101,20 @@ def _scenario_from_args(args: argparse.Namespace) -> Scenario:
     return scenario
 
 
-def _team_roles(scenario: Scenario) -> frozenset[str]:
-    try:
-        return frozenset(Team.load(scenario.team, entry=scenario.entry).specs)
-    except ConfigError:
-        return frozenset()
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     scenario = _scenario_from_args(args)
     if args.replay is None and args.model is None and scenario.model is None:
         raise ConfigError(NO_MODEL_HELP, path=scenario.path, field="model")
     console = Console(stderr=args.json)
     prompt = TerminalPrompt() if interactive() and not args.json else None
-    board = AgentBoard(scenario.entry or "", _team_roles(scenario))
-    outcome: RunOutcome | None = None
+    team = Team.load(scenario.team, entry=scenario.entry)
+    board = AgentBoard(team.entry, frozenset(team.specs))
 
     def json_line(event: StreamEvent) -> None:
         sys.stdout.write(json.dumps(event_to_dict(event)) + "\n")
         sys.stdout.flush()
 
     async def go() -> RunOutcome:
-        team = Team.load(scenario.team, entry=scenario.entry)
-        board.root = team.entry
-        board.agents = {}
-        board.agent(team.entry)
         if args.json:
             view: Any = json_line
             context: Any = _Null()

@@ -70,8 +70,9 @@ class AgentBoard:
         state = self.agents.get(path)
         if state is None:
             state = self.agents[path] = AgentState(path)
-            parent = path.rsplit("/", 1)[0] if "/" in path else self.root
-            self.agent(parent).children.append(path)
+            if path != self.root:
+                parent = path.rsplit("/", 1)[0] if "/" in path else self.root
+                self.agent(parent).children.append(path)
         return state
 
     def update(self, event: StreamEvent) -> tuple[AgentState, StreamEvent]:
