@@ -22,7 +22,6 @@ from swarm.budget import (
 from swarm.context import (
     ArchivedSegment,
     AutoCompactStore,
-    CompactionError,
     ContextStore,
     MemoryContextStore,
     SessionInfo,
@@ -31,9 +30,11 @@ from swarm.context import (
 )
 from swarm.errors import (
     BudgetExceeded,
+    CompactionError,
     ConfigError,
     GuardError,
     MaxIterationsReached,
+    ProviderError,
     SwarmError,
     ToolError,
     ToolTimeout,
@@ -198,6 +199,7 @@ __all__ = [
     "Policy",
     "PolicyGuard",
     "Progress",
+    "ProviderError",
     "RateLimitGuard",
     "ReasoningBlock",
     "ReasoningDelta",

@@ -8,6 +8,8 @@
     │   ├── GuardError       a guard denied the call (or crashed: guards fail closed)
     │   └── ToolTimeout      the call ran past its timeout
     ├── TransportError       the model provider failed (status, retryable)
+    │   └── ProviderError    the provider said so: an error status or an error in a stream
+    ├── CompactionError      summarising a context failed (the history is left as it was)
     ├── BudgetExceeded       a token, time or delegation budget is spent
     └── MaxIterationsReached an agent used all its iterations
 
@@ -22,9 +24,11 @@ from pathlib import Path
 
 __all__ = [
     "BudgetExceeded",
+    "CompactionError",
     "ConfigError",
     "GuardError",
     "MaxIterationsReached",
+    "ProviderError",
     "SwarmError",
     "ToolError",
     "ToolTimeout",
@@ -119,3 +123,33 @@ class BudgetExceeded(SwarmError):
 
 class MaxIterationsReached(SwarmError):
     """An agent used all its iterations and still wanted to call tools."""
+
+
+class ProviderError(TransportError):
+    """A ``TransportError`` the provider reported: an HTTP error status, or an error object
+    inside a stream.
+
+    ``error_type`` is the provider's own classification when it gave one
+    (``rate_limit_error``, ``overloaded_error``, ``invalid_api_key``...); ``retry_after`` is
+    the wait in seconds the server asked for, if it did.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retryable: bool = False,
+        error_type: str | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message, status=status, retryable=retryable)
+        self.error_type = error_type
+        self.retry_after = retry_after
+
+
+class CompactionError(SwarmError):
+    """Summarising failed: the summariser raised, reported an ``Error``, or wrote nothing.
+
+    Whoever compacts leaves the history as it was.
+    """

@@ -25,7 +25,7 @@ import anyio
 import structlog
 
 from swarm.context.base import ContextStore, SessionInfo
-from swarm.errors import SwarmError
+from swarm.errors import CompactionError
 from swarm.events import ContextCompacted, Error, StreamEvent, TextDelta
 from swarm.messages import (
     ImageBlock,
@@ -64,13 +64,6 @@ _CLIP = 2000  # characters of one text, tool input or tool result shown to the s
 
 CompactHook = Callable[[list[Message]], Awaitable[None] | None]
 """``on_compact(history)``: sync or async, called with the history about to be compacted."""
-
-
-class CompactionError(SwarmError):
-    """Summarising failed: the summariser raised, reported an ``Error``, or wrote nothing.
-
-    Whoever compacts leaves the history as it was.
-    """
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,7 @@ from typing import TypeVar
 import anyio
 import structlog
 
-from swarm.errors import TransportError
+from swarm.errors import ProviderError, TransportError
 
 __all__ = [
     "RETRYABLE_STATUSES",
@@ -50,29 +50,6 @@ _log = structlog.get_logger("swarm.transports")
 def is_retryable_status(status: int) -> bool:
     """Whether an HTTP status means the same request may succeed later."""
     return status in RETRYABLE_STATUSES or status >= 500
-
-
-class ProviderError(TransportError):
-    """A ``TransportError`` the provider reported: an HTTP error status, or an error object
-    inside a stream.
-
-    ``error_type`` is the provider's own classification when it gave one
-    (``rate_limit_error``, ``overloaded_error``, ``invalid_api_key``...); ``retry_after`` is
-    the wait in seconds the server asked for, if it did.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        status: int | None = None,
-        retryable: bool = False,
-        error_type: str | None = None,
-        retry_after: float | None = None,
-    ) -> None:
-        super().__init__(message, status=status, retryable=retryable)
-        self.error_type = error_type
-        self.retry_after = retry_after
 
 
 def parse_retry_after(
