@@ -8,22 +8,11 @@ from typing import Any
 import pytest
 
 from swarm import Tool
-
-WORKSPACE_TOOLS = (
-    "read_file",
-    "write_file",
-    "edit_file",
-    "list_files",
-    "search",
-    "shell",
-    "notes",
-    "todo",
-    "ask_user",
-)
+from swarm.toolbox import TOOL_NAMES as WORKSPACE_TOOLS
 
 
 def stand_in_tool(name: str) -> Tool[Any]:
-    """A tool with the given name that does nothing (the real ones come later)."""
+    """A tool with the given name that does nothing (role tests need only the names)."""
 
     async def handler() -> str:
         return name
