@@ -30,6 +30,7 @@ from swarm.team.graph import Team
 from swarm.team.spec import AgentSpec
 from swarm.tools import Field, Tool, ToolOutput
 from swarm.transports.base import CompletionTransport
+from swarm.transports.options import for_tool_choice
 from swarm.types import StopReason
 
 __all__ = [
@@ -99,13 +100,16 @@ def _transport_for(
     transport: CompletionTransport,
     resolve_model: Callable[[str], CompletionTransport] | None,
 ) -> CompletionTransport:
+    """The role's transport: its own model when it names one, with its ``tool_choice``."""
     model = settings.model if settings is not None else None
-    if not model:
-        return transport
-    if resolve_model is not None:
-        return resolve_model(model)
-    copy = getattr(transport, "copy", None)
-    return copy(model=model) if callable(copy) else transport
+    if model:
+        if resolve_model is not None:
+            transport = resolve_model(model)
+        else:
+            copy = getattr(transport, "copy", None)
+            transport = copy(model=model) if callable(copy) else transport
+    choice = getattr(settings, "tool_choice", None)
+    return for_tool_choice(transport, choice) if choice else transport
 
 
 def _failure(path: str, end: SessionEndEvent | None, error: str | None, text: str) -> str:

@@ -30,7 +30,13 @@ from swarm.transports.openai import (
     openai_messages,
     openai_tools,
 )
-from swarm.transports.options import PerRequest, Timeouts, ToolChoice, on_user_turn
+from swarm.transports.options import (
+    PerRequest,
+    Timeouts,
+    ToolChoice,
+    for_tool_choice,
+    on_user_turn,
+)
 from swarm.transports.recording import RecordingTransport, ReplayTransport, request_to_dict
 from swarm.transports.retry import ProviderError, RetryPolicy, parse_retry_after
 from swarm.transports.serialize import event_from_dict, event_to_dict
@@ -71,6 +77,7 @@ __all__ = [
     "event_from_dict",
     "event_to_dict",
     "lookup_model",
+    "for_tool_choice",
     "on_user_turn",
     "openai_messages",
     "openai_tools",

@@ -127,6 +127,7 @@ class HTTPTransport(ABC):
         temperature: float | None,
         tool_choice: ToolChoice | PerRequest[ToolChoice] | None,
         prefill: str | PerRequest[str] | None,
+        required_prefill: str | None,
         extra_body: dict[str, Any] | None,
         extra_headers: dict[str, str] | None,
         context_window: int | None,
@@ -143,6 +144,7 @@ class HTTPTransport(ABC):
         self.temperature = temperature
         self.tool_choice = tool_choice
         self.prefill = prefill
+        self.required_prefill = required_prefill
         self.extra_body = dict(extra_body or {})
         self.extra_headers = dict(extra_headers or {})
         self.context_window = context_window or default_registry.context_window(model)

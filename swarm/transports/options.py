@@ -23,11 +23,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal, TypeAlias, TypeVar
+from typing import Any, Literal, TypeAlias, TypeVar
 
 from swarm.messages import Message
 
-__all__ = ["PerRequest", "Timeouts", "ToolChoice", "on_user_turn", "resolve_option"]
+__all__ = [
+    "PerRequest",
+    "Timeouts",
+    "ToolChoice",
+    "for_tool_choice",
+    "on_user_turn",
+    "resolve_option",
+]
 
 T = TypeVar("T")
 
@@ -88,3 +95,24 @@ def resolve_option(option: T | PerRequest[T] | None, messages: Sequence[Message]
     if callable(option):
         return option(messages)
     return option
+
+
+def for_tool_choice(transport: T, choice: ToolChoice) -> T:
+    """A variant of ``transport`` for a role's ``tool_choice``.
+
+    ``required`` applies to the first model call of a user turn only (later calls, which
+    follow tool results, go back to ``auto``), together with the transport's
+    ``required_prefill`` when it has one: a small model whose chat template needs an
+    assistant prefill to start a tool call gets it exactly then. A transport without
+    ``copy`` is returned unchanged.
+    """
+    copy = getattr(transport, "copy", None)
+    if copy is None:
+        return transport
+    if choice != "required":
+        return copy(tool_choice=choice)  # type: ignore[no-any-return]
+    options: dict[str, Any] = {"tool_choice": on_user_turn("required", otherwise="auto")}
+    prefill = getattr(transport, "required_prefill", None)
+    if prefill:
+        options["prefill"] = on_user_turn(prefill)
+    return copy(**options)  # type: ignore[no-any-return]
