@@ -43,6 +43,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     from swarm.cli.inspect import add_commands as add_inspect
+    from swarm.cli.local import add_commands as add_local
     from swarm.cli.records import add_commands as add_records
     from swarm.cli.running import add_commands as add_running
 
@@ -55,6 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_running(sub)
     add_inspect(sub)
     add_records(sub)
+    add_local(sub)
     return parser
 
 

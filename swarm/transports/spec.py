@@ -5,6 +5,8 @@ Forms understood out of the box::
     openai:gpt-4.1-mini
     anthropic:claude-sonnet-4-5
     openai-compatible:http://127.0.0.1:11434/v1:qwen2.5:7b
+    local                      (SmolLM2-135M on llama.cpp's server, started on first use)
+    local:anthropic            (the same server, Anthropic dialect)
 
 The last form is ``openai-compatible:<base URL>:<model>``: the base URL is ``http://`` or
 ``https://``, a host, an optional ``:port`` and an optional path *without* colons; the model
@@ -106,6 +108,13 @@ def transport_from_spec(spec: str, **options: Any) -> CompletionTransport:
     return _providers[best](spec[len(best) + 1 :], **options)
 
 
+def _local(dialect: str, **options: Any) -> CompletionTransport:
+    from swarm.local import local_transport  # starts llama.cpp's server on first use
+
+    return local_transport(dialect, **options)
+
+
 register_provider("openai", _openai)
 register_provider("anthropic", _anthropic)
 register_provider("openai-compatible", _openai_compatible)
+register_provider("local", _local)
