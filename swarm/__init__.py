@@ -110,6 +110,9 @@ from swarm.team.delegation import (
     make_agent_tools,
     run_team,
 )
+from swarm.toolbox import (
+    make_toolbox,
+)
 from swarm.tools import (
     MISSING,
     Field,
@@ -251,6 +254,7 @@ __all__ = [
     "load_policy",
     "load_specs",
     "make_agent_tools",
+    "make_toolbox",
     "on_user_turn",
     "register_provider",
     "run_team",

@@ -1,17 +1,22 @@
 """The built-in workspace tools: files, search, shell, notes, todo and ask_user.
 
-Every tool is confined to its workspace (paths through ``..``, absolute paths elsewhere
-and symlinks leading out are refused), and a run puts each behind its role's policy.
+Every tool is confined to its workspace by itself (paths through ``..``, absolute paths
+elsewhere and symlinks leading out are refused), whatever policy guards the run; path
+arguments are named ``path`` or ``directory`` so the policy's ``PathGuard`` finds them.
+swarm keeps its own state in the workspace's ``.swarm/`` folder (notes, the task list,
+run records): listing and searching skip it and the file tools do not write there.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from swarm.toolbox._paths import Workspace
 from swarm.toolbox.ask import Ask, ask_tool
 from swarm.toolbox.files import file_tools
+from swarm.toolbox.listing import list_files_tool
 from swarm.toolbox.notes import notes_tool
 from swarm.toolbox.search import search_tool
 from swarm.toolbox.shell import shell_tool
@@ -31,29 +36,41 @@ TOOL_NAMES = (
     "todo",
     "ask_user",
 )
+"""The names of the built-in tools, in the order ``make_toolbox`` returns them."""
 
 
 def make_toolbox(
     workspace: str | Path,
     *,
-    ask: Ask | None = None,
     shell_timeout: float = 120.0,
-    output_limit: int = 30_000,
+    output_limit: int = 40_000,
+    ask: Ask | None = None,
+    shell_env: Mapping[str, str] | None = None,
 ) -> dict[str, Tool[Any]]:
-    """The built-in tools for ``workspace`` (created if missing), by name.
+    """The built-in tools for ``workspace`` (created if missing), by name (``TOOL_NAMES``).
 
-    ``ask`` lets ``ask_user`` reach a person (without it the tool tells the model nobody
-    can answer); ``shell_timeout`` bounds every command (seconds); ``output_limit`` caps
-    the characters of command output the model sees.
+    ``shell_timeout`` bounds every shell command (seconds); ``output_limit`` caps the
+    characters one call of read_file, list_files, search, shell or notes returns;
+    ``ask`` lets ``ask_user`` reach a person; without it the tool is still there, and
+    each call is an error result telling the model to go on without asking.
+    ``shell_env`` is the environment of shell commands (``None``: this process's, secrets
+    included; pass a trimmed one for untrusted agents).
+
+    Raises ``ValueError`` for a timeout or limit that is not positive.
     """
+    if shell_timeout <= 0:
+        raise ValueError(f"shell_timeout must be positive, not {shell_timeout!r}")
+    if output_limit < 100:
+        raise ValueError(f"output_limit must be at least 100 characters, not {output_limit!r}")
     root = Path(workspace)
     root.mkdir(parents=True, exist_ok=True)
     space = Workspace(root)
     tools: list[Tool[Any]] = [
-        *file_tools(space),
-        search_tool(space),
-        shell_tool(space, timeout=shell_timeout, output_limit=output_limit),
-        notes_tool(space),
+        *file_tools(space, output_limit=output_limit),
+        list_files_tool(space, output_limit=output_limit),
+        search_tool(space, output_limit=output_limit),
+        shell_tool(space, timeout=shell_timeout, output_limit=output_limit, env=shell_env),
+        notes_tool(space, output_limit=output_limit),
         todo_tool(space),
         ask_tool(ask),
     ]

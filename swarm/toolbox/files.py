@@ -1,160 +1,282 @@
-"""read_file, write_file, edit_file and list_files."""
+"""read_file, write_file and edit_file.
+
+The handlers are plain functions: ``Tool`` runs them in a worker thread, so their file
+I/O never blocks the event loop.
+"""
 
 from __future__ import annotations
 
 import os
-import tempfile
+import secrets
+import stat
+import threading
 from pathlib import Path
 from typing import Annotated
-
-import anyio.to_thread
 
 from swarm.errors import ToolError
 from swarm.toolbox._paths import Workspace
 from swarm.tools import Field, Tool
 
-__all__ = ["file_tools"]
+__all__ = ["SNIFF_BYTES", "failed", "file_tools", "is_binary", "write_atomically"]
 
-MAX_READ_BYTES = 256_000
-MAX_LISTED = 500
-
-
-def _read_text(path: Path) -> str:
-    data = path.read_bytes()
-    if b"\x00" in data[:8192]:
-        raise ToolError(f"'{path.name}' is a binary file; read_file shows text files only")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return data.decode("utf-8", errors="replace")
+SNIFF_BYTES = 8192
+MAX_LINE_CHARS = 2000
+COUNT_LINES_UP_TO = 64 * 1024 * 1024  # past this size, read_file does not count every line
 
 
-def _write_atomically(path: Path, text: str) -> int:
+def is_binary(head: bytes) -> bool:
+    """Whether a file starting with ``head`` is binary (it holds a NUL byte)."""
+    return b"\x00" in head
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` at once: a temporary file in the same directory,
+    synced, then renamed over it. Parent directories are created; an existing file keeps
+    its permissions. Raises ``OSError``; never leaves the temporary file behind."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = text.encode("utf-8")
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        mode: int | None = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        mode = None
+    temp = path.with_name(f".{path.name[:200]}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-        if path.exists():
-            os.chmod(temp, path.stat().st_mode & 0o777)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(temp, mode)
         os.replace(temp, path)
     except BaseException:
-        Path(temp).unlink(missing_ok=True)
+        temp.unlink(missing_ok=True)
         raise
-    return len(data)
 
 
-def file_tools(workspace: Workspace) -> list[Tool[None]]:
-    """The file tools of ``workspace``."""
+def failed(action: str, path: str, exc: OSError) -> ToolError:
+    """The error for an ``OSError`` met while doing ``action`` to ``path``."""
+    return ToolError(f"could not {action} '{path}': {exc.strerror or exc}")
 
-    async def read_file(
+
+def _regular_file(target: Path, shown_as: str) -> None:
+    # Opening a FIFO or a device could block the worker thread for good.
+    if not target.is_file():
+        raise ToolError(f"'{shown_as}' is not a regular file (a FIFO, socket or device)")
+
+
+def _read_page(path: Path, shown_as: str, offset: int, limit: int, cap: int) -> str:
+    size = path.stat().st_size
+    shown: list[tuple[int, str]] = []
+    chars, total, undecodable = 0, 0, False
+    capped = False
+    with path.open("rb") as handle:
+        if is_binary(handle.read(SNIFF_BYTES)):
+            raise ToolError(
+                f"'{shown_as}' is a binary file; read_file shows text files only"
+                " (the shell tool can inspect it, e.g. with file or xxd)"
+            )
+        handle.seek(0)
+        for number, raw in enumerate(handle, start=1):
+            total = number
+            if number < offset or len(shown) >= limit or capped:
+                if (len(shown) >= limit or capped) and size > COUNT_LINES_UP_TO:
+                    total = -1  # too big to count the rest
+                    break
+                continue
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                line, undecodable = raw.decode("utf-8", "replace"), True
+            line = line.rstrip("\r\n")
+            if len(line) > MAX_LINE_CHARS:
+                line = f"{line[:MAX_LINE_CHARS]}… [line cut: {len(line):,} characters]"
+            if shown and chars + len(line) > cap:
+                capped = True
+                continue
+            shown.append((number, line))
+            chars += len(line) + 8
+    if total == 0:
+        return f"'{shown_as}' is empty."
+    if not shown:
+        raise ToolError(f"'{shown_as}' has {total} lines; offset {offset} is past its end")
+    last = shown[-1][0]
+    width = len(str(last))
+    body = "\n".join(f"{number:>{width}}\t{line}" for number, line in shown)
+    notes = []
+    if undecodable:
+        notes.append("[the file is not valid UTF-8: undecodable bytes are shown as �]")
+    of = "" if total < 0 else f" of {total}"
+    if capped:
+        notes.append(
+            f"[output cap reached: lines {offset}-{last}{of}; read on with offset={last + 1}]"
+        )
+    elif last != total:
+        notes.append(f"[lines {offset}-{last}{of}; read on with offset={last + 1}]")
+    elif offset > 1:
+        notes.append(f"[lines {offset}-{last} of {total}: the end of the file]")
+    return "\n".join([body, *notes])
+
+
+def _occurrence_lines(text: str, needle: str, most: int = 10) -> list[int]:
+    lines: list[int] = []
+    start = 0
+    while len(lines) < most and (found := text.find(needle, start)) != -1:
+        lines.append(text.count("\n", 0, found) + 1)
+        start = found + len(needle)
+    return lines
+
+
+def _mismatch_hint(text: str, old_text: str) -> str:
+    """Where old_text's first line is in the file, if it is, to show what went wrong."""
+    first = next((line for line in old_text.splitlines() if line.strip()), "")
+    if not first:
+        return ""
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip() != first.strip():
+            continue
+        if first in line:
+            return f" Its first line matches line {number}, but a line after it differs."
+        return (
+            f" Its first line appears at line {number} with different indentation or"
+            " surrounding whitespace."
+        )
+    return ""
+
+
+def file_tools(workspace: Workspace, *, output_limit: int) -> list[Tool[None]]:
+    """read_file, write_file and edit_file, confined to ``workspace``.
+
+    ``output_limit`` caps the characters of a file that one read_file call shows.
+    Writes and edits in one toolbox happen one at a time, so parallel edits of the same
+    file do not lose each other's changes.
+    """
+    writing = threading.Lock()
+
+    def read_file(
         path: Annotated[str, Field(description="The file, relative to the workspace root.")],
-        offset: Annotated[int, Field(description="The first line to show (1-based).", ge=1)] = 1,
-        limit: Annotated[int, Field(description="How many lines at most.", ge=1)] = 2000,
+        offset: Annotated[
+            int, Field(description="The first line to show (1-based; default 1).", ge=1)
+        ] = 1,
+        limit: Annotated[
+            int, Field(description="How many lines to show at most (default 2000).", ge=1)
+        ] = 2000,
     ) -> str:
         target = workspace.resolve(path, must_exist=True)
         if target.is_dir():
             raise ToolError(f"'{path}' is a directory; use list_files to see what is in it")
-        if target.stat().st_size > MAX_READ_BYTES * 8:
-            raise ToolError(f"'{path}' is {target.stat().st_size:,} bytes; too large to read")
-        text = await anyio.to_thread.run_sync(_read_text, target)
-        lines = text.splitlines()
-        chosen = lines[offset - 1 : offset - 1 + limit]
-        width = len(str(offset + len(chosen)))
-        body = "\n".join(f"{n:>{width}}\t{line}" for n, line in enumerate(chosen, start=offset))
-        if len(body) > MAX_READ_BYTES:
-            body = body[:MAX_READ_BYTES] + "\n[… cut: the file is longer; read less at a time]"
-        shown_end = offset + len(chosen) - 1
-        if not lines:
-            return f"{path} is empty."
-        if offset > len(lines):
-            return f"{path} has {len(lines)} lines; offset {offset} is past its end."
-        note = (
-            f"\n[lines {offset}-{shown_end} of {len(lines)}; use offset to read more]"
-            if shown_end < len(lines) or offset > 1
-            else ""
-        )
-        return body + note
+        _regular_file(target, path)
+        try:
+            return _read_page(target, path, offset, limit, output_limit)
+        except OSError as exc:
+            raise failed("read", path, exc) from None
 
-    async def write_file(
-        path: Annotated[str, Field(description="The file, relative to the workspace root.")],
-        content: Annotated[str, Field(description="The whole new content of the file.")],
+    def write_file(
+        path: Annotated[
+            str, Field(description="The file to create or replace, relative to the workspace.")
+        ],
+        content: Annotated[str, Field(description="The complete new content of the file.")],
     ) -> str:
-        target = workspace.resolve(path)
+        target = workspace.resolve(path, writable=True)
         if target.is_dir():
-            raise ToolError(f"'{path}' is a directory")
-        existed = target.exists()
-        size = await anyio.to_thread.run_sync(_write_atomically, target, content)
+            raise ToolError(f"'{path}' is a directory; give a file path")
+        data = content.encode("utf-8")
+        with writing:
+            existed = target.exists()
+            try:
+                write_atomically(target, data)
+            except OSError as exc:
+                raise failed("write", path, exc) from None
         verb = "Replaced" if existed else "Created"
-        return f"{verb} {workspace.relative(target)} ({size:,} bytes)."
+        return f"{verb} {workspace.relative(target)} ({len(data):,} bytes)."
 
-    async def edit_file(
-        path: Annotated[str, Field(description="The file, relative to the workspace root.")],
-        old_text: Annotated[str, Field(description="The exact text to replace.")],
+    def edit_file(
+        path: Annotated[str, Field(description="The file to edit, relative to the workspace.")],
+        old_text: Annotated[
+            str,
+            Field(
+                description="The exact text to replace, copied from the file with its"
+                " indentation and line breaks (without read_file's line numbers); include"
+                " enough lines to make it unique."
+            ),
+        ],
         new_text: Annotated[str, Field(description="The text to put in its place.")],
         replace_all: Annotated[
-            bool, Field(description="Replace every occurrence (default: exactly one).")
+            bool,
+            Field(description="Replace every occurrence instead of exactly one (default false)."),
         ] = False,
     ) -> str:
-        target = workspace.resolve(path, must_exist=True)
+        target = workspace.resolve(path, must_exist=True, writable=True)
+        if target.is_dir():
+            raise ToolError(f"'{path}' is a directory; give a file path")
+        _regular_file(target, path)
         if not old_text:
-            raise ToolError("old_text is empty; give the exact text to replace")
-        text = await anyio.to_thread.run_sync(_read_text, target)
-        count = text.count(old_text)
-        if count == 0:
             raise ToolError(
-                f"old_text was not found in '{path}'. It must match the file exactly,"
-                " whitespace included; read the file again and copy the text."
+                "old_text is empty; give the exact text to replace (write_file creates files)"
             )
-        if count > 1 and not replace_all:
-            raise ToolError(
-                f"old_text occurs {count} times in '{path}'. Include more of the surrounding"
-                " text to make it unique, or set replace_all to replace every occurrence."
-            )
-        updated = (
-            text.replace(old_text, new_text) if replace_all else text.replace(old_text, new_text, 1)
-        )
-        await anyio.to_thread.run_sync(_write_atomically, target, updated)
-        replaced = count if replace_all else 1
-        plural = "s" if replaced > 1 else ""
-        return f"Edited {workspace.relative(target)}: {replaced} replacement{plural}."
-
-    async def list_files(
-        directory: Annotated[
-            str, Field(description="The directory, relative to the workspace root.")
-        ] = ".",
-        pattern: Annotated[str, Field(description="A glob for file names, e.g. *.py.")] = "*",
-        recursive: Annotated[bool, Field(description="Include subdirectories.")] = True,
-    ) -> str:
-        target = workspace.resolve(directory, must_exist=True)
-        if not target.is_dir():
-            raise ToolError(f"'{directory}' is a file, not a directory")
-        found = await anyio.to_thread.run_sync(
-            lambda: workspace.walk(target, pattern, recursive=recursive)
-        )
-        if not found:
-            return f"No files matching '{pattern}' in {workspace.relative(target)}."
-        shown = [
-            f"{workspace.relative(p)}  ({p.stat().st_size:,} bytes)" for p in found[:MAX_LISTED]
-        ]
-        if len(found) > MAX_LISTED:
-            shown.append(f"[… {len(found) - MAX_LISTED} more; narrow the pattern or directory]")
-        return "\n".join(shown)
+        if old_text == new_text:
+            raise ToolError("old_text and new_text are the same; there is nothing to change")
+        with writing:
+            try:
+                data = target.read_bytes()
+            except OSError as exc:
+                raise failed("read", path, exc) from None
+            if is_binary(data[:SNIFF_BYTES]):
+                raise ToolError(f"'{path}' is a binary file; edit_file edits text files only")
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:
+                raise ToolError(
+                    f"'{path}' is not valid UTF-8 text; edit_file would damage it"
+                    " (write_file replaces a file whole)"
+                ) from None
+            count = text.count(old_text)
+            if count == 0 and "\r\n" in text and "\n" in old_text and "\r\n" not in old_text:
+                # The model saw the lines without their Windows line endings.
+                old_text = old_text.replace("\n", "\r\n")
+                new_text = new_text.replace("\r\n", "\n").replace("\n", "\r\n")
+                count = text.count(old_text)
+            if count == 0:
+                raise ToolError(
+                    f"old_text was not found in '{path}'. It must match the file exactly,"
+                    " whitespace and indentation included; read the file again with read_file"
+                    " and copy the text from it." + _mismatch_hint(text, old_text)
+                )
+            lines = _occurrence_lines(text, old_text)
+            if count > 1 and not replace_all:
+                at = ", ".join(map(str, lines)) + (", …" if count > len(lines) else "")
+                raise ToolError(
+                    f"old_text occurs {count} times in '{path}' (at lines {at}). Include more"
+                    " of the surrounding text to make it unique, or set replace_all to"
+                    f" replace all {count}."
+                )
+            updated = text.replace(old_text, new_text, -1 if replace_all else 1)
+            try:
+                write_atomically(target, updated.encode("utf-8"))
+            except OSError as exc:
+                raise failed("write", path, exc) from None
+        if count == 1:
+            return f"Edited {workspace.relative(target)}: replaced the text at line {lines[0]}."
+        return f"Edited {workspace.relative(target)}: replaced all {count} occurrences."
 
     return [
-        Tool("read_file", read_file, "Read a text file of the workspace, with line numbers."),
+        Tool(
+            "read_file",
+            read_file,
+            "Read a text file of the workspace. Lines come numbered (number, tab, text; the"
+            " numbers are not part of the file). Long files come a page at a time: use offset"
+            " and limit to read on. Binary files are refused.",
+        ),
         Tool(
             "write_file",
             write_file,
-            "Create or replace a file of the workspace with the given content"
-            " (parent directories are created).",
+            "Create a file of the workspace, or replace one whole, with the given content."
+            " Parent directories are created. Prefer edit_file for changing part of a file.",
         ),
         Tool(
             "edit_file",
             edit_file,
-            "Replace exact text in a file of the workspace. old_text must match exactly and"
-            " be unique unless replace_all is set.",
+            "Change part of a text file: replace old_text, which must occur in the file exactly"
+            " once (whitespace included), with new_text; set replace_all to replace every"
+            " occurrence. Read the file first so old_text matches it exactly.",
         ),
-        Tool("list_files", list_files, "List the files of a workspace directory."),
     ]

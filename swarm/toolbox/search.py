@@ -1,67 +1,128 @@
-"""search: a regular expression over the files of the workspace."""
+"""search: a regular expression over the text files of the workspace.
+
+The handler is a plain function: ``Tool`` runs it in a worker thread.
+"""
 
 from __future__ import annotations
 
 import re
+import stat
+from pathlib import Path
 from typing import Annotated
-
-import anyio.to_thread
 
 from swarm.errors import ToolError
 from swarm.toolbox._paths import Workspace
+from swarm.toolbox.files import SNIFF_BYTES, is_binary
 from swarm.tools import Field, Tool
 
 __all__ = ["search_tool"]
 
-MAX_FILE_BYTES = 2_000_000
+MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_LINE = 300
 
 
-def search_tool(workspace: Workspace) -> Tool[None]:
-    """The ``search`` tool of ``workspace``."""
+def _excerpt(line: str, match: re.Match[str]) -> str:
+    """The line, or a window of it around the match when it is long."""
+    if len(line) <= MAX_LINE:
+        return line
+    start = max(0, min(match.start() - MAX_LINE // 3, len(line) - MAX_LINE))
+    window = line[start : start + MAX_LINE]
+    return ("…" if start else "") + window + ("…" if start + MAX_LINE < len(line) else "")
 
-    async def search(
-        pattern: Annotated[str, Field(description="A Python regular expression.")],
-        path: Annotated[str, Field(description="Where to look: a directory or a file.")] = ".",
-        glob: Annotated[str, Field(description="Only files whose names match, e.g. *.py.")] = "*",
+
+def _search_file(path: Path, regex: re.Pattern[str]) -> list[tuple[int, str]] | None:
+    """The matching lines of ``path``; ``None`` for a binary file."""
+    data = path.read_bytes()
+    if is_binary(data[:SNIFF_BYTES]):
+        return None
+    found = []
+    for number, line in enumerate(data.decode("utf-8", "replace").split("\n"), start=1):
+        line = line.removesuffix("\r")
+        match = regex.search(line)
+        if match:
+            found.append((number, _excerpt(line, match)))
+    return found
+
+
+def search_tool(workspace: Workspace, *, output_limit: int) -> Tool[None]:
+    """The ``search`` tool of ``workspace``; ``output_limit`` caps its output's characters."""
+
+    def search(
+        pattern: Annotated[
+            str,
+            Field(
+                description="A Python regular expression, matched against each line"
+                r" (e.g. def \w+\( or TODO|FIXME)."
+            ),
+        ],
+        path: Annotated[
+            str,
+            Field(description="Where to look: a directory or one file (default: the workspace)."),
+        ] = ".",
+        glob: Annotated[
+            str,
+            Field(description="Only files whose names match this glob, e.g. *.py or *.{js,ts}."),
+        ] = "*",
         ignore_case: Annotated[bool, Field(description="Match case-insensitively.")] = False,
         max_results: Annotated[
-            int, Field(description="Stop after this many lines.", ge=1, le=1000)
+            int,
+            Field(description="Stop after this many matching lines (default 100).", ge=1, le=2000),
         ] = 100,
     ) -> str:
         try:
             regex = re.compile(pattern, re.IGNORECASE if ignore_case else 0)
         except re.error as exc:
-            raise ToolError(f"invalid regular expression {pattern!r}: {exc}") from None
+            raise ToolError(
+                f"invalid regular expression {pattern!r}: {exc}. Use Python's re syntax;"
+                " escape special characters such as ( [ . * + ? with a backslash to match"
+                " them literally."
+            ) from None
         target = workspace.resolve(path, must_exist=True)
-
-        def scan() -> tuple[list[str], int]:
-            files = [target] if target.is_file() else workspace.walk(target, glob)
-            hits: list[str] = []
-            total = 0
-            for file in files:
-                if file.stat().st_size > MAX_FILE_BYTES:
+        files = [target] if target.is_file() else workspace.walk(target, glob)
+        hits: list[str] = []
+        used, searched, too_big, stopped = 0, 0, 0, False
+        for file in files:
+            try:
+                info = file.stat()
+                if not stat.S_ISREG(info.st_mode):
+                    continue  # a FIFO or device could block the search for good
+                if info.st_size > MAX_FILE_BYTES:
+                    too_big += 1
                     continue
-                data = file.read_bytes()
-                if b"\x00" in data[:8192]:
-                    continue
-                for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
-                    if regex.search(line):
-                        total += 1
-                        if len(hits) < max_results:
-                            text = line if len(line) <= MAX_LINE else line[:MAX_LINE] + "…"
-                            hits.append(f"{workspace.relative(file)}:{number}: {text}")
-            return hits, total
-
-        hits, total = await anyio.to_thread.run_sync(scan)
+                found = _search_file(file, regex)
+            except OSError:
+                continue
+            if found is None:
+                if file == target:
+                    raise ToolError(f"'{path}' is a binary file; search looks in text files only")
+                continue
+            searched += 1
+            for number, line in found:
+                hit = f"{workspace.relative(file)}:{number}: {line}"
+                used += len(hit) + 1
+                if len(hits) >= max_results or used > output_limit:
+                    stopped = True
+                    break
+                hits.append(hit)
+            if stopped:
+                break
+        notes = []
+        if stopped:
+            notes.append(
+                f"[results stop at {len(hits)} lines; narrow the pattern, path or glob"
+                " (or raise max_results) to see the rest]"
+            )
+        if too_big:
+            notes.append(f"[{too_big} file(s) over {MAX_FILE_BYTES // 2**20} MB not searched]")
         if not hits:
-            return f"No matches for {pattern!r}."
-        if total > len(hits):
-            hits.append(f"[… {total - len(hits)} more matches; narrow the pattern or path]")
-        return "\n".join(hits)
+            files_word = "file" if searched == 1 else "files"
+            return "\n".join([f"No matches for {pattern!r} in {searched} {files_word}.", *notes])
+        return "\n".join(hits + notes)
 
     return Tool(
         "search",
         search,
-        "Search the workspace's text files for a regular expression; results are path:line: text.",
+        "Search the text files of the workspace for a regular expression, line by line."
+        " Results are path:line: text. Use it to find definitions, uses and strings before"
+        " reading files.",
     )

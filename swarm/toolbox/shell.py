@@ -1,80 +1,235 @@
 """shell: a command run by bash in the workspace, with a timeout, an output cap, and a
-clean kill of everything it started."""
+clean kill of everything it started.
+
+The command runs as ``bash -c <command>`` in its own session (so its own process group),
+with the workspace as working directory and stdin closed. When it ends, times out or the
+call is cancelled, the whole group gets SIGTERM, then SIGKILL: background jobs it left
+behind go with it.
+"""
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import os
 import signal
 import subprocess
+from collections import deque
+from collections.abc import Mapping
 from typing import Annotated
 
 import anyio
 import anyio.abc
 
+from swarm.errors import ToolError
 from swarm.toolbox._paths import Workspace
 from swarm.tools import Field, Progress, Tool, ToolOutput
 
-__all__ = ["shell_tool"]
+__all__ = ["OutputCap", "shell_tool"]
 
 KILL_GRACE = 2.0
+"""Seconds between SIGTERM and SIGKILL, and how long to wait for output after the kill."""
+MAX_STREAMED = 1_000_000
+"""Characters of output streamed as progress at most; the rest is only counted."""
+MAX_PENDING = 8192
+"""Characters of an unfinished line held back from progress at most."""
 
 
-def _signal_group(pid: int, sig: signal.Signals) -> None:
+class OutputCap:
+    """Keeps the head and the tail of a stream of text, ``limit`` characters in all, and
+    counts what it dropped; memory stays bounded however much comes in."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.total = 0
+        self._head: list[str] = []
+        self._head_room = limit // 2
+        self._tail: deque[str] = deque()
+        self._tail_size = 0
+        self._tail_room = limit - limit // 2
+
+    def add(self, text: str) -> None:
+        """Take the next piece of the stream."""
+        self.total += len(text)
+        if self._head_room > 0:
+            taken = text[: self._head_room]
+            self._head.append(taken)
+            self._head_room -= len(taken)
+            text = text[len(taken) :]
+        if text:
+            self._tail.append(text)
+            self._tail_size += len(text)
+            while self._tail and self._tail_size - len(self._tail[0]) >= self._tail_room:
+                self._tail_size -= len(self._tail.popleft())
+
+    @property
+    def cut(self) -> bool:
+        """Whether some of the stream was dropped."""
+        return self.total > self.limit
+
+    def text(self) -> str:
+        """What was kept; when something was dropped, a marker says how much, in between."""
+        head, tail = "".join(self._head), "".join(self._tail)
+        if not self.cut:
+            return head + tail
+        tail = tail[len(tail) - self._tail_room :]
+        # Cut at line breaks when there are some, so no half lines are shown.
+        if (newline := head.rfind("\n")) > len(head) // 2:
+            head = head[: newline + 1]
+        if 0 <= (newline := tail.find("\n")) < len(tail) // 2:
+            tail = tail[newline + 1 :]
+        dropped = self.total - len(head) - len(tail)
+        gap = "" if head.endswith("\n") else "\n"
+        return f"{head}{gap}[… {dropped:,} characters of output cut …]\n{tail}"
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, sig)
+        os.killpg(pgid, sig)
+
+
+def _group_exists(pgid: int) -> bool:
+    """Whether group ``pgid`` has a process this one may signal (zombies included)."""
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def _group_running(pgid: int) -> bool:
+    """Whether a process of group ``pgid`` still runs; zombies (dead, waiting to be
+    reaped) do not count. Reads ``/proc`` where there is one."""
+    if not _group_exists(pgid):
+        return False
+    if not os.path.isdir("/proc"):
+        return True
+    with os.scandir("/proc") as entries:
+        pids = [entry.name for entry in entries if entry.name.isdigit()]
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as handle:
+                state, _ppid, group, *_ = handle.read().rsplit(")", 1)[1].split()
+        except (OSError, ValueError):
+            continue
+        if int(group) == pgid and state not in ("Z", "X"):
+            return True
+    return False
+
+
+async def _group_ended(pgid: int) -> None:
+    if not _group_exists(pgid):  # the usual case: nothing was left behind
+        return
+    # Nothing tells us when a grandchild dies (it is not ours to wait for): poll.
+    while await anyio.to_thread.run_sync(_group_running, pgid):  # noqa: ASYNC110
+        await anyio.sleep(0.01)
 
 
 async def _stop(process: anyio.abc.Process) -> None:
-    """End the command's whole process group: SIGTERM, then SIGKILL after a grace period."""
-    _signal_group(process.pid, signal.SIGTERM)
-    if process.returncode is None:
-        with anyio.move_on_after(KILL_GRACE):
-            await process.wait()
-    _signal_group(process.pid, signal.SIGKILL)
-    if process.returncode is None:
+    """End the command's whole process group: SIGTERM, a grace period for everything in it
+    to exit, then SIGKILL; returns once nothing of the group runs (or after another grace
+    period, should a process not die)."""
+    pgid = process.pid
+    _signal_group(pgid, signal.SIGTERM)
+    with anyio.move_on_after(KILL_GRACE):
         await process.wait()
+        await _group_ended(pgid)
+    _signal_group(pgid, signal.SIGKILL)
+    await process.wait()
+    with anyio.move_on_after(KILL_GRACE):
+        await _group_ended(pgid)
 
 
-def _cap(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    head, tail = text[: limit // 2], text[-limit // 2 :]
-    return f"{head}\n[… {len(text) - limit:,} characters cut …]\n{tail}"
+def _status(code: int | None, timed_out: bool, limit: float) -> str:
+    if timed_out:
+        return f"timed out after {limit:g}s; the command and everything it started were killed"
+    if code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"killed by {name}"
+    return f"exit code {code}"
 
 
-def shell_tool(workspace: Workspace, *, timeout: float, output_limit: int) -> Tool[None]:
-    """The ``shell`` tool of ``workspace``."""
+def shell_tool(
+    workspace: Workspace,
+    *,
+    timeout: float,
+    output_limit: int,
+    env: Mapping[str, str] | None = None,
+) -> Tool[None]:
+    """The ``shell`` tool of ``workspace``.
+
+    ``timeout`` (seconds) is the longest a command may run; ``output_limit`` caps the
+    characters of output in the result (head and tail kept); ``env`` is the commands'
+    environment (``None``: this process's).
+    """
+    environment = dict(env) if env is not None else None
 
     async def shell(
         progress: Progress,
-        command: Annotated[str, Field(description="The command line, run by bash.")],
+        command: Annotated[
+            str,
+            Field(description="The command line, run by bash (pipes, && and redirections work)."),
+        ],
         timeout_seconds: Annotated[
-            float, Field(description="Stop the command after this many seconds.", ge=1)
-        ] = timeout,
+            float | None,
+            Field(
+                description="Stop the command after this many seconds (default, and at"
+                " most: the limit in the tool's description).",
+                ge=1,
+            ),
+        ] = None,
     ) -> ToolOutput:
+        if not command.strip():
+            raise ToolError("command is empty; give the command line to run")
+        limit = timeout if timeout_seconds is None else min(timeout_seconds, timeout)
+        captured = OutputCap(output_limit)
         process = await anyio.open_process(
             ["bash", "-c", command],
             cwd=workspace.root,
+            env=environment,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group, killed as a whole
         )
-        chunks: list[str] = []
-        limit = min(timeout_seconds, timeout)
         drained = anyio.Event()
+        stopped = False
 
         async def read_output() -> None:
+            decoder = codecs.getincrementaldecoder("utf-8")("replace")
+            pending, streamed = "", 0
+
+            def stream(text: str) -> None:
+                nonlocal streamed
+                if streamed < MAX_STREAMED:
+                    progress(text, "output")
+                    streamed += len(text)
+                    if streamed >= MAX_STREAMED:
+                        progress("\n[… output no longer streamed …]\n", "output")
+
             assert process.stdout is not None
             try:
                 async for data in process.stdout:
-                    text = data.decode("utf-8", "replace")
-                    chunks.append(text)
-                    progress(text, "stdout")
+                    text = decoder.decode(data)
+                    captured.add(text)
+                    pending += text
+                    lines, newline, rest = pending.rpartition("\n")
+                    if newline:
+                        stream(lines + newline)
+                        pending = rest
+                    if len(pending) > MAX_PENDING:
+                        stream(pending)
+                        pending = ""
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                 pass
             finally:
+                rest = pending + decoder.decode(b"", final=True)
+                if rest:
+                    captured.add(rest[len(pending) :])
+                    stream(rest)
                 drained.set()
 
         try:
@@ -82,30 +237,39 @@ def shell_tool(workspace: Workspace, *, timeout: float, output_limit: int) -> To
                 group.start_soon(read_output)
                 with anyio.move_on_after(limit) as deadline:
                     await process.wait()
-                # Whatever the command left running (background jobs) goes with it; its
-                # output pipe then closes. A process that left the group may keep the
-                # pipe open, so reading stops after a grace period.
+                # Whatever the command left running goes with it, and its output pipe then
+                # closes. A process that left the group may hold the pipe open: reading
+                # stops after a grace period.
                 await _stop(process)
+                stopped = True
                 with anyio.move_on_after(KILL_GRACE):
                     await drained.wait()
                 group.cancel_scope.cancel()
             timed_out = deadline.cancelled_caught
         finally:
+            # Cancelled or failed midway: the group must still go, whatever cancels us.
             with anyio.CancelScope(shield=True):
-                await _stop(process)
+                if not stopped:
+                    await _stop(process)
                 await process.aclose()
-        output = _cap("".join(chunks), output_limit)
         code = process.returncode
-        if timed_out:
-            status = f"timed out after {limit:g}s; the command was killed"
-        else:
-            status = f"exit code {code}"
-        text = f"{output.rstrip()}\n[{status}]" if output.strip() else f"[{status}, no output]"
-        return ToolOutput(text, details={"exit_code": code, "timed_out": timed_out})
+        status = _status(code, timed_out, limit)
+        output = captured.text().rstrip()
+        text = f"{output}\n[{status}]" if output else f"[{status}, no output]"
+        details = {
+            "exit_code": code,
+            "timed_out": timed_out,
+            "output_chars": captured.total,
+            "output_cut": captured.cut,
+        }
+        return ToolOutput(text, details=details)
 
     return Tool(
         "shell",
         shell,
-        "Run a shell command (bash) in the workspace. stdout and stderr come back together"
-        " with the exit code; long output is cut in the middle.",
+        "Run a command with bash in the workspace directory (pipes, && and redirections"
+        " work). stdin is closed, so interactive programs get no input. stdout and stderr"
+        " come back together, then the exit code; long output keeps its start and end."
+        f" A command is stopped after {timeout:g}s (or timeout_seconds), and anything it"
+        " started in the background is killed when it ends.",
     )

@@ -1,71 +1,106 @@
-"""todo: a task list kept in SQLite (``.swarm/todo.db``) in the workspace."""
+"""todo: a task list kept in SQLite (``.swarm/todo.db``) in the workspace.
+
+The handler is a plain function: ``Tool`` runs it in a worker thread, so the blocking
+sqlite3 calls never hold up the event loop. Each call opens its own connection; SQLite's
+locking keeps concurrent calls (from several agents, or several toolboxes) consistent.
+"""
 
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
+from pathlib import Path
 from typing import Annotated, Literal
 
-import anyio
-import anyio.to_thread
-
 from swarm.errors import ToolError
-from swarm.toolbox._paths import Workspace
+from swarm.toolbox._paths import STATE_DIR, Workspace
 from swarm.tools import Field, Tool
 
 __all__ = ["todo_tool"]
 
+TODO_FILE = f"{STATE_DIR}/todo.db"
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS tasks (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     text TEXT NOT NULL,
-    status TEXT NOT NULL DEFAULT 'open',
-    created_at TEXT NOT NULL DEFAULT (datetime('now'))
+    status TEXT NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'done')),
+    created_at TEXT NOT NULL DEFAULT (datetime('now')),
+    done_at TEXT
 )
 """
 
 
+def _connect(path: Path) -> sqlite3.Connection:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path, timeout=10)
+    conn.execute(SCHEMA)
+    return conn
+
+
+def _render(rows: list[tuple[int, str, str]]) -> str:
+    if not rows:
+        return "The task list is empty."
+    done = sum(1 for _, status, _ in rows if status == "done")
+    lines = [f"{i}. [{'x' if s == 'done' else ' '}] {t}" for i, s, t in rows]
+    summary = f"({len(rows) - done} open, {done} done)"
+    return "\n".join([*lines, summary])
+
+
 def todo_tool(workspace: Workspace) -> Tool[None]:
-    """The ``todo`` tool of ``workspace``."""
-    path = workspace.root / ".swarm" / "todo.db"
-    lock = anyio.Lock()
+    """The ``todo`` tool of ``workspace``: tasks with ids (never reused) and a status,
+    ``open`` or ``done``, kept across runs."""
 
-    def run(action: str, text: str, task_id: int | None) -> str:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with sqlite3.connect(path, timeout=10) as conn:
-            conn.execute(SCHEMA)
-            if action == "add":
-                if not text.strip():
-                    raise ToolError("give the task's text")
-                cursor = conn.execute("INSERT INTO tasks (text) VALUES (?)", (text.strip(),))
-                return f"Added task {cursor.lastrowid}."
-            if action in ("done", "remove"):
-                if task_id is None:
-                    raise ToolError(f"give the id of the task to mark {action}")
-                if action == "done":
-                    cursor = conn.execute(
-                        "UPDATE tasks SET status = 'done' WHERE id = ?", (task_id,)
-                    )
-                else:
-                    cursor = conn.execute("DELETE FROM tasks WHERE id = ?", (task_id,))
-                if cursor.rowcount == 0:
-                    raise ToolError(f"there is no task {task_id} (list the tasks to see ids)")
-                return f"Task {task_id} {'done' if action == 'done' else 'removed'}."
-            rows = conn.execute("SELECT id, status, text FROM tasks ORDER BY id").fetchall()
-        if not rows:
-            return "The task list is empty."
-        return "\n".join(f"{i}. [{'x' if s == 'done' else ' '}] {t}" for i, s, t in rows)
-
-    async def todo(
+    def todo(
         action: Annotated[
             Literal["add", "list", "done", "remove"],
-            Field(description="add a task, list tasks, mark one done, or remove one"),
+            Field(
+                description="add: a new open task; list: every task with its id and status;"
+                " done: mark a task done; remove: delete a task."
+            ),
         ],
         text: Annotated[str, Field(description="The task (for add).")] = "",
-        id: Annotated[int | None, Field(description="The task's id (for done/remove).")] = None,
+        task_id: Annotated[
+            int | None, Field(description="The task's id, as list shows it (for done and remove).")
+        ] = None,
     ) -> str:
-        async with lock:
-            return await anyio.to_thread.run_sync(run, action, text, id)
+        path = workspace.resolve(TODO_FILE)
+        try:
+            with closing(_connect(path)) as conn, conn:
+                return _apply(conn, action, " ".join(text.split()), task_id)
+        except (sqlite3.Error, OSError) as exc:
+            raise ToolError(f"the task list in {TODO_FILE} could not be used: {exc}") from None
 
     return Tool(
-        "todo", todo, "A task list for the work in this workspace: add, list, done, remove."
+        "todo",
+        todo,
+        "A task list for the work in this workspace, kept across runs and shared with the"
+        " other agents: add tasks as you plan, mark them done as you finish them, list them"
+        " to see what is left.",
     )
+
+
+def _apply(conn: sqlite3.Connection, action: str, text: str, task_id: int | None) -> str:
+    if action == "add":
+        if not text:
+            raise ToolError("give the task in 'text'")
+        cursor = conn.execute("INSERT INTO tasks (text) VALUES (?)", (text,))
+        return f"Added task {cursor.lastrowid}: {text}"
+    if action == "list":
+        rows = conn.execute("SELECT id, status, text FROM tasks ORDER BY id").fetchall()
+        return _render(rows)
+    if task_id is None:
+        raise ToolError(f"give the id of the task in 'task_id' (for {action})")
+    row = conn.execute("SELECT status, text FROM tasks WHERE id = ?", (task_id,)).fetchone()
+    if row is None:
+        raise ToolError(f"there is no task {task_id}; list the tasks to see their ids")
+    status, task = row
+    if action == "done":
+        if status == "done":
+            return f"Task {task_id} was already done: {task}"
+        conn.execute(
+            "UPDATE tasks SET status = 'done', done_at = datetime('now') WHERE id = ?",
+            (task_id,),
+        )
+        return f"Task {task_id} done: {task}"
+    conn.execute("DELETE FROM tasks WHERE id = ?", (task_id,))
+    return f"Removed task {task_id}: {task}"

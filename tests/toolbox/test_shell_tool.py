@@ -1,16 +1,19 @@
-"""shell: output, exit codes, timeouts, output cap, progress, and killing what it started."""
+"""shell: output, exit codes, timeouts, the output cap, progress, and killing what it started."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 
-from swarm import Agent, MemoryContextStore, Progress, ToolOutputDelta, ToolResult
-from swarm.testing import StubTransport, make_text_response, make_tool_use_response
+from swarm import Progress, Tool, ToolError, ToolOutput, ToolOutputDelta
 from swarm.toolbox import make_toolbox
+from swarm.toolbox.shell import OutputCap
+
+from .conftest import RunCalls
 
 
 def alive(pid: int) -> bool:
@@ -19,55 +22,119 @@ def alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    stat = Path(f"/proc/{pid}/stat")
-    return not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+async def run(shell: Tool[Any], command: str, **arguments: Any) -> ToolOutput:
+    return await shell.execute(shell.validate({"command": command, **arguments}))
+
+
+@pytest.fixture
+def shell(tools: dict[str, Tool[Any]]) -> Tool[Any]:
+    return tools["shell"]
 
 
 @pytest.mark.anyio
-async def test_output_and_exit_code(tmp_path: Path) -> None:
-    shell = make_toolbox(tmp_path)["shell"]
-    out = await shell.execute(shell.validate({"command": "echo hello; echo oops >&2; exit 3"}))
+async def test_output_of_stdout_and_stderr_then_the_exit_code(shell: Tool[Any]) -> None:
+    out = await run(shell, "echo hello; echo oops >&2; exit 3")
     assert out.content == "hello\noops\n[exit code 3]"
-    assert out.details == {"exit_code": 3, "timed_out": False}
+    assert out.details == {
+        "exit_code": 3,
+        "timed_out": False,
+        "output_chars": 11,
+        "output_cut": False,
+    }
 
 
 @pytest.mark.anyio
-async def test_runs_in_the_workspace(tmp_path: Path) -> None:
-    shell = make_toolbox(tmp_path)["shell"]
-    out = await shell.execute(shell.validate({"command": "pwd"}))
-    assert str(out.content).startswith(str(tmp_path.resolve()))  # noqa: ASYNC240
+async def test_a_command_without_output(shell: Tool[Any]) -> None:
+    assert (await run(shell, "true")).content == "[exit code 0, no output]"
 
 
 @pytest.mark.anyio
-async def test_pipes_and_operators_work(tmp_path: Path) -> None:
-    shell = make_toolbox(tmp_path)["shell"]
-    out = await shell.execute(shell.validate({"command": "printf 'b\\na\\n' | sort && echo ok"}))
+async def test_runs_in_the_workspace(shell: Tool[Any], ws: Path) -> None:
+    out = await run(shell, "pwd; echo hi > made.txt")
+    assert out.content == f"{ws}\n[exit code 0]"
+    assert (ws / "made.txt").read_text() == "hi\n"
+
+
+@pytest.mark.anyio
+async def test_pipes_and_operators_work(shell: Tool[Any]) -> None:
+    out = await run(shell, "printf 'b\\na\\n' | sort && echo ok || echo never")
     assert out.content == "a\nb\nok\n[exit code 0]"
 
 
 @pytest.mark.anyio
-async def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
-    shell = make_toolbox(tmp_path, shell_timeout=1)["shell"]
-    command = "sleep 300 & echo $! > child.pid; wait"
-    out = await shell.execute(shell.validate({"command": command}))
-    assert "timed out after 1s; the command was killed" in str(out.content)
+async def test_stdin_is_closed(shell: Tool[Any]) -> None:
+    assert (await run(shell, "cat; echo after")).content == "after\n[exit code 0]"
+
+
+@pytest.mark.anyio
+async def test_the_environment_can_be_given(ws: Path) -> None:
+    shell = make_toolbox(ws, shell_env={"PATH": os.defpath, "GREETING": "hi"})["shell"]
+    out = await run(shell, "echo $GREETING ${OPENAI_API_KEY:-no-key}")
+    assert out.content == "hi no-key\n[exit code 0]"
+
+
+@pytest.mark.anyio
+async def test_a_command_killed_by_a_signal_says_which(shell: Tool[Any]) -> None:
+    assert (await run(shell, "kill -KILL $$")).content == "[killed by SIGKILL, no output]"
+
+
+@pytest.mark.anyio
+async def test_an_empty_command_is_an_error(shell: Tool[Any]) -> None:
+    with pytest.raises(ToolError, match="command is empty"):
+        await run(shell, "  ")
+
+
+@pytest.mark.anyio
+async def test_timeout_kills_the_whole_process_group(ws: Path) -> None:
+    shell = make_toolbox(ws, shell_timeout=1)["shell"]
+    out = await run(shell, "echo started; sleep 300 & echo $! > child.pid; wait")
+    assert out.content == (
+        "started\n[timed out after 1s; the command and everything it started were killed]"
+    )
     assert out.details is not None and out.details["timed_out"] is True
-    child = int((tmp_path / "child.pid").read_text())
-    assert not alive(child)
+    assert not alive(int((ws / "child.pid").read_text()))
 
 
 @pytest.mark.anyio
-async def test_background_leftovers_are_killed_after_the_command_ends(tmp_path: Path) -> None:
-    shell = make_toolbox(tmp_path)["shell"]
-    await shell.execute(shell.validate({"command": "sleep 300 & echo $! > child.pid"}))
-    child = int((tmp_path / "child.pid").read_text())
-    assert not alive(child)
+async def test_timeout_seconds_shortens_the_limit(shell: Tool[Any], ws: Path) -> None:
+    out = await run(shell, "sleep 300 & echo $! > child.pid; wait", timeout_seconds=1)
+    assert str(out.content).startswith("[timed out after 1s")
+    assert not alive(int((ws / "child.pid").read_text()))
 
 
 @pytest.mark.anyio
-async def test_cancelling_the_call_kills_the_process(tmp_path: Path) -> None:
-    shell = make_toolbox(tmp_path)["shell"]
-    arguments = shell.validate({"command": "echo $$; sleep 300"})
+async def test_timeout_seconds_cannot_pass_the_toolbox_limit(ws: Path) -> None:
+    shell = make_toolbox(ws, shell_timeout=1)["shell"]
+    out = await run(shell, "sleep 300", timeout_seconds=600)
+    assert str(out.content).startswith("[timed out after 1s")
+
+
+@pytest.mark.anyio
+async def test_a_child_ignoring_sigterm_is_killed(ws: Path) -> None:
+    shell = make_toolbox(ws, shell_timeout=1)["shell"]
+    await run(shell, "trap '' TERM; sleep 300 & echo $! > child.pid; wait")
+    assert not alive(int((ws / "child.pid").read_text()))
+
+
+@pytest.mark.anyio
+async def test_background_leftovers_are_killed_when_the_command_ends(
+    shell: Tool[Any], ws: Path
+) -> None:
+    out = await run(shell, "sleep 300 & echo $! > child.pid; echo done")
+    assert out.content == "done\n[exit code 0]"
+    assert not alive(int((ws / "child.pid").read_text()))
+
+
+@pytest.mark.anyio
+async def test_cancelling_the_call_kills_the_process_group(shell: Tool[Any], ws: Path) -> None:
+    arguments = shell.validate({"command": "sleep 300 & echo $!; wait"})
     printed: list[str] = []
     started = anyio.Event()
 
@@ -83,27 +150,53 @@ async def test_cancelling_the_call_kills_the_process(tmp_path: Path) -> None:
 
 
 @pytest.mark.anyio
-async def test_long_output_is_cut_in_the_middle(tmp_path: Path) -> None:
-    shell = make_toolbox(tmp_path, output_limit=100)["shell"]
-    out = await shell.execute(shell.validate({"command": "seq 1 1000"}))
-    text = str(out.content)
-    assert text.startswith("1\n2\n") and "1000" in text and "characters cut" in text
-    assert len(text) < 300
+async def test_long_output_keeps_its_head_and_tail(ws: Path) -> None:
+    shell = make_toolbox(ws, output_limit=100)["shell"]
+    out = await run(shell, "seq 1 1000")
+    lines = str(out.content).splitlines()
+    assert lines[:3] == ["1", "2", "3"]
+    assert lines[-2:] == ["1000", "[exit code 0]"]
+    cut = next(line for line in lines if line.startswith("[…"))
+    assert cut.endswith("characters of output cut …]")
+    assert len(str(out.content)) < 200
+    assert out.details is not None and out.details["output_cut"] is True
+    assert out.details["output_chars"] == len("".join(f"{n}\n" for n in range(1, 1001)))
 
 
 @pytest.mark.anyio
-async def test_output_streams_as_progress_in_a_run(tmp_path: Path) -> None:
-    tools = make_toolbox(tmp_path)
-    model = StubTransport(
-        [
-            make_tool_use_response("shell", "c1", {"command": "echo one; echo two"}),
-            make_text_response(),
-        ]
+async def test_huge_output_is_counted_not_kept(ws: Path) -> None:
+    shell = make_toolbox(ws, output_limit=1000)["shell"]
+    out = await run(shell, "yes | head -c 5000000")
+    assert out.details is not None and out.details["output_chars"] == 5_000_000
+    assert len(str(out.content)) < 1100
+
+
+def test_output_cap_keeps_head_and_tail_of_many_pieces() -> None:
+    cap = OutputCap(10)
+    for piece in ["abc", "defg", "hij", "klmno", "pq"]:
+        cap.add(piece)
+    assert cap.total == 17 and cap.cut
+    assert cap.text() == "abcde\n[… 7 characters of output cut …]\nmnopq"
+
+
+def test_output_cap_under_the_limit_keeps_everything() -> None:
+    cap = OutputCap(10)
+    for piece in ["abc", "defg", "hij"]:
+        cap.add(piece)
+    assert not cap.cut and cap.text() == "abcdefghij"
+
+
+@pytest.mark.anyio
+async def test_output_streams_as_progress_in_whole_lines(
+    tools: dict[str, Tool[Any]], run_calls: RunCalls
+) -> None:
+    done = await run_calls(
+        [tools["shell"]], ("shell", {"command": "echo one; echo two; printf three"})
     )
-    agent = Agent("s", model, [tools["shell"]])
-    async with agent.run_stream("go", MemoryContextStore()) as stream:
-        events = [e async for e in stream]
-    streamed = "".join(e.delta for e in events if isinstance(e, ToolOutputDelta))
-    assert streamed == "one\ntwo\n"
-    result = next(e for e in events if isinstance(e, ToolResult))
-    assert result.content == "one\ntwo\n[exit code 0]"
+    deltas = [e for e in done.events if isinstance(e, ToolOutputDelta)]
+    assert "".join(d.delta for d in deltas) == "one\ntwo\nthree"
+    assert all(d.delta.endswith("\n") for d in deltas[:-1]) and deltas[-1].delta.endswith("three")
+    assert {(d.name, d.key) for d in deltas} == {("shell", "output")}
+    [result] = done.results
+    assert not result.is_error and result.content == "one\ntwo\nthree\n[exit code 0]"
+    assert result.details is not None and result.details["exit_code"] == 0

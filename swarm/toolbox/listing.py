@@ -1,0 +1,117 @@
+"""list_files: the files of a workspace directory, optionally filtered by a glob.
+
+The handler is a plain function: ``Tool`` runs it in a worker thread.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+from swarm.errors import ToolError
+from swarm.toolbox._paths import SKIPPED_DIRS, Workspace, glob_matcher
+from swarm.toolbox.files import failed
+from swarm.tools import Field, Tool
+
+__all__ = ["list_files_tool"]
+
+MAX_LISTED = 500
+MAX_WALKED = 50_000
+
+
+def _one_level(workspace: Workspace, target: Path, pattern: str) -> tuple[list[str], int]:
+    """Subdirectories (with a trailing ``/``) and files of ``target``, sorted."""
+    matches = glob_matcher(pattern)
+    entries: list[str] = []
+    with os.scandir(target) as found:
+        names = sorted(entry.name for entry in found)
+    for name in names:
+        if name in SKIPPED_DIRS or not matches(name):
+            continue
+        real = Path(os.path.realpath(target / name))
+        if not workspace.contains(real):
+            continue
+        shown = workspace.relative(target / name)
+        if real.is_dir():
+            entries.append(f"{shown}/")
+        elif real.is_file():
+            entries.append(f"{shown}  ({real.stat().st_size:,} bytes)")
+    return entries, len(entries)
+
+
+def _tree(workspace: Workspace, target: Path, pattern: str) -> tuple[list[str], int]:
+    """Files below ``target``, the first ``MAX_LISTED`` of them, and how many there are
+    (``-1``: more than ``MAX_WALKED``, the walk stopped)."""
+    entries: list[str] = []
+    count = 0
+    for path in workspace.walk(target, pattern):
+        count += 1
+        if count <= MAX_LISTED:
+            try:
+                size = f"{path.stat().st_size:,} bytes"
+            except OSError:
+                size = "a broken symlink"
+            entries.append(f"{workspace.relative(path)}  ({size})")
+        elif count >= MAX_WALKED:
+            return entries, -1
+    return entries, count
+
+
+def list_files_tool(workspace: Workspace, *, output_limit: int) -> Tool[None]:
+    """The ``list_files`` tool of ``workspace``; ``output_limit`` caps its output's
+    characters (and it shows ``MAX_LISTED`` entries at most)."""
+
+    def list_files(
+        directory: Annotated[
+            str,
+            Field(
+                description="The directory to list, relative to the workspace (default: its root)."
+            ),
+        ] = ".",
+        pattern: Annotated[
+            str,
+            Field(
+                description="A glob for the names to show, e.g. *.py or *.{ts,tsx}; with a /"
+                " it matches paths below the directory, e.g. src/**/test_*.py."
+            ),
+        ] = "*",
+        recursive: Annotated[
+            bool,
+            Field(
+                description="List files in all subdirectories (default true); false lists one"
+                " level, subdirectories included."
+            ),
+        ] = True,
+    ) -> str:
+        target = workspace.resolve(directory, must_exist=True)
+        if not target.is_dir():
+            raise ToolError(f"'{directory}' is a file, not a directory; read it with read_file")
+        try:
+            if recursive:
+                entries, count = _tree(workspace, target, pattern)
+            else:
+                entries, count = _one_level(workspace, target, pattern)
+        except OSError as exc:
+            raise failed("list", directory, exc) from None
+        if not entries:
+            return f"No files matching '{pattern}' in {workspace.relative(target)}."
+        shown: list[str] = []
+        used = 0
+        for entry in entries[:MAX_LISTED]:
+            used += len(entry) + 1
+            if used > output_limit:
+                break
+            shown.append(entry)
+        if count < 0:
+            shown.append(f"[… more than {MAX_WALKED:,} files; narrow the directory or pattern]")
+        elif count > len(shown):
+            shown.append(f"[… {count - len(shown):,} more; narrow the directory or pattern]")
+        return "\n".join(shown)
+
+    return Tool(
+        "list_files",
+        list_files,
+        "List files of the workspace with their sizes, optionally filtered by a glob;"
+        f" never looks into {', '.join(sorted(SKIPPED_DIRS))}.",
+    )
