@@ -191,7 +191,6 @@ class LocalServer:
                 **_defaults(),
                 "base_url": self.base_url,
                 "api_key": "",
-                "max_tokens": 512,
                 **options,
             },
         )
@@ -226,6 +225,7 @@ class LocalServer:
 def _defaults() -> dict[str, Any]:
     return {
         "temperature": 0.0,
+        "max_tokens": 256,  # a 135M model may repeat a call until the limit
         "extra_body": {"seed": 7},
         "required_prefill": REQUIRED_PREFILL,
         "context_window": 8192,
