@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from typing import Any
 
 from swarm.events import IterationEnd, StreamEvent, TextDelta, ToolInputDelta, ToolUseStart
@@ -14,6 +14,7 @@ from swarm.types import StopReason, Usage
 
 __all__ = [
     "FunctionTransport",
+    "history_problems",
     "StubTransport",
     "make_text_response",
     "make_tool_use_response",
@@ -109,3 +110,27 @@ class FunctionTransport:
             result = await result
         for event in result:
             yield event
+
+
+def history_problems(history: Sequence[Message], *, alternating: bool = True) -> list[str]:
+    """What makes a history invalid (empty when it is valid): a tool use not answered by
+    the next message's results, a result answering no call of the message before it, or
+    (with ``alternating``) two messages of the same role in a row."""
+    problems: list[str] = []
+    for i, message in enumerate(history):
+        if alternating and i and message.role == history[i - 1].role:
+            problems.append(f"messages {i - 1} and {i} are both {message.role}")
+        uses = {use.id for use in message.tool_uses}
+        if uses:
+            answered = (
+                {r.tool_use_id for r in history[i + 1].tool_results}
+                if i + 1 < len(history)
+                else set()
+            )
+            if answered != uses:
+                problems.append(f"the tool uses of message {i} are not all answered next")
+        results = {r.tool_use_id for r in message.tool_results}
+        before = {use.id for use in history[i - 1].tool_uses} if i else set()
+        if results - before:
+            problems.append(f"message {i} has results for calls the message before did not make")
+    return problems

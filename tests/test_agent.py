@@ -28,6 +28,7 @@ from swarm import (
 from swarm.testing import (
     FunctionTransport,
     StubTransport,
+    history_problems,
     make_text_response,
     make_tool_use_response,
     make_tool_uses_response,
@@ -46,13 +47,7 @@ async def collect(agent: Agent, task: str | None, context: MemoryContextStore) -
 
 
 def assert_history_valid(history: list[Message]) -> None:
-    """Every tool use is answered by a result in the very next message."""
-    for i, message in enumerate(history):
-        uses = {u.id for u in message.tool_uses}
-        if uses:
-            assert i + 1 < len(history), "tool use without a following result message"
-            results = {r.tool_use_id for r in history[i + 1].tool_results}
-            assert uses == results
+    assert history_problems(history, alternating=False) == []
 
 
 @pytest.mark.anyio

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from swarm import Message
+from swarm.testing import history_problems
 
 HERE = Path(__file__).parent
 
@@ -17,19 +18,7 @@ HERE = Path(__file__).parent
 def assert_valid_history(history: list[Message]) -> None:
     """Every tool use is answered by the next message, every result answers the message
     before it, and roles alternate."""
-    for i, message in enumerate(history):
-        if i:
-            assert message.role != history[i - 1].role, f"two {message.role} messages at {i}"
-        uses = {use.id for use in message.tool_uses}
-        if uses:
-            assert message.role == "assistant"
-            assert i + 1 < len(history), f"tool uses at {i} have no results"
-            answered = {r.tool_use_id for r in history[i + 1].tool_results}
-            assert answered == uses, f"tool uses at {i} are not all answered"
-        results = {r.tool_use_id for r in message.tool_results}
-        if results:
-            before = {use.id for use in history[i - 1].tool_uses} if i else set()
-            assert results <= before, f"results at {i} answer no call before them"
+    assert history_problems(history) == []
 
 
 def raw_rows(path: Path, session_id: str | None = None) -> list[tuple[Any, ...]]:

@@ -37,6 +37,7 @@ from swarm.guards import apply_policy, load_policy
 from swarm.local import LocalServer
 from swarm.run import RunScope
 from swarm.team.delegation import make_agent_tools
+from swarm.testing import history_problems
 from swarm.transports import RecordingTransport, ReplayTransport, on_user_turn
 
 pytestmark = [pytest.mark.local_model, pytest.mark.anyio]
@@ -220,12 +221,8 @@ async def test_max_tokens_cutting_a_tool_call(
     context = MemoryContextStore()
     with anyio.fail_after(120):
         await agent.run("Get the weather in Paris.", context)
-    history = await context.get_history()
-    for i, message in enumerate(history):  # whatever was cut, every call has its result
-        if message.tool_uses:
-            assert {r.tool_use_id for r in history[i + 1].tool_results} == {
-                u.id for u in message.tool_uses
-            }
+    # whatever was cut, every call has its result
+    assert history_problems(await context.get_history()) == []
 
 
 async def test_cancelling_mid_stream_stops_generation(
