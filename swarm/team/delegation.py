@@ -377,15 +377,5 @@ def run_team(
         model=getattr(entry.transport, "model", None),
     )
     if context is None:
-        context = _context_for(
-            AgentContext(
-                team.entry,
-                entry,
-                entry.transport,
-                context_factory,
-                None,
-                spec.compaction,
-                _limits(spec),
-            )
-        )
+        context = compacting_context(context_factory(), entry.transport, spec.compaction)
     return entry.run_stream(task, context, scope=scope)
