@@ -36,6 +36,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 import uuid
 import weakref
 from collections.abc import Callable, Sequence
@@ -254,9 +255,7 @@ class SQLiteContextStore(ContextStore):
             self._path, timeout=self._timeout, isolation_level=None, check_same_thread=False
         )
         try:
-            with self._file.write_lock:  # switching to WAL and migrating take the write lock
-                conn.execute("PRAGMA journal_mode=WAL")
-                migrate(conn, self._path)
+            self._prepare(conn)
             sync = "FULL" if self._durability == "power" else "NORMAL"
             conn.execute(f"PRAGMA synchronous={sync}")
             row = conn.execute(
@@ -269,6 +268,23 @@ class SQLiteContextStore(ContextStore):
             self._exists = True
             self._created_at = row[0]
         return conn
+
+    def _prepare(self, conn: sqlite3.Connection) -> None:
+        """Switch the file to WAL and migrate it. Another process doing the same at the
+        same moment makes SQLite answer "locked" at once (its busy handler does not cover
+        a journal-mode change), so this retries until ``timeout``."""
+        deadline = time.monotonic() + self._timeout
+        while True:
+            try:
+                with self._file.write_lock:  # switching to WAL and migrating take the lock
+                    conn.execute("PRAGMA journal_mode=WAL")
+                    migrate(conn, self._path)
+                return
+            except sqlite3.OperationalError as exc:
+                busy = "locked" in str(exc) or "busy" in str(exc)
+                if not busy or time.monotonic() >= deadline:
+                    raise
+            time.sleep(0.01)
 
     def _close(self) -> None:
         with self._lock:
