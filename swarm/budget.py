@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Budget", "BudgetLimits", "UsageNode"]
 
+_ZERO = Usage()  # frozen, so one instance serves every new node
+
 
 @dataclass(frozen=True, slots=True)
 class BudgetLimits:
@@ -106,8 +108,8 @@ class Budget:
     parent: Budget | None = None
     model: str | None = None
     clock: Callable[[], float] = time.monotonic
-    usage: Usage = field(default_factory=Usage)
-    total: Usage = field(default_factory=Usage)
+    usage: Usage = _ZERO
+    total: Usage = _ZERO
     iterations: int = 0
     delegations: int = 0
     stop_reason: StopReason | None = None
@@ -115,9 +117,13 @@ class Budget:
     children: list[Budget] = field(default_factory=list)
     started: float = 0.0
     _controls: set[Control] = field(default_factory=set)
+    _chain: tuple[Budget, ...] = field(default=(), init=False, repr=False)
+    _timed: bool = field(default=False, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.started = self.clock()
+        self._chain = (self,) if self.parent is None else (self, *self.parent._chain)
+        self._timed = any(node.limits.seconds is not None for node in self._chain)
 
     def child(
         self, path: str, limits: BudgetLimits | None = None, *, model: str | None = None
@@ -129,20 +135,17 @@ class Budget:
 
     def chain(self) -> list[Budget]:
         """This node and its ancestors, nearest first."""
-        nodes: list[Budget] = []
-        node: Budget | None = self
-        while node is not None:
-            nodes.append(node)
-            node = node.parent
-        return nodes
+        return list(self._chain)
 
     @property
     def exceeded(self) -> str | None:
         """Why this agent may not continue, or ``None`` while every limit above it holds."""
-        now = self.clock()
-        for node in self.chain():
+        now = self.clock() if self._timed else 0.0
+        for node in self._chain:
             if node.tripped is not None:
                 return node.tripped
+            if not self._timed:
+                continue
             seconds = node.limits.seconds
             if seconds is not None and now - node.started >= seconds:
                 return f"time budget of {seconds:g}s for '{node.path}' is spent"
@@ -152,7 +155,7 @@ class Budget:
         """Record one model call; trip every node whose token limit it passes."""
         self.usage += usage
         self.iterations += 1
-        for node in self.chain():
+        for node in self._chain:
             node.total += usage
             limit = node.limits.tokens
             if limit is not None and node.tripped is None and node.total.total_tokens > limit:
@@ -163,14 +166,14 @@ class Budget:
 
     def count_delegation(self) -> str | None:
         """Record one delegation by this agent; return why it is refused, if it is."""
-        for levels, node in enumerate(self.chain(), start=1):
+        for levels, node in enumerate(self._chain, start=1):
             limit = node.limits.delegations
             if limit is not None and node.delegations >= limit:
                 return f"delegation budget of {limit} for '{node.path}' is spent"
             depth = node.limits.depth
             if depth is not None and levels > depth:
                 return f"delegation depth limit of {depth} below '{node.path}' is reached"
-        for node in self.chain():
+        for node in self._chain:
             node.delegations += 1
         return None
 

@@ -94,7 +94,9 @@ async def _decide_and_run(
         block = error_result(use.id, f"Unknown tool '{use.name}'. Available tools: {names}.")
     else:
         try:
-            arguments = await tool.check(tool.validate(use.input))
+            arguments = tool.validate(use.input)
+            if tool.guards:
+                arguments = await tool.check(arguments)
             call.decision, call.arguments = "allow", arguments
         except GuardError as exc:
             call.decision, call.reason, call.guard = "deny", exc.reason, exc.guard
@@ -136,7 +138,7 @@ async def _execute(
 ) -> ToolResultBlock:
     progress = None
     sink = scope.sink
-    if sink is not None and tool.supports_streaming:
+    if sink is not None and tool.reports_progress:
 
         def report(key: str, delta: str) -> None:
             sink(ToolOutputDelta(use.id, use.name, key, delta))
@@ -185,7 +187,11 @@ async def run_calls(
             async with anyio.create_task_group() as group:
                 for i in todo:
                     group.start_soon(one, i)
-                async for event in receive:
+                while True:
+                    try:  # take what is buffered without a checkpoint per event
+                        event = receive.receive_nowait()
+                    except anyio.WouldBlock:
+                        event = await receive.receive()
                     if event is DONE:
                         break
                     if event is INTERRUPT:

@@ -81,19 +81,6 @@ class Control:
         self.dispatch = send
 
 
-async def _first_event(iterator: AsyncIterator[StreamEvent], control: Control) -> StreamEvent:
-    """Wait for a model's first event (the long wait), interruptibly."""
-    with anyio.CancelScope() as scope:
-        control.scope = scope
-        if control.interrupted:
-            scope.cancel()
-        try:
-            return await iterator.__anext__()
-        finally:
-            control.scope = None
-    raise _Interrupted
-
-
 async def _close(iterator: AsyncIterator[StreamEvent]) -> None:
     aclose = getattr(iterator, "aclose", None)
     if aclose is not None:
@@ -148,7 +135,17 @@ async def run_loop(
                 token = _scope.set(scope)
                 try:
                     iterator = aiter(agent.transport.stream(history, offered, agent.system))
-                    event = await _first_event(iterator, control)
+                    # The long wait, for the first event: interruptible (see Control).
+                    with anyio.CancelScope() as waiting:
+                        control.scope = waiting
+                        if control.interrupted:
+                            waiting.cancel()
+                        try:
+                            event = await iterator.__anext__()
+                        finally:
+                            control.scope = None
+                    if waiting.cancelled_caught:
+                        raise _Interrupted
                 finally:
                     _scope.reset(token)
                 while True:

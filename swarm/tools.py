@@ -306,6 +306,7 @@ class Tool(Generic[T]):
     _stream: Callable[..., AsyncIterator[tuple[str, str]]] | None = field(
         init=False, repr=False, compare=False
     )
+    _plain: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         sem = anyio.Semaphore(self.concurrency) if self.concurrency else None
@@ -313,6 +314,8 @@ class Tool(Generic[T]):
         object.__setattr__(self, "_sig", _signature(self.handler, self.name))
         object.__setattr__(self, "_is_async", inspect.iscoroutinefunction(self.handler))
         object.__setattr__(self, "_stream", getattr(self.handler, "stream", None))
+        plain = self._is_async and sem is None and not self._sig.injected
+        object.__setattr__(self, "_plain", plain and self._stream is None)
 
     @property
     def input_schema(self) -> JSONSchema:
@@ -324,6 +327,11 @@ class Tool(Generic[T]):
         """True when the handler reports progress (a ``.stream`` generator, a ``Progress``
         parameter) or emits events while it runs (``streams``)."""
         return self.streams or bool(self._sig.injected) or self._stream is not None
+
+    @property
+    def reports_progress(self) -> bool:
+        """True when the handler takes a ``Progress`` or is a ``.stream`` generator."""
+        return bool(self._sig.injected) or self._stream is not None
 
     def copy(self, **overrides: Any) -> Tool[T]:
         """A new tool with fields replaced (its own concurrency semaphore)."""
@@ -356,6 +364,8 @@ class Tool(Generic[T]):
         """
         limit = self.timeout if self.timeout is not None else timeout
         if limit is None:
+            if self._plain:  # the common case, without the layers below
+                return _coerce_output(await self.handler(**arguments))
             return await self._execute(arguments, progress)
         try:
             with anyio.fail_after(limit):

@@ -308,7 +308,7 @@ class AutoCompactStore(ContextStore):
         self.threshold = threshold
         self.on_compact = on_compact
         self.system_prompt = system_prompt
-        self._lock = anyio.Lock()
+        self._lock = anyio.Lock(fast_acquire=True)  # no checkpoint when uncontended
         self._compacting = False
         self._failures = 0
         self._retry_at = 0
