@@ -39,7 +39,12 @@ from swarm.run import CallRecord, current_scope
 from swarm.scenario.script import ScriptedModel
 from swarm.scenario.spec import Scenario, Script, load_scenario
 from swarm.team import DEFAULT_MAX_DEPTH, AgentSpec, Team
-from swarm.team.delegation import build_team, compacting_context, team_scope
+from swarm.team.delegation import (
+    build_team,
+    compacting_context,
+    continue_numbering,
+    team_scope,
+)
 from swarm.toolbox import make_toolbox
 from swarm.tools import Tool
 from swarm.transports.base import CompletionTransport
@@ -397,6 +402,7 @@ async def _execute(
             run_id=run.run_id,
             model=getattr(entry.transport, "model", None),
         )
+        continue_numbering(scope, sessions)  # a resumed run's new sub-agents get new paths
         try:
             async with entry.run_stream(message, context, scope=scope) as stream:
                 async for event in stream:

@@ -9,9 +9,10 @@ forwards every event it produces up to the root stream as a ``SubAgentEvent``.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Protocol
 
@@ -25,7 +26,7 @@ from swarm.context.compaction import AutoCompactStore
 from swarm.context.memory import MemoryContextStore
 from swarm.errors import ToolError
 from swarm.events import Error, SessionEndEvent, StreamEvent, SubAgentEvent
-from swarm.run import CallObserver, RunScope, current_scope, use_scope
+from swarm.run import CallObserver, RunScope, _scope, current_scope
 from swarm.team.graph import Team
 from swarm.team.spec import AgentSpec
 from swarm.tools import Field, Tool, ToolOutput
@@ -38,6 +39,7 @@ __all__ = [
     "RoleSettings",
     "build_team",
     "compacting_context",
+    "continue_numbering",
     "make_agent_tools",
     "run_team",
     "team_scope",
@@ -77,7 +79,8 @@ class RoleSettings(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class AgentContext:
-    """The ``context`` of an agent tool: what a call needs to run the sub-agent."""
+    """The ``context`` of an agent tool: what a call needs to run the sub-agent
+    (``agent`` is the role's agent as each call runs it: its transport and name set)."""
 
     agent_name: str
     agent: Agent
@@ -145,10 +148,11 @@ def make_agent_tools(
     tools: list[Tool[AgentContext]] = []
     for name, (description, prototype) in agents.items():
         settings = roles.get(name) if roles is not None else None
+        role_transport = _transport_for(settings, transport, resolve_model)
         context = AgentContext(
             agent_name=name,
-            agent=prototype,
-            transport=_transport_for(settings, transport, resolve_model),
+            agent=prototype.copy(transport=role_transport, name=name),
+            transport=role_transport,
             context_factory=context_factory,
             on_event=on_event,
             compaction=settings.compaction if settings is not None else None,
@@ -158,9 +162,10 @@ def make_agent_tools(
     return tools
 
 
-def _agent_tool(tool_name: str, description: str, ctx: AgentContext) -> Tool[AgentContext]:
-    counters: dict[tuple[str, str], int] = {}
+_COUNTERS = "swarm.delegation.counters"
 
+
+def _agent_tool(tool_name: str, description: str, ctx: AgentContext) -> Tool[AgentContext]:
     async def delegate(
         task: Annotated[
             str,
@@ -174,7 +179,10 @@ def _agent_tool(tool_name: str, description: str, ctx: AgentContext) -> Tool[Age
         ] = "",
     ) -> ToolOutput:
         parent = current_scope()
-        key = (parent.run_id, parent.path)
+        # Numbered per calling agent and role; kept in the run's services, so the
+        # counters go away with the run.
+        counters: dict[tuple[str, str], int] = parent.services.setdefault(_COUNTERS, {})
+        key = (parent.path, ctx.agent_name)
         number = counters[key] = counters.get(key, 0) + 1
         path = (
             f"{parent.path}/{ctx.agent_name}#{number}"
@@ -199,10 +207,12 @@ def _agent_tool(tool_name: str, description: str, ctx: AgentContext) -> Tool[Age
                 ctx.on_event(ctx.agent_name, event)
 
         scope = parent.child(path=path, budget=budget, approver=None, sink=sink)
-        agent = ctx.agent.copy(transport=ctx.transport, name=ctx.agent_name)
-        with use_scope(scope):  # a context factory may name the session after the path
+        token = _scope.set(scope)  # a context factory may name the session after the path
+        try:
             store = _context_for(ctx)
-        end, error, text = await _run_child(agent, task, store, scope, sink, ctx.limits)
+        finally:
+            _scope.reset(token)
+        end, error, text = await _run_child(ctx.agent, task, store, scope, sink, ctx.limits)
         details: dict[str, Any] = {
             "path": path,
             "topic": topic,
@@ -247,6 +257,9 @@ def compacting_context(
     )
 
 
+_UNTIMED = contextlib.nullcontext()  # reusable: a sub-agent without a time budget
+
+
 async def _run_child(
     agent: Agent,
     task: str,
@@ -258,10 +271,8 @@ async def _run_child(
     """Run a sub-agent to its end, forwarding its events; returns how it ended."""
     end: SessionEndEvent | None = None
     error: str | None = None
-    stream: AgentStream | None = None
-    with anyio.CancelScope() as timer:
-        if limits.seconds is not None:
-            timer.deadline = anyio.current_time() + limits.seconds
+    timer = anyio.move_on_after(limits.seconds) if limits.seconds is not None else None
+    with timer if timer is not None else _UNTIMED:
         async with agent.run_stream(task, store, scope=scope) as stream:
             async for event in stream:
                 if isinstance(event, Error):
@@ -269,12 +280,24 @@ async def _run_child(
                 elif isinstance(event, SessionEndEvent):
                     end = event
                 sink(event)
-    text = stream.final_text if stream is not None else ""
-    if timer.cancelled_caught and scope.budget is not None:
+    text = stream.final_text
+    if timer is not None and timer.cancelled_caught and scope.budget is not None:
         scope.budget.stop_reason = StopReason.budget
         error = f"time budget of {limits.seconds:g}s for '{scope.path}' is spent"
         end = SessionEndEvent(StopReason.budget, scope.budget.usage, scope.budget.report())
     return end, error, text
+
+
+def continue_numbering(scope: RunScope, paths: Iterable[str]) -> None:
+    """Make delegations in ``scope``'s run number on after ``paths`` (the agents of the
+    run's earlier sessions, when it is resumed), so no path names two sub-agents."""
+    counters: dict[tuple[str, str], int] = scope.services.setdefault(_COUNTERS, {})
+    for path in paths:
+        parent, _, last = path.rpartition("/")
+        name, sep, number = last.rpartition("#")
+        if sep and number.isdigit():
+            key = (parent, name)
+            counters[key] = max(counters.get(key, 0), int(number))
 
 
 def team_scope(

@@ -110,6 +110,41 @@ def test_ctrl_c_stops_the_run_writes_the_record_and_it_resumes(
     assert summary["interrupted"] is False and summary["resumed"] == 1
 
 
+TWICE = """\
+team: {roles}
+task: Build it.
+model:
+  script:
+    orchestrator:
+      - call: developer
+        args: {{task: build the first part}}
+      - text: First part built.
+      - call: developer
+        args: {{task: build the second part}}
+      - text: Second part built.
+    developer:
+      - text: built the first part
+      - text: built the second part
+"""
+
+
+def test_a_resumed_run_gives_its_new_sub_agents_new_paths(
+    swarm: Swarm, roles: Path, tmp_path: Path
+) -> None:
+    scenario = tmp_path / "twice.yaml"
+    scenario.write_text(TWICE.format(roles=roles))
+    workspace = tmp_path / "ws"
+    assert swarm("run", scenario, "--workspace", workspace, "--plain").returncode == 0
+    (record,) = (workspace / ".swarm" / "runs").iterdir()
+    resumed = swarm("sessions", "resume", record, "Now", "the", "second", "part", "--plain")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    sessions = json.loads((record / "summary.json").read_text())["sessions"]
+    first, second = sessions["orchestrator/developer#1"], sessions["orchestrator/developer#2"]
+    assert first != second
+    shown = swarm("sessions", "show", record, "orchestrator/developer#1")
+    assert "built the first part" in shown.stdout and "second" not in shown.stdout
+
+
 def test_resume_of_a_finished_run_needs_a_message(swarm: Swarm, finished_run: Path) -> None:
     done = swarm("sessions", "resume", finished_run)
     assert done.returncode == 2 and "give a message" in done.stderr

@@ -124,6 +124,27 @@ async def test_sub_agent_events_reach_the_root_tagged_with_their_path() -> None:
 
 
 @pytest.mark.anyio
+async def test_each_run_numbers_its_delegations_from_one() -> None:
+    model = scripted(
+        {
+            "orchestrator": [
+                make_tool_uses_response(
+                    [("worker", "a", {"task": "x"}), ("worker", "b", {"task": "y"})]
+                ),
+                make_text_response("done"),
+            ],
+            "worker": [make_text_response("ok")],
+        }
+    )
+    team = Team([role("orchestrator", "worker"), role("worker")])
+    paths = []
+    for run_id in ("first", "second"):
+        events = await run(run_team(team, "go", transport=model, run_id=run_id))
+        paths.append(sorted(r.details["path"] for r in results_of(events).values() if r.details))
+    assert paths[0] == paths[1] == ["orchestrator/worker#1", "orchestrator/worker#2"]
+
+
+@pytest.mark.anyio
 async def test_three_level_hierarchy_runs_its_leaves_concurrently() -> None:
     arrived = 0
     all_leaves_running = anyio.Event()
