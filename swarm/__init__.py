@@ -112,6 +112,7 @@ from swarm.team.delegation import (
 )
 from swarm.toolbox import (
     make_toolbox,
+    safe_environment,
 )
 from swarm.tools import (
     MISSING,
@@ -258,6 +259,7 @@ __all__ = [
     "on_user_turn",
     "register_provider",
     "run_team",
+    "safe_environment",
     "tool",
     "transport_from_spec",
     "verify_log",

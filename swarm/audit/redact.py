@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["REDACTED", "redact", "redact_text", "secret_key"]
+__all__ = ["REDACTED", "holds_credential", "redact", "redact_text", "secret_key"]
 
 REDACTED = "[REDACTED]"
 MAX_STRING = 2000
@@ -65,6 +65,13 @@ def secret_key(key: str) -> bool:
     if any(w in _SECRET_WORDS for w in words) or "".join(words) in _SECRET_WORDS:
         return True
     return any(pair in _SECRET_PAIRS for pair in itertools.pairwise(words))
+
+
+def holds_credential(text: str) -> bool:
+    """Whether ``text`` contains something shaped like a credential: a provider key
+    (``sk-...``, ``ghp_...``, ``AKIA...``), a JWT, a private key block, or a password in a
+    URL."""
+    return bool(_TOKENS.search(text) or _URL_PASSWORD.search(text))
 
 
 def _random_looking(match: re.Match[str]) -> str:

@@ -19,11 +19,11 @@ from swarm.toolbox.files import file_tools
 from swarm.toolbox.listing import list_files_tool
 from swarm.toolbox.notes import notes_tool
 from swarm.toolbox.search import search_tool
-from swarm.toolbox.shell import shell_tool
+from swarm.toolbox.shell import safe_environment, shell_tool
 from swarm.toolbox.todo import todo_tool
 from swarm.tools import Tool
 
-__all__ = ["TOOL_NAMES", "Ask", "Workspace", "make_toolbox"]
+__all__ = ["TOOL_NAMES", "Ask", "Workspace", "make_toolbox", "safe_environment"]
 
 TOOL_NAMES = (
     "read_file",
@@ -53,8 +53,9 @@ def make_toolbox(
     characters one call of read_file, list_files, search, shell or notes returns;
     ``ask`` lets ``ask_user`` reach a person; without it the tool is still there, and
     each call is an error result telling the model to go on without asking.
-    ``shell_env`` is the environment of shell commands (``None``: this process's, secrets
-    included; pass a trimmed one for untrusted agents).
+    ``shell_env`` is the environment of shell commands (``None``: this process's without
+    anything that looks like a secret, as ``safe_environment`` gives; pass ``os.environ``
+    to hand the agents everything, API keys included).
 
     Raises ``ValueError`` for a timeout or limit that is not positive.
     """

@@ -21,11 +21,12 @@ from typing import Annotated
 import anyio
 import anyio.abc
 
+from swarm.audit.redact import holds_credential, secret_key
 from swarm.errors import ToolError
 from swarm.toolbox._paths import Workspace
 from swarm.tools import Field, Progress, Tool, ToolOutput
 
-__all__ = ["OutputCap", "shell_tool"]
+__all__ = ["OutputCap", "safe_environment", "shell_tool"]
 
 KILL_GRACE = 2.0
 """Seconds between SIGTERM and SIGKILL, and how long to wait for output after the kill."""
@@ -152,6 +153,21 @@ def _status(code: int | None, timed_out: bool, limit: float) -> str:
     return f"exit code {code}"
 
 
+def safe_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``environ`` (default: this process's environment) without what looks like a
+    secret: variables named like one (``OPENAI_API_KEY``, ``GITHUB_TOKEN``,
+    ``DB_PASSWORD``, ``AWS_SECRET_ACCESS_KEY``) or holding a credential (a provider key, a
+    password in a URL). Shell commands get this unless a toolbox is given another."""
+    source = os.environ if environ is None else environ
+    return {
+        name: value
+        for name, value in source.items()
+        if not secret_key(name)
+        and "PASSWORD" not in name.upper()  # PGPASSWORD: one word
+        and not holds_credential(value)
+    }
+
+
 def shell_tool(
     workspace: Workspace,
     *,
@@ -163,9 +179,9 @@ def shell_tool(
 
     ``timeout`` (seconds) is the longest a command may run; ``output_limit`` caps the
     characters of output in the result (head and tail kept); ``env`` is the commands'
-    environment (``None``: this process's).
+    environment (``None``: this process's without its secrets, see ``safe_environment``).
     """
-    environment = dict(env) if env is not None else None
+    given = dict(env) if env is not None else None
 
     async def shell(
         progress: Progress,
@@ -189,7 +205,7 @@ def shell_tool(
         process = await anyio.open_process(
             ["bash", "-c", command],
             cwd=workspace.root,
-            env=environment,
+            env=given if given is not None else safe_environment(),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,

@@ -81,6 +81,25 @@ async def test_the_environment_can_be_given(ws: Path) -> None:
 
 
 @pytest.mark.anyio
+async def test_commands_do_not_see_secrets_from_the_environment(
+    ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-0123456789abcdefghij")
+    monkeypatch.setenv("GITHUB_TOKEN", "plain")
+    monkeypatch.setenv("PGPASSWORD", "hunter2")
+    monkeypatch.setenv("DATABASE_URL", "postgres://app:hunter2@db.internal/app")
+    monkeypatch.setenv("STASH", "ghp_abcdefghijklmnopqrstuvwxyz0123")
+    monkeypatch.setenv("GREETING", "hi")
+    shell = make_toolbox(ws)["shell"]
+    out = await run(shell, "env")
+    assert "GREETING=hi" in out.content and "PATH=" in out.content
+    for leaked in ("OPENAI_API_KEY", "GITHUB_TOKEN", "PGPASSWORD", "hunter2", "ghp_"):
+        assert leaked not in out.content
+    everything = make_toolbox(ws, shell_env=os.environ)["shell"]
+    assert "sk-test-0123456789abcdefghij" in (await run(everything, "env")).content
+
+
+@pytest.mark.anyio
 async def test_a_command_killed_by_a_signal_says_which(shell: Tool[Any]) -> None:
     assert (await run(shell, "kill -KILL $$")).content == "[killed by SIGKILL, no output]"
 
