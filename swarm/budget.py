@@ -151,10 +151,12 @@ class Budget:
                 return f"time budget of {seconds:g}s for '{node.path}' is spent"
         return None
 
-    def charge(self, usage: Usage) -> None:
-        """Record one model call; trip every node whose token limit it passes."""
+    def charge(self, usage: Usage, *, iteration: bool = True) -> None:
+        """Record one model call (``iteration=False``: a call outside the loop's turns, such
+        as a compaction's summary); trip every node whose token limit it passes."""
         self.usage += usage
-        self.iterations += 1
+        if iteration:
+            self.iterations += 1
         for node in self._chain:
             node.total += usage
             limit = node.limits.tokens

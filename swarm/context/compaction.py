@@ -26,7 +26,7 @@ import structlog
 
 from swarm.context.base import ContextStore, SessionInfo
 from swarm.errors import CompactionError
-from swarm.events import ContextCompacted, Error, StreamEvent, TextDelta
+from swarm.events import ContextCompacted, Error, IterationEnd, StreamEvent, TextDelta
 from swarm.messages import (
     ImageBlock,
     Message,
@@ -35,7 +35,7 @@ from swarm.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from swarm.run import emit
+from swarm.run import current_scope, emit
 from swarm.transports.base import CompletionTransport
 
 __all__ = [
@@ -240,6 +240,10 @@ async def _summarise(transport: CompletionTransport, request: str, system_prompt
         async for event in stream:
             if isinstance(event, TextDelta):
                 parts.append(event.delta)
+            elif isinstance(event, IterationEnd):
+                budget = current_scope().budget  # the summary is spent on the agent's budget
+                if budget is not None:
+                    budget.charge(event.usage, iteration=False)
             elif isinstance(event, Error):
                 raise CompactionError(f"the summariser failed: {event.message}") from (
                     event.exception

@@ -16,6 +16,7 @@ from swarm import (
     Error,
     IterationEnd,
     Message,
+    StopReason,
     StreamEvent,
     TextBlock,
     TextDelta,
@@ -27,7 +28,9 @@ from swarm import (
     Usage,
     tool,
 )
+from swarm.budget import Budget, BudgetLimits
 from swarm.context import AutoCompactStore, MemoryContextStore, SQLiteContextStore
+from swarm.run import RunScope
 from swarm.testing import (
     FunctionTransport,
     StubTransport,
@@ -344,3 +347,33 @@ async def test_cancelling_while_summarising_leaves_the_history_untouched() -> No
     summariser.respond = lambda messages, tools, system: make_text_response("Later.")
     await store.add_context_tokens(90, 0)  # not stuck: the next call compacts
     assert len(await store.get_history()) == 3
+
+
+async def test_the_summary_is_charged_to_the_running_agents_budget() -> None:
+    calls: list[int] = []
+
+    def respond(messages: list[Message], tools: list[Tool[Any]], system: str) -> list[StreamEvent]:
+        calls.append(len(calls))
+        if len(calls) % 2:  # a context near the window: compaction follows this call
+            return make_tool_use_response("list_files", "c1", {"dir": "d"}, usage=Usage(900, 5))
+        return make_text_response("Tidy.", usage=Usage(100, 5))
+
+    def scope_with(limits: BudgetLimits) -> RunScope:
+        return RunScope(path="tidier", budget=Budget("tidier", limits))
+
+    summariser = StubTransport([make_text_response("Listed d.", usage=Usage(300, 40))] * 2)
+    agent = Agent("You tidy.", FunctionTransport(respond), [list_files])
+    scope = scope_with(BudgetLimits())
+    store = AutoCompactStore(MemoryContextStore(), summariser, keep_recent=0, max_tokens=1000)
+    async with agent.run_stream("Tidy the repository.", store, scope=scope) as stream:
+        end = await stream.get_session_end()
+    assert end.usage_tree is not None
+    assert end.usage_tree.usage == Usage(900 + 300 + 100, 5 + 40 + 5)  # both calls and the summary
+    assert end.usage_tree.iterations == 2  # the summary is not a turn of the agent
+
+    scope = scope_with(BudgetLimits(tokens=1000))  # the summary spends what is left
+    store = AutoCompactStore(MemoryContextStore(), summariser, keep_recent=0, max_tokens=1000)
+    async with agent.run_stream("Tidy the repository.", store, scope=scope) as stream:
+        end = await stream.get_session_end()
+    assert end.stop_reason == StopReason.budget
+    assert_valid_history(await store.get_history())
