@@ -151,6 +151,20 @@ class Budget:
                 return f"time budget of {seconds:g}s for '{node.path}' is spent"
         return None
 
+    def seconds_left(self) -> float | None:
+        """Seconds until the nearest time limit of this agent or an ancestor is spent
+        (``None``: no time limit above it). The loop turns this into a deadline on every
+        wait, so a long model or tool call cannot outlast the budget."""
+        if not self._timed:
+            return None
+        now = self.clock()
+        left = [
+            node.started + node.limits.seconds - now
+            for node in self._chain
+            if node.limits.seconds is not None
+        ]
+        return min(left)
+
     def charge(self, usage: Usage, *, iteration: bool = True) -> None:
         """Record one model call (``iteration=False``: a call outside the loop's turns, such
         as a compaction's summary); trip every node whose token limit it passes."""

@@ -12,6 +12,7 @@ from collections.abc import AsyncGenerator, Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream
 
 from swarm.errors import GuardError, ToolError
 from swarm.events import StreamEvent, ToolOutputDelta, ToolResult
@@ -162,12 +163,14 @@ async def run_calls(
     scope: RunScope,
     outbox: Outbox,
     set_interrupt: Callable[[Callable[[Any], None] | None], None],
+    deadline: float = math.inf,
 ) -> AsyncGenerator[StreamEvent, None]:
     """Run the calls ``todo`` concurrently, filling ``results`` and yielding their events
     (progress, sub-agent events, each ``ToolResult``) as they happen.
 
     Calls never raise (every failure is a result), so the task group's scope is only
-    cancelled by an interrupt, and only from here, never while suspended at a yield.
+    cancelled by an interrupt or the ``deadline`` (``anyio.current_time()`` terms), and
+    only from here, never while suspended at a yield.
     """
     send, receive = anyio.create_memory_object_stream[Any](math.inf)
     remaining = len(todo)
@@ -191,10 +194,10 @@ async def run_calls(
                     try:  # take what is buffered without a checkpoint per event
                         event = receive.receive_nowait()
                     except anyio.WouldBlock:
-                        event = await receive.receive()
+                        event = await _next(receive, deadline)
                     if event is DONE:
                         break
-                    if event is INTERRUPT:
+                    if event is INTERRUPT:  # unfinished calls keep no result
                         group.cancel_scope.cancel()
                         break
                     yield event
@@ -210,6 +213,16 @@ async def run_calls(
     for event in leftovers:
         if event is not DONE and event is not INTERRUPT:
             yield event
+
+
+async def _next(receive: MemoryObjectReceiveStream[Any], deadline: float) -> Any:
+    """The next event, or ``INTERRUPT`` once ``deadline`` (the time budget) has passed.
+    The deadline's scope covers this wait only, never the loop's yields."""
+    if deadline == math.inf:
+        return await receive.receive()
+    with anyio.CancelScope(deadline=deadline):
+        return await receive.receive()
+    return INTERRUPT
 
 
 async def dispatch_tools(agent: Agent, blocks: list[ToolUseBlock]) -> list[ToolResultBlock]:

@@ -11,6 +11,7 @@ progress, no cancel scope per streamed event, no copy of the history beyond the 
 
 from __future__ import annotations
 
+import math
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -104,8 +105,11 @@ async def run_loop(
     total = Usage()
     stop = StopReason.end_turn
     pending: tuple[Message, list[ToolUseBlock], list[ToolResultBlock | None]] | None = None
+    deadline = math.inf  # the nearest time budget above this agent, on the loop's clock
     if budget is not None:
         budget.attach(control)
+        if (left := budget.seconds_left()) is not None:
+            deadline = anyio.current_time() + left
     try:
         if user_message is not None:
             await context.append(_user_message(user_message))
@@ -136,7 +140,7 @@ async def run_loop(
                 try:
                     iterator = aiter(agent.transport.stream(history, offered, agent.system))
                     # The long wait, for the first event: interruptible (see Control).
-                    with anyio.CancelScope() as waiting:
+                    with anyio.CancelScope(deadline=deadline) as waiting:
                         control.scope = waiting
                         if control.interrupted:
                             waiting.cancel()
@@ -145,6 +149,7 @@ async def run_loop(
                         finally:
                             control.scope = None
                     if waiting.cancelled_caught:
+                        control.interrupt(StopReason.budget)  # no-op if interrupted
                         raise _Interrupted
                 finally:
                     _scope.reset(token)
@@ -169,6 +174,9 @@ async def run_loop(
                         case _:
                             yield event
                     if control.interrupted:
+                        raise _Interrupted
+                    if deadline != math.inf and anyio.current_time() >= deadline:
+                        control.interrupt(StopReason.budget)
                         raise _Interrupted
                     token = _scope.set(scope)
                     try:
@@ -230,7 +238,7 @@ async def run_loop(
                     yield result_event(use, block)
             if len(todo) == 1 and not _reports_progress(agent, tools, uses[todo[0]]):
                 i = todo[0]
-                with anyio.CancelScope() as call_scope:
+                with anyio.CancelScope(deadline=deadline) as call_scope:
                     control.scope = call_scope
                     if control.interrupted:
                         call_scope.cancel()
@@ -245,9 +253,11 @@ async def run_loop(
                     yield result_event(uses[i], done)
             elif todo:
                 async for event in run_calls(
-                    agent, tools, uses, todo, results, scope, outbox, control.set_dispatch
+                    agent, tools, uses, todo, results, scope, outbox, control.set_dispatch, deadline
                 ):
                     yield event
+            if deadline != math.inf and anyio.current_time() >= deadline:
+                control.interrupt(StopReason.budget)  # calls were cut by the time budget
             if control.interrupted:
                 raise _Interrupted
             turn_messages = [message, _results_message(results)]

@@ -8,6 +8,7 @@ import pytest
 
 from swarm import (
     Agent,
+    Error,
     MemoryContextStore,
     Message,
     SessionEndEvent,
@@ -23,9 +24,10 @@ from swarm import (
 from swarm.budget import BudgetLimits
 from swarm.run import RunScope
 from swarm.team import AgentSpec, BudgetSettings, Team
-from swarm.team.delegation import build_team, make_agent_tools, run_team
+from swarm.team.delegation import build_team, make_agent_tools, run_team, team_scope
 from swarm.testing import (
     FunctionTransport,
+    StubTransport,
     history_problems,
     make_text_response,
     make_tool_use_response,
@@ -432,3 +434,47 @@ def test_budget_limits_match_role_budget_settings() -> None:
     from swarm.team.delegation import _limits
 
     assert _limits(role("x", budget=settings)) == BudgetLimits(1, 2.0, 3, 4)
+
+
+class Silent:
+    """A model that never sends its first event."""
+
+    async def stream(self, messages: Any, tools: Any, system: str) -> Any:
+        await anyio.sleep_forever()
+        yield make_text_response("never")[0]
+
+
+async def hang() -> str:
+    await anyio.sleep_forever()
+    return ""
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("wait", ["model", "one call", "concurrent calls"])
+async def test_the_root_agents_time_budget_cuts_a_long_wait(wait: str) -> None:
+    calls = {
+        "model": [],
+        "one call": [("hang", "h1", {})],
+        "concurrent calls": [("hang", "h1", {}), ("hang", "h2", {})],
+    }[wait]
+    transport: Any = (
+        Silent()
+        if wait == "model"
+        else StubTransport([make_tool_uses_response(calls), make_text_response("unreachable")])
+    )
+    agent = Agent("root", transport, [Tool("hang", hang)])
+    context = MemoryContextStore()
+    scope = team_scope("root", limits=BudgetLimits(seconds=0.05))
+    with anyio.fail_after(30):  # a guard against hanging, not a timing claim
+        events = await run(agent.run_stream("go", context, scope=scope))
+    end = events[-1]
+    assert isinstance(end, SessionEndEvent) and end.stop_reason == StopReason.budget
+    assert any(
+        isinstance(e, Error) and "time budget of 0.05s for 'root' is spent" in e.message
+        for e in events
+    )
+    history = await context.get_history()
+    assert history_problems(history) == []
+    cut = [r for m in history for r in m.tool_results]
+    assert [r.tool_use_id for r in cut] == [c[1] for c in calls]
+    assert all(r.is_error and "Cancelled" in r.text for r in cut)
