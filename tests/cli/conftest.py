@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -30,6 +31,8 @@ class Swarm:
         )
 
     def start(self, *args: str | Path) -> subprocess.Popen[str]:
+        """Start ``swarm`` as a terminal would, Ctrl-C included: a job started in the
+        background by a shell ignores SIGINT, and its children would inherit that."""
         return subprocess.Popen(
             [sys.executable, "-m", "swarm", *map(str, args)],
             cwd=self.cwd,
@@ -38,6 +41,7 @@ class Swarm:
             stdin=subprocess.DEVNULL,
             text=True,
             env=clean_env(),
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
 
 

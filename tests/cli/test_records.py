@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
 from pathlib import Path
 from typing import Any as Swarm
 
@@ -92,7 +93,12 @@ def test_ctrl_c_stops_the_run_writes_the_record_and_it_resumes(
         if "calls shell" in line:
             break
     process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=60)
+    try:
+        _, err = process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        out, err = process.communicate()
+        pytest.fail(f"swarm did not stop on Ctrl-C:\n{out}\n{err}")
     assert process.returncode == 130, err
     assert "resume" in err and "Traceback" not in err
     (record,) = (workspace / ".swarm" / "runs").iterdir()
