@@ -7,7 +7,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Self
+from typing import Any, Self
 
 from swarm.messages import Message
 
@@ -139,15 +139,17 @@ class ContextStore(ABC):
         """Release resources. No-op by default."""
 
     @classmethod
-    async def from_history(cls, history: list[Message]) -> Self:
-        """A new store of this type holding ``history``."""
-        store = cls()
+    async def from_history(cls, history: list[Message], /, *args: Any, **kwargs: Any) -> Self:
+        """A new store of this type holding ``history``; ``args`` and ``kwargs`` go to the
+        constructor (``SQLiteContextStore.from_history(history, "ctx.db")``)."""
+        store = cls(*args, **kwargs)
         await store.append_many(history)
         return store
 
     @classmethod
-    async def from_context(cls, context: ContextStore) -> Self:
-        """A new store of this type holding a copy of another store's history."""
-        store = await cls.from_history(await context.get_history())
+    async def from_context(cls, context: ContextStore, /, *args: Any, **kwargs: Any) -> Self:
+        """A new store of this type holding a copy of another store's history and token
+        totals; ``args`` and ``kwargs`` go to the constructor."""
+        store = await cls.from_history(await context.get_history(), *args, **kwargs)
         await store.set_context_tokens(*await context.get_context_tokens())
         return store

@@ -17,7 +17,7 @@ from swarm import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from swarm.context import SQLiteContextStore
+from swarm.context import MemoryContextStore, SQLiteContextStore
 
 from .support import raw_rows
 
@@ -88,6 +88,24 @@ async def test_reopening_by_session_id_resumes_history_and_tokens(tmp_path: Path
 
     async with SQLiteContextStore(db, session) as third:
         assert (await third.get_history())[-1] == Message.assistant("Two files.")
+
+
+async def test_from_history_and_from_context_pass_the_file_to_the_store(tmp_path: Path) -> None:
+    db = tmp_path / "ctx.db"
+    memory = MemoryContextStore([Message.user("Count the files."), *pair("c1")])
+    await memory.set_context_tokens(120, 30)
+    copied = await SQLiteContextStore.from_context(memory, db)
+    made = await SQLiteContextStore.from_history([Message.user("Hello.")], db)
+    for store in (copied, made):
+        await store.close()
+
+    async with SQLiteContextStore(db, copied.session_id) as again:
+        assert await again.get_history() == await memory.get_history()
+        assert await again.get_context_tokens() == (120, 30)
+    async with SQLiteContextStore(db, made.session_id) as again:
+        assert await again.get_history() == [Message.user("Hello.")]
+    plain = await MemoryContextStore.from_history([Message.user("Hello.")])
+    assert await plain.get_history() == [Message.user("Hello.")]
 
 
 async def test_each_new_store_is_a_new_session(tmp_path: Path) -> None:
