@@ -144,7 +144,8 @@ class Agent:
         ``None`` continues from the context as it stands (e.g. after tool results were
         added by hand). ``scope`` makes the run part of a larger one (its path, budget,
         observers); by default it is the scope current when the run starts. Never raises
-        for model, tool, guard or transport failures.
+        for model, tool, guard, transport or context store failures: they end the stream
+        with an ``Error`` and its ``SessionEndEvent``.
         """
         control = Control()
         return AgentStream(run_loop(self, user_message, context, control, scope), control)

@@ -153,3 +153,8 @@ class CompactionError(SwarmError):
 
     Whoever compacts leaves the history as it was.
     """
+
+
+class ContextStoreError(SwarmError):
+    """The context store could not read or write the history; the run ended there, with
+    what was stored before it intact."""

@@ -1,7 +1,8 @@
 """The agentic loop: stream a model turn, dispatch its tool calls, repeat.
 
-``run_loop`` is an async generator of events. It never raises for model, tool, guard or
-transport failures: they end as events and one final ``SessionEndEvent``. Cancellation
+``run_loop`` is an async generator of events. It never raises for model, tool, guard,
+transport or context store failures: they end as events and one final
+``SessionEndEvent`` (a store failure as ``ContextStoreError``). Cancellation
 (from outside, ``aclose()`` or ``AgentStream.interrupt()``) stops it promptly, and the
 context it leaves behind is always valid: every stored tool use has its tool result.
 
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import structlog
 
 from swarm.dispatch import (
     INTERRUPT,
@@ -26,7 +28,7 @@ from swarm.dispatch import (
     result_event,
     run_calls,
 )
-from swarm.errors import BudgetExceeded, MaxIterationsReached
+from swarm.errors import BudgetExceeded, ContextStoreError, MaxIterationsReached
 from swarm.events import (
     Error,
     IterationEnd,
@@ -47,6 +49,8 @@ if TYPE_CHECKING:
     from swarm.context.base import ContextStore
 
 __all__ = ["Control", "run_loop"]
+
+_log = structlog.get_logger("swarm.loop")
 
 
 class _Interrupted(Exception):
@@ -112,7 +116,10 @@ async def run_loop(
             deadline = anyio.current_time() + left
     try:
         if user_message is not None:
-            await context.append(_user_message(user_message))
+            try:
+                await context.append(_user_message(user_message))
+            except Exception as exc:
+                raise _store_failed(exc) from exc
         iteration = 0
         while True:
             iteration += 1
@@ -122,7 +129,10 @@ async def run_loop(
                 yield Error(BudgetExceeded(spent))
                 stop = StopReason.budget
                 break
-            history = await context.get_history()
+            try:
+                history = await context.get_history()
+            except Exception as exc:
+                raise _store_failed(exc) from exc
             last = iteration == agent.max_iterations
             if last and agent.last_iteration_message is not None:
                 history = [*history, agent.last_iteration_message]
@@ -276,6 +286,9 @@ async def run_loop(
         stop = control.reason
         if stop == StopReason.budget and budget is not None:
             yield Error(BudgetExceeded(budget.exceeded or "budget spent"))
+    except ContextStoreError as exc:  # ends the run as an event, like every other failure
+        yield Error(exc)
+        stop = StopReason.error
     finally:
         if budget is not None:
             budget.detach(control)
@@ -287,8 +300,11 @@ async def run_loop(
                         use.id, "Cancelled: the run was stopped before this call finished."
                     )
             with anyio.CancelScope(shield=True):
-                if not await _stored(context, uses):
-                    await context.append_many([message, _results_message(results)])
+                try:
+                    if not await _stored(context, uses):
+                        await context.append_many([message, _results_message(results)])
+                except Exception as exc:  # the store is failing: the run's end says so
+                    _log.warning("the cut turn could not be stored", error=repr(exc))
     for event in outbox.take():
         yield event
     tree = None
@@ -327,9 +343,15 @@ async def _commit(
     token = _scope.set(scope)
     try:
         await context.append_turn(messages, usage.input_tokens, usage.output_tokens)
+    except Exception as exc:
+        raise _store_failed(exc) from exc
     finally:
         _scope.reset(token)
     return outbox.take()
+
+
+def _store_failed(exc: Exception) -> ContextStoreError:
+    return ContextStoreError(f"the context store failed: {type(exc).__name__}: {exc}")
 
 
 async def _stored(context: ContextStore, uses: list[ToolUseBlock]) -> bool:

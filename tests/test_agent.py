@@ -186,6 +186,45 @@ async def test_transport_exception_ends_session_with_error_not_raise() -> None:
     assert [m.role for m in await context.get_history()] == ["user"]
 
 
+class FailingStore(MemoryContextStore):
+    """Fails (as a full disk would) on the given write; the writes before it stay."""
+
+    def __init__(self, failing_write: int) -> None:
+        super().__init__()
+        self.writes = 0
+        self.failing_write = failing_write
+
+    async def _write(self) -> None:
+        self.writes += 1
+        if self.writes == self.failing_write:
+            raise OSError(28, "No space left on device")
+
+    async def append(self, message: Message) -> None:
+        await self._write()
+        await super().append(message)
+
+    async def append_turn(self, messages: Any, input_tokens: int, output_tokens: int) -> None:
+        await self._write()
+        await super().append_turn(messages, input_tokens, output_tokens)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("failing_write", [1, 2, 3], ids=["task", "first turn", "last turn"])
+async def test_a_failing_store_ends_the_run_with_an_error_not_a_raise(failing_write: int) -> None:
+    model = StubTransport(
+        [make_tool_use_response("echo", "c1", {"text": "hi"}), make_text_response("done")]
+    )
+    context = FailingStore(failing_write)
+    events = await collect(Agent("sys", model, [echo]), "go", context)
+    end = events[-1]
+    assert isinstance(end, SessionEndEvent) and end.stop_reason == StopReason.error
+    errors = [e for e in events if isinstance(e, Error)]
+    assert [e.message for e in errors] == [
+        "the context store failed: OSError: [Errno 28] No space left on device"
+    ]
+    assert_history_valid(await context.get_history())  # what was stored before stays valid
+
+
 @pytest.mark.anyio
 async def test_error_event_from_transport_ends_session() -> None:
     model = StubTransport([[TextDelta(0, "partial"), Error(RuntimeError("stream broke"))]])
