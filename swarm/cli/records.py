@@ -14,6 +14,7 @@ from rich.table import Table
 
 from swarm.audit import audit_table, verify_log
 from swarm.cli.prompt import TerminalPrompt, interactive
+from swarm.cli.stopping import TERMINATED, Terminated, run_until_stopped
 from swarm.cli.view import AgentBoard, LineView, LiveView, print_summary
 from swarm.context.sqlite import SQLiteContextStore
 from swarm.errors import ConfigError
@@ -257,10 +258,13 @@ def cmd_sessions_resume(args: argparse.Namespace) -> int:
             )
 
     try:
-        outcome = anyio.run(go)
-    except KeyboardInterrupt:
-        sys.stderr.write("\ninterrupted again: the record is written; resume it again later\n")
-        return INTERRUPTED
+        outcome = run_until_stopped(go)
+    except (KeyboardInterrupt, Terminated) as stop:
+        sys.stderr.write(
+            f"\n{'interrupted' if isinstance(stop, KeyboardInterrupt) else 'terminated'}"
+            " again: the record is written; resume it again later\n"
+        )
+        return INTERRUPTED if isinstance(stop, KeyboardInterrupt) else TERMINATED
     print_summary(console, outcome)
     return OK if outcome.stop_reason == StopReason.end_turn else FAILED
 

@@ -14,6 +14,7 @@ import anyio
 from rich.console import Console
 
 from swarm.cli.prompt import TerminalPrompt, interactive
+from swarm.cli.stopping import TERMINATED, Terminated, run_until_stopped
 from swarm.cli.view import AgentBoard, LineView, LiveView, print_summary
 from swarm.errors import ConfigError
 from swarm.events import StreamEvent
@@ -136,13 +137,14 @@ def cmd_run(args: argparse.Namespace) -> int:
             )
 
     try:
-        outcome = anyio.run(go)
-    except KeyboardInterrupt:
+        outcome = run_until_stopped(go)
+    except (KeyboardInterrupt, Terminated) as stop:
         sys.stderr.write(
-            "\ninterrupted: every agent was stopped and the run record is written;"
+            f"\n{'interrupted' if isinstance(stop, KeyboardInterrupt) else 'terminated'}:"
+            " every agent was stopped and the run record is written;"
             " resume with 'swarm sessions resume RUN_DIR' (see 'swarm runs list')\n"
         )
-        return INTERRUPTED
+        return INTERRUPTED if isinstance(stop, KeyboardInterrupt) else TERMINATED
     if args.json:
         sys.stdout.write(json.dumps({"type": "summary", **outcome.summary()}) + "\n")
     else:
