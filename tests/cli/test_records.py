@@ -81,8 +81,13 @@ def test_runs_list_and_show(swarm: Swarm, finished_run: Path) -> None:
     assert "denied" in shown.stdout and "orchestrator/developer#1 shell" in shown.stdout
 
 
-def test_ctrl_c_stops_the_run_writes_the_record_and_it_resumes(
-    swarm: Swarm, roles: Path, tmp_path: Path
+@pytest.mark.parametrize(
+    ("stop", "code", "said"),
+    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")],
+    ids=["ctrl-c", "sigterm"],
+)
+def test_a_stopped_run_writes_its_record_and_resumes(
+    swarm: Swarm, roles: Path, tmp_path: Path, stop: signal.Signals, code: int, said: str
 ) -> None:
     scenario = tmp_path / "slow.yaml"
     scenario.write_text(SLOW.format(roles=roles))
@@ -92,15 +97,15 @@ def test_ctrl_c_stops_the_run_writes_the_record_and_it_resumes(
     for line in process.stdout:
         if "calls shell" in line:
             break
-    process.send_signal(signal.SIGINT)
+    process.send_signal(stop)
     try:
         _, err = process.communicate(timeout=60)
     except subprocess.TimeoutExpired:
         process.kill()
         out, err = process.communicate()
-        pytest.fail(f"swarm did not stop on Ctrl-C:\n{out}\n{err}")
-    assert process.returncode == 130, err
-    assert "resume" in err and "Traceback" not in err
+        pytest.fail(f"swarm did not stop on {stop.name}:\n{out}\n{err}")
+    assert process.returncode == code, err
+    assert said in err and "resume" in err and "Traceback" not in err
     (record,) = (workspace / ".swarm" / "runs").iterdir()
     summary = json.loads((record / "summary.json").read_text())
     assert summary["interrupted"] is True
@@ -114,33 +119,6 @@ def test_ctrl_c_stops_the_run_writes_the_record_and_it_resumes(
     assert "All tidy." in resumed.stdout
     summary = json.loads((record / "summary.json").read_text())
     assert summary["interrupted"] is False and summary["resumed"] == 1
-
-
-def test_sigterm_stops_the_run_like_ctrl_c_and_it_resumes(
-    swarm: Swarm, roles: Path, tmp_path: Path
-) -> None:
-    scenario = tmp_path / "slow.yaml"
-    scenario.write_text(SLOW.format(roles=roles))
-    workspace = tmp_path / "ws"
-    process = swarm.start("run", scenario, "--workspace", workspace, "--plain")
-    assert process.stdout is not None
-    for line in process.stdout:
-        if "calls shell" in line:
-            break
-    process.send_signal(signal.SIGTERM)
-    try:
-        _, err = process.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        out, err = process.communicate()
-        pytest.fail(f"swarm did not stop on SIGTERM:\n{out}\n{err}")
-    assert process.returncode == 143, err
-    assert "terminated" in err and "resume" in err and "Traceback" not in err
-    (record,) = (workspace / ".swarm" / "runs").iterdir()
-    assert json.loads((record / "summary.json").read_text())["interrupted"] is True
-    resumed = swarm("sessions", "resume", record, "--plain")
-    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
-    assert "All tidy." in resumed.stdout
 
 
 TWICE = """\
