@@ -140,12 +140,10 @@ class Budget:
     @property
     def exceeded(self) -> str | None:
         """Why this agent may not continue, or ``None`` while every limit above it holds."""
-        now = self.clock() if self._timed else 0.0
+        now = self.clock() if self._timed else 0.0  # untimed: no node has seconds
         for node in self._chain:
             if node.tripped is not None:
                 return node.tripped
-            if not self._timed:
-                continue
             seconds = node.limits.seconds
             if seconds is not None and now - node.started >= seconds:
                 return f"time budget of {seconds:g}s for '{node.path}' is spent"

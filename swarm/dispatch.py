@@ -22,6 +22,7 @@ from swarm.tools import Progress, Tool
 
 if TYPE_CHECKING:
     from swarm.agent import Agent
+    from swarm.loop import Control
 
 __all__ = ["Outbox", "call_tool", "dispatch_tools", "error_result", "result_event", "run_calls"]
 
@@ -162,14 +163,13 @@ async def run_calls(
     results: list[ToolResultBlock | None],
     scope: RunScope,
     outbox: Outbox,
-    set_interrupt: Callable[[Callable[[Any], None] | None], None],
-    deadline: float = math.inf,
+    control: Control,
 ) -> AsyncGenerator[StreamEvent, None]:
     """Run the calls ``todo`` concurrently, filling ``results`` and yielding their events
     (progress, sub-agent events, each ``ToolResult``) as they happen.
 
     Calls never raise (every failure is a result), so the task group's scope is only
-    cancelled by an interrupt or the ``deadline`` (``anyio.current_time()`` terms), and
+    cancelled by an interrupt through ``control`` or its deadline (the time budget), and
     only from here, never while suspended at a yield.
     """
     send, receive = anyio.create_memory_object_stream[Any](math.inf)
@@ -184,7 +184,7 @@ async def run_calls(
             send.send_nowait(DONE)
 
     outbox.send = send.send_nowait
-    set_interrupt(send.send_nowait)
+    control.set_dispatch(send.send_nowait)
     try:
         with send, receive:
             async with anyio.create_task_group() as group:
@@ -194,7 +194,7 @@ async def run_calls(
                     try:  # take what is buffered without a checkpoint per event
                         event = receive.receive_nowait()
                     except anyio.WouldBlock:
-                        event = await _next(receive, deadline)
+                        event = await _next(receive, control.deadline)
                     if event is DONE:
                         break
                     if event is INTERRUPT:  # unfinished calls keep no result
@@ -209,7 +209,7 @@ async def run_calls(
                     break
     finally:
         outbox.send = None
-        set_interrupt(None)
+        control.set_dispatch(None)
     for event in leftovers:
         if event is not DONE and event is not INTERRUPT:
             yield event

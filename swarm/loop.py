@@ -65,13 +65,16 @@ class Control:
     (a model's first event, a single tool call) and a channel while calls run
     concurrently; ``interrupt()`` cancels the one or signals the other. Between events of
     a streaming model turn it checks the flag, so an interrupt takes effect at the next
-    event (a stalled stream is ended by the transport's idle timeout).
+    event (a stalled stream is ended by the transport's idle timeout). ``deadline``, the
+    end of the agent's time budget, bounds the same waits and is checked at the same
+    points; passing it is an interrupt with stop reason ``budget``.
     """
 
     interrupted: bool = False
     reason: StopReason = StopReason.cancelled
     scope: anyio.CancelScope | None = None
     dispatch: Callable[[Any], None] | None = None
+    deadline: float = math.inf  # on the anyio clock
 
     def interrupt(self, reason: StopReason = StopReason.cancelled) -> None:
         if not self.interrupted:
@@ -81,6 +84,14 @@ class Control:
             self.scope.cancel()
         if self.dispatch is not None:
             self.dispatch(INTERRUPT)
+
+    def stopped(self) -> bool:
+        """Whether the run must stop: interrupted, or (then interrupted with stop reason
+        ``budget``) past the deadline."""
+        past = self.deadline != math.inf and anyio.current_time() >= self.deadline
+        if past and not self.interrupted:
+            self.interrupt(StopReason.budget)
+        return self.interrupted
 
     def set_dispatch(self, send: Callable[[Any], None] | None) -> None:
         self.dispatch = send
@@ -109,11 +120,10 @@ async def run_loop(
     total = Usage()
     stop = StopReason.end_turn
     pending: tuple[Message, list[ToolUseBlock], list[ToolResultBlock | None]] | None = None
-    deadline = math.inf  # the nearest time budget above this agent, on the loop's clock
     if budget is not None:
         budget.attach(control)
-        if (left := budget.seconds_left()) is not None:
-            deadline = anyio.current_time() + left
+        if (left := budget.seconds_left()) is not None:  # the nearest time limit above
+            control.deadline = anyio.current_time() + left
     try:
         if user_message is not None:
             try:
@@ -150,7 +160,7 @@ async def run_loop(
                 try:
                     iterator = aiter(agent.transport.stream(history, offered, agent.system))
                     # The long wait, for the first event: interruptible (see Control).
-                    with anyio.CancelScope(deadline=deadline) as waiting:
+                    with anyio.CancelScope(deadline=control.deadline) as waiting:
                         control.scope = waiting
                         if control.interrupted:
                             waiting.cancel()
@@ -183,10 +193,7 @@ async def run_loop(
                             turn.fail(event)
                         case _:
                             yield event
-                    if control.interrupted:
-                        raise _Interrupted
-                    if deadline != math.inf and anyio.current_time() >= deadline:
-                        control.interrupt(StopReason.budget)
+                    if control.stopped():
                         raise _Interrupted
                     token = _scope.set(scope)
                     try:
@@ -248,7 +255,7 @@ async def run_loop(
                     yield result_event(use, block)
             if len(todo) == 1 and not _reports_progress(agent, tools, uses[todo[0]]):
                 i = todo[0]
-                with anyio.CancelScope(deadline=deadline) as call_scope:
+                with anyio.CancelScope(deadline=control.deadline) as call_scope:
                     control.scope = call_scope
                     if control.interrupted:
                         call_scope.cancel()
@@ -263,12 +270,10 @@ async def run_loop(
                     yield result_event(uses[i], done)
             elif todo:
                 async for event in run_calls(
-                    agent, tools, uses, todo, results, scope, outbox, control.set_dispatch, deadline
+                    agent, tools, uses, todo, results, scope, outbox, control
                 ):
                     yield event
-            if deadline != math.inf and anyio.current_time() >= deadline:
-                control.interrupt(StopReason.budget)  # calls were cut by the time budget
-            if control.interrupted:
+            if control.stopped():  # interrupted, or calls were cut by the time budget
                 raise _Interrupted
             turn_messages = [message, _results_message(results)]
             for event in await _commit(context, turn_messages, usage, scope, outbox):

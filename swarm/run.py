@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
 from swarm.budget import Budget
@@ -91,18 +91,7 @@ class RunScope:
     services: dict[str, Any] = field(default_factory=dict)
 
     def child(self, **changes: Any) -> RunScope:
-        """A copy with ``changes`` (faster than ``dataclasses.replace``: one per agent run)."""
-        fields = {
-            "path": self.path,
-            "run_id": self.run_id,
-            "sink": self.sink,
-            "observers": self.observers,
-            "approver": self.approver,
-            "budget": self.budget,
-            "services": self.services,
-        }
-        fields.update(changes)
-        return RunScope(**fields)
+        return replace(self, **changes)
 
 
 _EMPTY = RunScope()

@@ -15,11 +15,10 @@ from collections.abc import Sequence
 
 import structlog
 
+from swarm.cli.exits import BAD_INPUT, FAILED, INTERRUPTED, OK
 from swarm.errors import ConfigError, SwarmError
 
 __all__ = ["main"]
-
-OK, FAILED, BAD_INPUT, INTERRUPTED = 0, 1, 2, 130
 
 
 def _configure_logging(verbose: bool) -> None:

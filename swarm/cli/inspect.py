@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from swarm.cli.exits import BAD_INPUT, OK
 from swarm.errors import ConfigError
 from swarm.guards.policy import load_policy
 from swarm.scenario import Scenario, Script, load_scenario
@@ -16,8 +17,6 @@ from swarm.tools import Tool
 from swarm.transports.spec import transport_from_spec
 
 __all__ = ["add_commands", "validate"]
-
-OK, FAILED, BAD_INPUT = 0, 1, 2
 
 
 def add_commands(sub: Any) -> None:

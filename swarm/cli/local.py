@@ -8,6 +8,8 @@ import signal
 import sys
 from typing import Any
 
+from swarm.cli.exits import FAILED, OK
+
 __all__ = ["add_commands"]
 
 
@@ -26,7 +28,7 @@ def cmd_install(args: argparse.Namespace) -> int:
     from swarm.local import install_weights
 
     code = install_weights()
-    return 0 if code == 0 else 1
+    return OK if code == 0 else FAILED
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -39,4 +41,4 @@ def cmd_serve(args: argparse.Namespace) -> int:
         sys.stdout.flush()
         with contextlib.suppress(KeyboardInterrupt):
             signal.pause()
-    return 0
+    return OK

@@ -13,8 +13,8 @@ from rich.console import Console
 from rich.table import Table
 
 from swarm.audit import audit_table, verify_log
+from swarm.cli.exits import FAILED, OK, Stopped, run_until_stopped
 from swarm.cli.prompt import TerminalPrompt, interactive
-from swarm.cli.stopping import TERMINATED, Terminated, run_until_stopped
 from swarm.cli.view import AgentBoard, LineView, LiveView, print_summary
 from swarm.context.sqlite import SQLiteContextStore
 from swarm.errors import ConfigError
@@ -30,8 +30,6 @@ from swarm.scenario.runner import resume_run
 from swarm.types import StopReason
 
 __all__ = ["add_commands", "find_run"]
-
-OK, FAILED, BAD_INPUT, INTERRUPTED = 0, 1, 2, 130
 
 
 def add_commands(sub: Any) -> None:
@@ -259,12 +257,9 @@ def cmd_sessions_resume(args: argparse.Namespace) -> int:
 
     try:
         outcome = run_until_stopped(go)
-    except (KeyboardInterrupt, Terminated) as stop:
-        sys.stderr.write(
-            f"\n{'interrupted' if isinstance(stop, KeyboardInterrupt) else 'terminated'}"
-            " again: the record is written; resume it again later\n"
-        )
-        return INTERRUPTED if isinstance(stop, KeyboardInterrupt) else TERMINATED
+    except Stopped as stop:
+        sys.stderr.write(f"\n{stop.how} again: the record is written; resume it again later\n")
+        return stop.code
     print_summary(console, outcome)
     return OK if outcome.stop_reason == StopReason.end_turn else FAILED
 

@@ -13,8 +13,8 @@ from typing import Any
 import anyio
 from rich.console import Console
 
+from swarm.cli.exits import FAILED, OK, Stopped, run_until_stopped
 from swarm.cli.prompt import TerminalPrompt, interactive
-from swarm.cli.stopping import TERMINATED, Terminated, run_until_stopped
 from swarm.cli.view import AgentBoard, LineView, LiveView, print_summary
 from swarm.errors import ConfigError
 from swarm.events import StreamEvent
@@ -30,8 +30,6 @@ from swarm.transports.serialize import event_to_dict
 from swarm.types import StopReason
 
 __all__ = ["add_commands"]
-
-OK, FAILED, BAD_INPUT, INTERRUPTED = 0, 1, 2, 130
 
 
 def add_commands(sub: Any) -> None:
@@ -138,13 +136,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     try:
         outcome = run_until_stopped(go)
-    except (KeyboardInterrupt, Terminated) as stop:
+    except Stopped as stop:
         sys.stderr.write(
-            f"\n{'interrupted' if isinstance(stop, KeyboardInterrupt) else 'terminated'}:"
-            " every agent was stopped and the run record is written;"
+            f"\n{stop.how}: every agent was stopped and the run record is written;"
             " resume with 'swarm sessions resume RUN_DIR' (see 'swarm runs list')\n"
         )
-        return INTERRUPTED if isinstance(stop, KeyboardInterrupt) else TERMINATED
+        return stop.code
     if args.json:
         sys.stdout.write(json.dumps({"type": "summary", **outcome.summary()}) + "\n")
     else:

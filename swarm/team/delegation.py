@@ -9,14 +9,12 @@ forwards every event it produces up to the root stream as a ``SubAgentEvent``.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Protocol
 
-import anyio
 import networkx as nx
 
 from swarm.agent import Agent, AgentStream
@@ -26,7 +24,7 @@ from swarm.context.compaction import AutoCompactStore
 from swarm.context.memory import MemoryContextStore
 from swarm.errors import ToolError
 from swarm.events import Error, SessionEndEvent, StreamEvent, SubAgentEvent
-from swarm.run import CallObserver, RunScope, _scope, current_scope
+from swarm.run import CallObserver, RunScope, current_scope, use_scope
 from swarm.team.graph import Team
 from swarm.team.spec import AgentSpec
 from swarm.tools import Field, Tool, ToolOutput
@@ -207,12 +205,9 @@ def _agent_tool(tool_name: str, description: str, ctx: AgentContext) -> Tool[Age
                 ctx.on_event(ctx.agent_name, event)
 
         scope = parent.child(path=path, budget=budget, approver=None, sink=sink)
-        token = _scope.set(scope)  # a context factory may name the session after the path
-        try:
+        with use_scope(scope):  # a context factory may name the session after the path
             store = _context_for(ctx)
-        finally:
-            _scope.reset(token)
-        end, error, text = await _run_child(ctx.agent, task, store, scope, sink, ctx.limits)
+        end, error, text = await _run_child(ctx.agent, task, store, scope, sink)
         details: dict[str, Any] = {
             "path": path,
             "topic": topic,
@@ -257,35 +252,25 @@ def compacting_context(
     )
 
 
-_UNTIMED = contextlib.nullcontext()  # reusable: a sub-agent without a time budget
-
-
 async def _run_child(
     agent: Agent,
     task: str,
     store: ContextStore,
     scope: RunScope,
     sink: Callable[[StreamEvent], None],
-    limits: BudgetLimits,
 ) -> tuple[SessionEndEvent | None, str | None, str]:
-    """Run a sub-agent to its end, forwarding its events; returns how it ended."""
+    """Run a sub-agent to its end, forwarding its events; returns how it ended. Its time
+    budget (in ``scope.budget``) is the loop's deadline, as for any agent."""
     end: SessionEndEvent | None = None
     error: str | None = None
-    timer = anyio.move_on_after(limits.seconds) if limits.seconds is not None else None
-    with timer if timer is not None else _UNTIMED:
-        async with agent.run_stream(task, store, scope=scope) as stream:
-            async for event in stream:
-                if isinstance(event, Error):
-                    error = event.message
-                elif isinstance(event, SessionEndEvent):
-                    end = event
-                sink(event)
-    text = stream.final_text
-    if timer is not None and timer.cancelled_caught and scope.budget is not None:
-        scope.budget.stop_reason = StopReason.budget
-        error = f"time budget of {limits.seconds:g}s for '{scope.path}' is spent"
-        end = SessionEndEvent(StopReason.budget, scope.budget.usage, scope.budget.report())
-    return end, error, text
+    async with agent.run_stream(task, store, scope=scope) as stream:
+        async for event in stream:
+            if isinstance(event, Error):
+                error = event.message
+            elif isinstance(event, SessionEndEvent):
+                end = event
+            sink(event)
+    return end, error, stream.final_text
 
 
 def continue_numbering(scope: RunScope, paths: Iterable[str]) -> None:
