@@ -1,0 +1,100 @@
+"""What a sandbox is: the settings a policy gives, the confinement of one command, and the
+protocol every tier (bubblewrap, Landlock, sandbox-exec) implements.
+
+The policy decides early, on parsed arguments; the sandbox enforces what the policy means
+whatever the program turns out to do. A tier turns an argv and a ``Confinement`` into a
+``Launch``: the argv and environment to start instead (the sandbox's own launcher around
+the command), plus what must be cleaned up afterwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Protocol
+
+__all__ = [
+    "Confinement",
+    "Launch",
+    "Mode",
+    "Network",
+    "Sandbox",
+    "SandboxSettings",
+    "SandboxUnavailable",
+]
+
+Mode = Literal["required", "auto", "off"]
+"""``required``: no working sandbox, no command; ``auto``: sandbox when one works, else run
+unconfined and warn once per run; ``off``: never sandbox."""
+
+Network = Literal["none", "host"]
+"""``none``: no network at all (TCP, UDP, DNS); ``host``: the machine's network."""
+
+
+class SandboxUnavailable(Exception):
+    """No sandbox tier works here; the message says how to get one."""
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxSettings:
+    """What a policy says about sandboxing the processes its tools start.
+
+    ``env`` names the variables of swarm's own environment passed into the sandbox (the
+    rest of the environment is built from scratch: PATH, HOME, LANG, TERM, TMPDIR).
+    """
+
+    mode: Mode = "auto"
+    network: Network = "none"
+    env: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Confinement:
+    """What one command may touch.
+
+    ``workspace`` is writable (and the working directory); ``writable`` are more writable
+    directories; ``readonly`` are paths inside a writable one that stay read-only (the
+    workspace's ``.swarm/``); ``hidden`` are paths that must not be visible at all (run
+    records); ``network`` as in ``Network``; ``env`` is the command's whole environment.
+    """
+
+    workspace: Path
+    network: Network = "none"
+    env: Mapping[str, str] = field(default_factory=dict)
+    writable: tuple[Path, ...] = ()
+    readonly: tuple[Path, ...] = ()
+    hidden: tuple[Path, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Launch:
+    """What to start instead of the bare command: ``argv`` with environment ``env``,
+    in working directory ``cwd``; ``pass_fds`` are file descriptors the launcher needs."""
+
+    argv: tuple[str, ...]
+    env: Mapping[str, str]
+    cwd: Path
+    pass_fds: tuple[int, ...] = ()
+
+
+class Sandbox(Protocol):
+    """One tier of sandbox, found to work on this machine."""
+
+    @property
+    def tier(self) -> str:
+        """Its kind: ``bubblewrap``, ``landlock``, ``sandbox-exec`` or ``none``."""
+        ...
+
+    def describe(self, network: Network) -> str:
+        """One line for the run's output and the audit log, e.g.
+        ``bubblewrap 0.8.0, network none``."""
+        ...
+
+    def launch(
+        self, argv: tuple[str, ...], confinement: Confinement
+    ) -> AbstractContextManager[Launch]:
+        """The launch of ``argv`` confined by ``confinement``; leaving the context cleans
+        up what the launch made (temporary directories, descriptors)."""
+        ...
