@@ -1,7 +1,8 @@
 """Permission guards: the chain every tool call passes before its handler runs.
 
 Built in: ``PolicyGuard`` (rules from policy files, ``load_policy``/``apply_policy``),
-``PathGuard`` (workspace confinement), ``ShellGuard`` (the programs a command would run),
+``CeilingGuard`` (a parent's denials for its subtree), ``PathGuard`` (workspace
+confinement), ``ShellGuard`` (the programs a command would run),
 ``RateLimitGuard``, ``BudgetGuard``, ``ApprovalGuard`` and ``AuditGuard``; guard factories
 by name (``make_guard``, ``register_guard``) let policy files use them.
 """
@@ -9,6 +10,7 @@ by name (``make_guard``, ``register_guard``) let policy files use them.
 from swarm.guards.approval import ApprovalDecision, ApprovalGuard, ApprovalRequest, Approver
 from swarm.guards.audit import AuditGuard
 from swarm.guards.base import AllowAllGuard, ConcurrentGuard, DenyAllGuard, PermissionGuard
+from swarm.guards.ceiling import CeilingGuard
 from swarm.guards.chain import run_guards
 from swarm.guards.limits import BudgetGuard, HasBudget, RateLimitGuard, role_of
 from swarm.guards.paths import PathGuard, path_arguments
@@ -32,6 +34,7 @@ __all__ = [
     "Approver",
     "AuditGuard",
     "BudgetGuard",
+    "CeilingGuard",
     "CommandPattern",
     "ConcurrentGuard",
     "Decision",

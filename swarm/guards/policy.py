@@ -40,6 +40,7 @@ from swarm.config import Document, parse_document, validate_document
 from swarm.errors import ConfigError, GuardError
 from swarm.guards.approval import ask
 from swarm.guards.base import PermissionGuard
+from swarm.guards.ceiling import CeilingGuard
 from swarm.guards.limits import role_of
 from swarm.guards.registry import GuardContext, guard_factory
 from swarm.guards.rules import Action, Condition, ConditionSpec, Decision, Rule, Unjudgeable
@@ -440,13 +441,16 @@ def apply_policy(
     *,
     role: str | None = None,
     workspace: str | Path | None = None,
+    ceiling: Mapping[str, Policy] | None = None,
 ) -> list[Tool[Any]]:
     """Copies of ``tools`` guarded by ``policy`` for ``role``.
 
-    Each tool's chain becomes: the ``PolicyGuard``, then the policy's guards that cover
-    the tool (built once and shared by all tools, so a rate limit counts across them),
-    then the tool's own guards. ``workspace`` roots the ``path`` guard. Raises
-    ``ConfigError`` (naming the policy file and line) when a guard cannot be built.
+    Each tool's chain becomes: the ``CeilingGuard`` when ``ceiling`` maps the team's
+    roles to their policies (so the ``deny`` rules of every role above the caller apply
+    too), the ``PolicyGuard``, then the policy's guards that cover the tool (built once
+    and shared by all tools, so a rate limit counts across them), then the tool's own
+    guards. ``workspace`` roots the ``path`` guard. Raises ``ConfigError`` (naming the
+    policy file and line) when a guard cannot be built.
     """
     context = GuardContext(Path(workspace) if workspace is not None else None, role)
     built: list[tuple[PolicyGuardSpec, PermissionGuard]] = []
@@ -455,8 +459,12 @@ def apply_policy(
             built.append((spec, guard_factory(spec.use).build(spec.options, context)))
         except ValueError as exc:
             raise ConfigError(str(exc), path=spec.source, line=spec.line, field="guards") from None
-    guard = PolicyGuard(policy, role=role)
+    first: tuple[PermissionGuard, ...] = (PolicyGuard(policy, role=role),)
+    if ceiling:
+        first = (CeilingGuard(ceiling, own=policy), *first)
     return [
-        tool.copy(guards=(guard, *[g for spec, g in built if spec.covers(tool.name)], *tool.guards))
+        tool.copy(
+            guards=(*first, *[g for spec, g in built if spec.covers(tool.name)], *tool.guards)
+        )
         for tool in tools
     ]

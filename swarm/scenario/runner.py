@@ -33,7 +33,7 @@ from swarm.events import (
     SubAgentEvent,
     TextDelta,
 )
-from swarm.guards.policy import apply_policy, load_policy
+from swarm.guards.policy import Policy, apply_policy, load_policy
 from swarm.messages import ToolResultBlock
 from swarm.run import CallRecord, current_scope
 from swarm.scenario.script import ScriptedModel
@@ -200,12 +200,13 @@ def resolve_transport(
 
 
 def _guard_tools(
-    scenario: Scenario, workspace: Path
+    scenario: Scenario, team: Team, workspace: Path
 ) -> Callable[[AgentSpec, list[Tool[Any]]], list[Tool[Any]]]:
-    """Each role's tools behind its policy (its own, else the scenario's, else default)."""
-    cache: dict[tuple[str, str], Any] = {}
-
-    def guard(spec: AgentSpec, tools: list[Tool[Any]]) -> list[Tool[Any]]:
+    """Each role's tools behind its policy (its own, else the scenario's, else default),
+    with the ``deny`` rules of the roles above it as a ceiling."""
+    loaded: dict[tuple[str, str], Policy] = {}
+    by_role: dict[str, Policy] = {}
+    for spec in team.specs.values():
         ref = spec.policy or scenario.policy or "default"
         base = (
             spec.source.parent
@@ -215,9 +216,14 @@ def _guard_tools(
             else None
         )
         key = (ref, str(base))
-        if key not in cache:
-            cache[key] = load_policy(ref, relative_to=base)
-        return apply_policy(tools, cache[key], role=spec.name, workspace=workspace)
+        if key not in loaded:
+            loaded[key] = load_policy(ref, relative_to=base)
+        by_role[spec.name] = loaded[key]
+
+    def guard(spec: AgentSpec, tools: list[Tool[Any]]) -> list[Tool[Any]]:
+        return apply_policy(
+            tools, by_role[spec.name], role=spec.name, workspace=workspace, ceiling=by_role
+        )
 
     return guard
 
@@ -371,7 +377,7 @@ async def _execute(
         toolbox,
         run.transport,
         context_factory=session_store,
-        guard_tools=_guard_tools(scenario, run.workspace),
+        guard_tools=_guard_tools(scenario, team, run.workspace),
     )
     entry_spec = team.specs[team.entry]
     entry = agents[team.entry]

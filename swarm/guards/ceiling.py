@@ -1,0 +1,99 @@
+"""A parent's denials are a ceiling for its whole subtree.
+
+A role's policy decides its own calls; the ``deny`` rules of every role above it in the
+run's tree apply too, whatever the sub-agent's own policy allows. An orchestrator whose
+policy denies the network cannot get around it by delegating to a role whose policy is
+looser. Only explicit ``deny`` rules are inherited: a parent's default (what it does when
+no rule matches) and its ``allow``/``ask`` rules stay its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from swarm.errors import GuardError
+from swarm.guards.base import PermissionGuard
+from swarm.guards.limits import role_of
+from swarm.guards.rules import Decision, Unjudgeable
+from swarm.run import CallRecord, current_call
+
+if TYPE_CHECKING:
+    from swarm.guards.policy import Policy
+    from swarm.tools import Tool
+
+__all__ = ["UNPARSEABLE", "CeilingGuard", "inherited_denial"]
+
+UNPARSEABLE = "unparseable-command"
+"""The rule id of a denial because a command could not be judged."""
+
+
+def inherited_denial(
+    policy: Policy, tool: str, arguments: Mapping[str, Any], *, role: str | None
+) -> Decision | None:
+    """The first ``deny`` rule of ``policy`` that matches a call of ``tool`` by ``role``,
+    as a decision, or ``None``. Raises ``Unjudgeable`` when a rule cannot tell."""
+    parsed: dict[str, Any] = {}
+    for rule in policy.rules_for(tool):
+        if rule.action != "deny" or not rule.needs <= arguments.keys():
+            continue
+        if rule.matches(arguments, role, parsed):
+            return Decision("deny", rule, rule.describe(tool, arguments))
+    return None
+
+
+class CeilingGuard(PermissionGuard):
+    """Denies a call that a ``deny`` rule of an ancestor's policy matches.
+
+    ``policies`` maps each role of the team to its policy; the ancestors of a call are the
+    roles in the calling agent's path (``lead/dev#1/tester#2``: ``lead`` and ``dev`` for a
+    call by ``tester``). ``own`` is the calling role's policy, which its own
+    ``PolicyGuard`` applies. A rule that cannot judge the call denies it (fail closed).
+    """
+
+    def __init__(self, policies: Mapping[str, Policy], *, own: Policy) -> None:
+        self.policies = policies
+        self.own = own
+
+    @property
+    def name(self) -> str:
+        """``ceiling``: how denials and audit records name this guard."""
+        return "ceiling"
+
+    async def check(self, tool: Tool[Any], **kwargs: Any) -> dict[str, Any]:
+        call = current_call()
+        if call is None or "/" not in call.path:
+            return kwargs
+        role = role_of(call.path)
+        seen: set[int] = {id(self.own)}
+        for segment in call.path.split("/")[:-1]:
+            ancestor = role_of(segment)
+            policy = self.policies.get(ancestor)
+            if policy is None or id(policy) in seen:
+                continue
+            seen.add(id(policy))
+            try:
+                decision = inherited_denial(policy, tool.name, kwargs, role=role)
+            except Unjudgeable as exc:
+                self._note(call, policy, UNPARSEABLE)
+                raise GuardError(
+                    f"{exc}; a command that cannot be judged is not run",
+                    guard=self.name,
+                    rule=UNPARSEABLE,
+                ) from None
+            if decision is not None:
+                assert decision.rule is not None
+                self._note(call, policy, decision.rule.id)
+                raise GuardError(
+                    f"{decision.reason} (policy '{policy.name}' of role '{ancestor}' denies"
+                    " this for every agent it delegates to)",
+                    guard=self.name,
+                    rule=decision.rule.id,
+                )
+        return kwargs
+
+    def _note(self, call: CallRecord, policy: Policy, rule: str) -> None:
+        call.guard = self.name
+        call.rule = rule
+        call.policy = policy.name
+        call.policy_hash = policy.hash
