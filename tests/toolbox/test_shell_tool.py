@@ -17,7 +17,6 @@ from swarm.toolbox.shell import OutputCap
 
 from .conftest import RunCalls
 
-
 Running = Callable[[str], list[int]]
 
 
