@@ -14,12 +14,18 @@
       - allow: "*"
     guards:                     # guards by factory name (see swarm.guards.registry)
       - use: path
+    sandbox: required           # or {mode: required, network: none, env: [NAME, ...]}
 
 Precedence: any matching ``deny`` wins, then ``ask``, then ``allow``; the order of rules
 only says which one is reported. A policy that extends another gets its rules, guards and
 default first. A name is looked up in the extending file's directory, then
 ``search_dirs``, then the policies shipped in ``swarm/guards/policies/`` (the repository's
 ``guards/`` directory points there).
+
+``sandbox`` says how the processes tools start are confined (``swarm.sandbox``): ``mode``
+``required`` (no working sandbox: such tools are denied, rule ``sandbox-required``),
+``auto`` or ``off``; ``network`` ``none`` or ``host``; ``env`` the variables of swarm's
+environment commands get. A policy that extends another overrides it field by field.
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import translate
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import pydantic
 
@@ -44,6 +50,8 @@ from swarm.guards.limits import role_of
 from swarm.guards.registry import GuardContext, guard_factory
 from swarm.guards.rules import Action, Condition, ConditionSpec, Decision, Rule, Unjudgeable
 from swarm.run import CallRecord, current_call
+from swarm.sandbox import Mode, Network, SandboxSettings, SandboxUnavailable
+from swarm.sandbox.select import ToolSandbox
 
 if TYPE_CHECKING:
     from swarm.tools import Tool
@@ -100,6 +108,18 @@ class _GuardFile(_Model):
     options: dict[str, Any] = pydantic.Field(default={}, alias="with")
 
 
+EnvName = Annotated[
+    str,
+    pydantic.StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$"),
+]
+
+
+class _SandboxFile(_Model):
+    mode: Mode | None = None
+    network: Network | None = None
+    env: list[EnvName] | None = None
+
+
 class _PolicyFile(_Model):
     name: str | None = pydantic.Field(None, min_length=1)
     description: str = ""
@@ -107,6 +127,25 @@ class _PolicyFile(_Model):
     default: Action | None = None
     rules: list[_RuleFile] = []
     guards: list[_GuardFile] = []
+    sandbox: _SandboxFile | None = None
+
+    @pydantic.field_validator("sandbox", mode="before")
+    @classmethod
+    def _mode_alone(cls, value: Any) -> Any:
+        """``sandbox: required`` is short for ``sandbox: {mode: required}``."""
+        return {"mode": value} if isinstance(value, str) else value
+
+
+def _sandbox(spec: _SandboxFile | None, base: SandboxSettings | None) -> SandboxSettings | None:
+    """The settings ``spec`` gives over those it inherits, field by field."""
+    if spec is None:
+        return base
+    start = base or SandboxSettings()
+    return SandboxSettings(
+        mode=spec.mode or start.mode,
+        network=spec.network or start.network,
+        env=tuple(spec.env) if spec.env is not None else start.env,
+    )
 
 
 def _globs(value: Globs | None) -> tuple[str, ...]:
@@ -136,7 +175,9 @@ class PolicyGuardSpec:
 @dataclass(frozen=True, slots=True)
 class Policy:
     """A loaded policy: rules (inherited ones first), the default action, the guards it
-    adds, and where it came from (``path``; ``hash`` is the SHA-256 of the file)."""
+    adds, and where it came from (``path``; ``hash`` is the SHA-256 of the file).
+    ``sandbox`` is what it says about sandboxing (``None``: nothing; the toolbox's own
+    settings apply)."""
 
     name: str
     rules: tuple[Rule, ...] = ()
@@ -145,6 +186,7 @@ class Policy:
     description: str = ""
     path: Path | None = None
     hash: str = ""
+    sandbox: SandboxSettings | None = None
     _by_tool: dict[str, tuple[Rule, ...]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
@@ -265,6 +307,7 @@ def _build(
         description=spec.description or inherited.description,
         path=path,
         hash=digest,
+        sandbox=_sandbox(spec.sandbox, inherited.sandbox),
     )
 
 
@@ -386,7 +429,9 @@ class PolicyGuard(PermissionGuard):
     It notes the deciding policy, rule and file hash on the current call (so the audit
     log says why a call was allowed or denied), denies ``deny`` decisions and commands it
     cannot judge, and asks the run's approver about ``ask`` decisions (denying when
-    there is none). ``role`` is the role the policy applies to (default: the role in the
+    there is none). For a tool that starts processes (``Tool.context["sandbox"]``) it
+    notes the sandbox settings in force and the sandbox found, and denies the call (rule
+    ``sandbox-required``) when they require a sandbox that does not work here. ``role`` is the role the policy applies to (default: the role in the
     calling agent's path).
     """
 
@@ -416,13 +461,30 @@ class PolicyGuard(PermissionGuard):
         rule = decision.rule
         self._note(call, rule)
         rule_id = rule.id if rule is not None else "default"
-        if decision.action == "allow":
-            return kwargs
         if decision.action == "deny":
             raise GuardError(decision.reason, guard=self.name, rule=rule_id)
+        self._confine(tool, call)
+        if decision.action == "allow":
+            return kwargs
         return await ask(
             tool, kwargs, guard=self, reason=decision.reason, rule=rule_id, policy=policy.name
         )
+
+    def _confine(self, tool: Tool[Any], call: CallRecord | None) -> None:
+        """For a tool that starts processes: note the sandbox that will confine them, or
+        deny the call when its settings cannot be met."""
+        context = tool.context
+        use = context.get("sandbox") if isinstance(context, Mapping) else None
+        if not isinstance(use, ToolSandbox):
+            return
+        settings = self.policy.sandbox or use.settings
+        try:
+            found = use.find(settings)
+        except SandboxUnavailable as exc:
+            raise GuardError(str(exc), guard=self.name, rule="sandbox-required") from None
+        if call is not None:
+            call.sandbox_settings = settings
+            call.sandbox = found.describe(settings.network)
 
     def _note(self, call: CallRecord | None, rule: Rule | None) -> None:
         """Say on the call which policy file and rule decided (for the audit log)."""
