@@ -431,8 +431,8 @@ class PolicyGuard(PermissionGuard):
     cannot judge, and asks the run's approver about ``ask`` decisions (denying when
     there is none). For a tool that starts processes (``Tool.context["sandbox"]``) it
     notes the sandbox settings in force and the sandbox found, and denies the call (rule
-    ``sandbox-required``) when they require a sandbox that does not work here. ``role`` is the role the policy applies to (default: the role in the
-    calling agent's path).
+    ``sandbox-required``) when they require a sandbox that does not work here. ``role``
+    is the role the policy applies to (default: the role in the calling agent's path).
     """
 
     def __init__(self, policy: Policy, *, role: str | None = None) -> None:
