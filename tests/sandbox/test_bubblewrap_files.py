@@ -1,0 +1,141 @@
+"""bubblewrap: commands write only in the workspace and their private /tmp, whatever the
+program; swarm's state is read-only to them and run records invisible."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from swarm import SandboxSettings, Tool
+from swarm.toolbox import make_toolbox
+
+from .conftest import run, text
+
+WRITES = {
+    "redirection": "echo pwned > {d}/keep.txt; echo new > {d}/new.txt",
+    "append": "echo pwned >> {d}/keep.txt",
+    "python": "python3 -c \"open('{d}/keep.txt', 'w').write('pwned'); open('{d}/new.txt', 'w')\"",
+    "perl": "perl -e 'open(F, \">{d}/keep.txt\") or die; print F \"pwned\"; close(F) or die'",
+    "script": "printf 'echo pwned > {d}/keep.txt\\n' > s.sh; chmod +x s.sh; ./s.sh",
+    "symlink": "ln -s {d} link && echo pwned > link/keep.txt",
+    "symlinked file": "ln -s {d}/keep.txt f && echo pwned > f",
+    "cd": "cd {d} && echo pwned > keep.txt",
+    "dot dot": "echo pwned > /tmp/../{d}/keep.txt",
+    "double slash": "echo pwned > /{d}//keep.txt",
+    "rm": "rm {d}/keep.txt",
+    "mv": "mv {d}/keep.txt {d}/moved.txt",
+    "chmod": "chmod 000 {d}/keep.txt",
+    "touch": "touch -d 2000-01-01 {d}/keep.txt",
+}
+
+
+def untouched(directory: Path) -> bool:
+    return [p.name for p in directory.iterdir()] == ["keep.txt"] and (
+        directory / "keep.txt"
+    ).read_text() == "original\n"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("how", WRITES)
+async def test_no_write_reaches_a_directory_outside(
+    shell: Tool[Any], elsewhere: Path, how: str
+) -> None:
+    before = (elsewhere / "keep.txt").stat()
+    out = await run(shell, WRITES[how].format(d=elsewhere))
+    assert "[exit code 0]" not in text(out)
+    assert untouched(elsewhere)
+    after = (elsewhere / "keep.txt").stat()
+    assert (after.st_mode, after.st_mtime) == (before.st_mode, before.st_mtime)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("how", ["redirection", "python", "symlink", "cd"])
+async def test_no_write_reaches_a_directory_beside_the_workspace_in_tmp(
+    shell: Tool[Any], beside: Path, how: str
+) -> None:
+    await run(shell, WRITES[how].format(d=beside))
+    assert untouched(beside)
+
+
+@pytest.mark.anyio
+async def test_the_workspace_and_private_tmp_are_writable(shell: Tool[Any], ws: Path) -> None:
+    out = await run(
+        shell,
+        "echo made > here.txt && mkdir -p sub && python3 -c \"open('sub/py.txt','w').write('x')\""
+        " && echo t > /tmp/t && echo v > /var/tmp/v && echo s > /dev/shm/s && cat /tmp/t",
+    )
+    assert text(out) == "t\n[exit code 0]"
+    assert (ws / "here.txt").read_text() == "made\n" and (ws / "sub" / "py.txt").exists()
+
+
+@pytest.mark.anyio
+async def test_the_private_tmp_is_the_commands_own(shell: Tool[Any]) -> None:
+    await run(shell, "echo first > /tmp/left-behind")
+    assert not Path("/tmp/left-behind").exists()
+    out = await run(shell, "cat /tmp/left-behind")
+    assert "No such file" in text(out)
+
+
+@pytest.mark.anyio
+async def test_every_other_mount_is_read_only(shell: Tool[Any], ws: Path) -> None:
+    # The kernel's own list of the sandbox's mounts: all read-only but the few writable
+    # places (submounts of / included, such as /etc/hosts in a container).
+    out = await run(shell, "cat /proc/self/mountinfo")
+    writable = []
+    for line in text(out).splitlines()[:-1]:
+        fields = line.split()
+        point, options = fields[4], fields[5].split(",")
+        if "rw" in options:
+            writable.append(point)
+    allowed = {str(ws), "/tmp", "/var/tmp", "/dev/shm", "/run", "/root", "/home"}
+    assert set(writable) - allowed <= {p for p in writable if p.startswith(("/dev", "/proc"))}
+    assert str(ws) in writable
+
+
+@pytest.mark.anyio
+async def test_device_nodes_of_the_host_are_not_there(shell: Tool[Any]) -> None:
+    out = await run(shell, "ls /dev")
+    names = set(text(out).split())
+    assert {"null", "zero", "urandom"} <= names
+    assert not names & {"sda", "vda", "nvme0n1", "mem", "kmsg"}
+
+
+@pytest.mark.anyio
+async def test_swarm_state_is_read_only_to_commands(shell: Tool[Any], ws: Path) -> None:
+    (ws / ".swarm").mkdir(exist_ok=True)
+    (ws / ".swarm" / "notes.md").write_text("remember\n")
+    out = await run(
+        shell, "cat .swarm/notes.md; echo forged > .swarm/notes.md; echo x > .swarm/todo.json"
+    )
+    assert "remember" in text(out) and "Read-only file system" in text(out)
+    assert (ws / ".swarm" / "notes.md").read_text() == "remember\n"
+    assert not (ws / ".swarm" / "todo.json").exists()
+
+
+@pytest.mark.anyio
+async def test_a_state_directory_missing_at_the_start_cannot_be_made_by_a_command(
+    shell: Tool[Any], ws: Path
+) -> None:
+    await run(shell, "mkdir -p .swarm && echo forged > .swarm/notes.md")
+    assert not (ws / ".swarm" / "notes.md").exists()
+
+
+@pytest.mark.anyio
+async def test_protected_paths_are_invisible(bwrap: Any, ws: Path, elsewhere: Path) -> None:
+    records = ws / ".swarm" / "runs"
+    records.mkdir(parents=True)
+    (records / "audit.jsonl").write_text("secret record\n")
+    (elsewhere / "summary.json").write_text("secret summary\n")
+    shell = make_toolbox(
+        ws, sandbox=SandboxSettings(mode="required"), protected=[records, elsewhere]
+    )["shell"]
+    out = await run(
+        shell,
+        f"ls -A {records} {elsewhere}; cat {records}/audit.jsonl {elsewhere}/summary.json;"
+        f" echo x > {elsewhere}/new",
+    )
+    assert "secret" not in text(out) and "No such file" in text(out)
+    assert (records / "audit.jsonl").read_text() == "secret record\n"
+    assert not (elsewhere / "new").exists()
