@@ -108,10 +108,13 @@ class _GuardFile(_Model):
     options: dict[str, Any] = pydantic.Field(default={}, alias="with")
 
 
-EnvName = Annotated[
-    str,
-    pydantic.StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$"),
-]
+def _env_name(name: str) -> str:
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        raise ValueError("a variable name has letters, digits and '_' only, no digit first")
+    return name
+
+
+EnvName = Annotated[str, pydantic.AfterValidator(_env_name)]
 
 
 class _SandboxFile(_Model):

@@ -17,7 +17,7 @@ WRITES = {
     "redirection": "echo pwned > {d}/keep.txt; echo new > {d}/new.txt",
     "append": "echo pwned >> {d}/keep.txt",
     "python": "python3 -c \"open('{d}/keep.txt', 'w').write('pwned'); open('{d}/new.txt', 'w')\"",
-    "perl": "perl -e 'open(F, \">{d}/keep.txt\") or die; print F \"pwned\"; close(F) or die'",
+    "perl": 'perl -e \'open(F, ">{d}/keep.txt") or die; print F "pwned"; close(F) or die\'',
     "script": "printf 'echo pwned > {d}/keep.txt\\n' > s.sh; chmod +x s.sh; ./s.sh",
     "symlink": "ln -s {d} link && echo pwned > link/keep.txt",
     "symlinked file": "ln -s {d}/keep.txt f && echo pwned > f",

@@ -27,7 +27,7 @@ DETACHED = {
     "nohup": "nohup sleep {m} > /dev/null 2>&1 &",
     "disown": "sleep {m} & disown",
     "python daemon": (
-        "python3 -c \"import os, subprocess\nif os.fork() == 0:\n    os.setsid()\n"
+        'python3 -c "import os, subprocess\nif os.fork() == 0:\n    os.setsid()\n'
         "    subprocess.Popen(['sleep', '{m}'], start_new_session=True)\""
     ),
 }

@@ -50,7 +50,8 @@ async def test_the_home_is_empty_and_its_secrets_absent(
 ) -> None:
     shell = shell_for_home(bwrap, ws, fake_home)
     out = await run(
-        shell, f"echo HOME=$HOME; ls -A ~; cat ~/.ssh/id_ed25519 ~/.aws/credentials {fake_home}/.netrc"
+        shell,
+        f"echo HOME=$HOME; ls -A ~; cat ~/.ssh/id_ed25519 ~/.aws/credentials {fake_home}/.netrc",
     )
     assert text(out).startswith(f"HOME={fake_home}\n")
     assert SECRET not in text(out) and "No such file" in text(out)
@@ -113,7 +114,17 @@ async def test_the_environment_is_built_from_scratch_plus_named_variables(
     shell = make_toolbox(ws, sandbox=settings)["shell"]
     out = await run(shell, "env | cut -d= -f1 | sort | tr '\\n' ' '; echo; echo $PROJECT_FLAVOUR")
     names = set(text(out).splitlines()[0].split())
-    assert names == {"HOME", "LANG", "PATH", "PROJECT_FLAVOUR", "PWD", "SHLVL", "TERM", "TMPDIR", "_"}
+    assert names == {
+        "HOME",
+        "LANG",
+        "PATH",
+        "PROJECT_FLAVOUR",
+        "PWD",
+        "SHLVL",
+        "TERM",
+        "TMPDIR",
+        "_",
+    }
     assert "mint" in text(out)
 
 
