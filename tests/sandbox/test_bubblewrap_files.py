@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from swarm import SandboxSettings, Tool
@@ -73,7 +74,7 @@ async def test_the_workspace_and_private_tmp_are_writable(shell: Tool[Any], ws: 
 @pytest.mark.anyio
 async def test_the_private_tmp_is_the_commands_own(shell: Tool[Any]) -> None:
     await run(shell, "echo first > /tmp/left-behind")
-    assert not Path("/tmp/left-behind").exists()
+    assert not await anyio.Path("/tmp/left-behind").exists()
     out = await run(shell, "cat /tmp/left-behind")
     assert "No such file" in text(out)
 

@@ -4,11 +4,11 @@ other process is visible or reachable from it."""
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from swarm import SandboxSettings, Tool
@@ -140,12 +140,12 @@ async def test_no_process_outside_is_visible(shell: Tool[Any]) -> None:
 async def test_kill_reaches_nothing_outside(
     shell: Tool[Any], running: Callable[[str], list[int]], marker: str
 ) -> None:
-    bystander = subprocess.Popen(["sleep", marker])
+    bystander = await anyio.open_process(["sleep", marker])
     try:
         out = await run(shell, f"kill -9 {bystander.pid}; kill -9 $PPID; kill -9 -1; echo after")
         assert running(marker) == [bystander.pid]
-        assert bystander.poll() is None
+        assert bystander.returncode is None
         assert "[exit code" in text(out)
     finally:
         bystander.kill()
-        bystander.wait()
+        await bystander.wait()
