@@ -13,6 +13,8 @@ What a command sees (built by ``bwrap_arguments``, in this order, later mounts o
 - the workspace (and ``Confinement.writable``) writable; ``readonly`` paths inside it
   bound back read-only; ``hidden`` paths and well-known secrets inside a writable
   directory (``~/.ssh`` when the workspace is the home) replaced by empty ones;
+- no capabilities, even when swarm runs as root (or ``mount -o remount,rw /`` would undo
+  all of the above);
 - no network unless the confinement says ``host``; a new session; bubblewrap and all it
   started die with the process that launched it, and when the command ends every process
   left in its PID namespace dies with it.
@@ -91,6 +93,10 @@ def bwrap_arguments(confinement: Confinement, *, home: Path) -> list[str]:
     """bubblewrap's options (everything before ``--`` and the command) confining a
     command by ``confinement``, for a user whose home is ``home``."""
     args = [
+        # Run by root, bubblewrap keeps the capabilities: CAP_SYS_ADMIN would remount /
+        # read-write. Nobody inside gets any.
+        "--cap-drop",
+        "ALL",
         "--die-with-parent",
         "--new-session",
         "--unshare-pid",
@@ -262,6 +268,7 @@ def _probe(executable: str) -> Bubblewrap | str:
         return f"'{executable}' is not installed"
     check = [found, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     check += ["--unshare-pid", "--unshare-net", "--die-with-parent", "--new-session"]
+    check += ["--cap-drop", "ALL"]
     try:
         ran = subprocess.run(
             [*check, "--", "true"], env=_minimal_env(), capture_output=True, timeout=20

@@ -29,6 +29,8 @@ WRITES = {
     "mv": "mv {d}/keep.txt {d}/moved.txt",
     "chmod": "chmod 000 {d}/keep.txt",
     "touch": "touch -d 2000-01-01 {d}/keep.txt",
+    # as root: capabilities would let the command make its mounts writable again
+    "remount": "mount -o remount,rw / ; mount -o remount,rw,bind {d} ; echo pwned > {d}/keep.txt",
 }
 
 
@@ -140,3 +142,17 @@ async def test_protected_paths_are_invisible(bwrap: Any, ws: Path, elsewhere: Pa
     assert "secret" not in text(out) and "No such file" in text(out)
     assert (records / "audit.jsonl").read_text() == "secret record\n"
     assert not (elsewhere / "new").exists()
+
+
+@pytest.mark.anyio
+async def test_commands_have_no_capabilities_even_when_swarm_is_root(shell: Tool[Any]) -> None:
+    # The bounding set stays (bubblewrap cannot drop it without a user namespace), but
+    # with no_new_privs no program a command executes gains anything from it.
+    out = await run(shell, "grep -E '^(CapPrm|CapEff|CapAmb|NoNewPrivs)' /proc/self/status")
+    values = dict(line.split() for line in text(out).splitlines()[:-1])
+    assert values == {
+        "CapPrm:": "0000000000000000",
+        "CapEff:": "0000000000000000",
+        "CapAmb:": "0000000000000000",
+        "NoNewPrivs:": "1",
+    }
