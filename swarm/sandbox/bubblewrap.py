@@ -68,6 +68,8 @@ SECRETS = (
 """Paths below a home that are hidden even when a writable directory exposes them."""
 TOOLCHAIN_SECRETS = ("credentials", "credentials.toml", ".credentials.toml")
 """Files hidden inside a toolchain bound back from the home (cargo keeps its token there)."""
+PROC_KNOBS = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
+"""Parts of ``/proc`` made read-only: the kernel's settings, for the whole machine."""
 STOP_GRACE = 2.0
 """Seconds to wait, at most, for a killed namespace to be gone."""
 
@@ -107,6 +109,11 @@ def bwrap_arguments(confinement: Confinement, *, home: Path) -> list[str]:
     if confinement.network == "none":
         args.append("--unshare-net")
     args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    # Kernel knobs a uid 0 writes without any capability (core_pattern runs a program as
+    # root outside; sysrq-trigger reboots): bubblewrap covers these only when the
+    # directory looks writable, which /proc/sys (mode 555) does not without capabilities.
+    for knob in PROC_KNOBS:
+        args += ["--ro-bind-try", knob, knob]
     for private in PRIVATE_DIRS:
         args += ["--tmpfs", private]
     args += ["--tmpfs", "/run"]

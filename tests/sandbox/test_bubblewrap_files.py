@@ -156,3 +156,28 @@ async def test_commands_have_no_capabilities_even_when_swarm_is_root(shell: Tool
         "CapAmb:": "0000000000000000",
         "NoNewPrivs:": "1",
     }
+
+
+WRITABLE_PROC = """
+import os
+for root, dirs, files in os.walk("/proc"):
+    top = root.split("/")[2] if root.count("/") > 1 else ""
+    if top.isdigit() or top in ("self", "thread-self", "pressure"):
+        dirs[:] = []
+        continue
+    for name in files:
+        try:
+            os.close(os.open(os.path.join(root, name), os.O_WRONLY | os.O_NONBLOCK))
+        except OSError:
+            continue
+        print("writable", os.path.join(root, name))
+"""
+
+
+@pytest.mark.anyio
+async def test_no_kernel_setting_can_be_written(shell: Tool[Any], ws: Path) -> None:
+    # Opened for writing, never written: /proc/sys/kernel/core_pattern would run a program
+    # of the command's choosing as root outside the sandbox.
+    (ws / "scan.py").write_text(WRITABLE_PROC)
+    out = await run(shell, "python3 scan.py")
+    assert text(out) == "[exit code 0, no output]"
