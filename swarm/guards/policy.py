@@ -38,20 +38,20 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import translate
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import pydantic
 
 from swarm.config import Document, parse_document, validate_document
 from swarm.errors import ConfigError, GuardError
+from swarm.guards._sandboxing import SandboxFile, confine, merge_sandbox
 from swarm.guards.approval import ask
 from swarm.guards.base import PermissionGuard
 from swarm.guards.limits import role_of
 from swarm.guards.registry import GuardContext, guard_factory
 from swarm.guards.rules import Action, Condition, ConditionSpec, Decision, Rule, Unjudgeable
 from swarm.run import CallRecord, current_call
-from swarm.sandbox import Mode, Network, SandboxSettings, SandboxUnavailable
-from swarm.sandbox.select import ToolSandbox
+from swarm.sandbox import SandboxSettings
 
 if TYPE_CHECKING:
     from swarm.tools import Tool
@@ -108,21 +108,6 @@ class _GuardFile(_Model):
     options: dict[str, Any] = pydantic.Field(default={}, alias="with")
 
 
-def _env_name(name: str) -> str:
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-        raise ValueError("a variable name has letters, digits and '_' only, no digit first")
-    return name
-
-
-EnvName = Annotated[str, pydantic.AfterValidator(_env_name)]
-
-
-class _SandboxFile(_Model):
-    mode: Mode | None = None
-    network: Network | None = None
-    env: list[EnvName] | None = None
-
-
 class _PolicyFile(_Model):
     name: str | None = pydantic.Field(None, min_length=1)
     description: str = ""
@@ -130,25 +115,13 @@ class _PolicyFile(_Model):
     default: Action | None = None
     rules: list[_RuleFile] = []
     guards: list[_GuardFile] = []
-    sandbox: _SandboxFile | None = None
+    sandbox: SandboxFile | None = None
 
     @pydantic.field_validator("sandbox", mode="before")
     @classmethod
     def _mode_alone(cls, value: Any) -> Any:
         """``sandbox: required`` is short for ``sandbox: {mode: required}``."""
         return {"mode": value} if isinstance(value, str) else value
-
-
-def _sandbox(spec: _SandboxFile | None, base: SandboxSettings | None) -> SandboxSettings | None:
-    """The settings ``spec`` gives over those it inherits, field by field."""
-    if spec is None:
-        return base
-    start = base or SandboxSettings()
-    return SandboxSettings(
-        mode=spec.mode or start.mode,
-        network=spec.network or start.network,
-        env=tuple(spec.env) if spec.env is not None else start.env,
-    )
 
 
 def _globs(value: Globs | None) -> tuple[str, ...]:
@@ -310,7 +283,7 @@ def _build(
         description=spec.description or inherited.description,
         path=path,
         hash=digest,
-        sandbox=_sandbox(spec.sandbox, inherited.sandbox),
+        sandbox=merge_sandbox(spec.sandbox, inherited.sandbox),
     )
 
 
@@ -466,28 +439,12 @@ class PolicyGuard(PermissionGuard):
         rule_id = rule.id if rule is not None else "default"
         if decision.action == "deny":
             raise GuardError(decision.reason, guard=self.name, rule=rule_id)
-        self._confine(tool, call)
+        confine(tool, call, self.policy.sandbox, guard=self.name)
         if decision.action == "allow":
             return kwargs
         return await ask(
             tool, kwargs, guard=self, reason=decision.reason, rule=rule_id, policy=policy.name
         )
-
-    def _confine(self, tool: Tool[Any], call: CallRecord | None) -> None:
-        """For a tool that starts processes: note the sandbox that will confine them, or
-        deny the call when its settings cannot be met."""
-        context = tool.context
-        use = context.get("sandbox") if isinstance(context, Mapping) else None
-        if not isinstance(use, ToolSandbox):
-            return
-        settings = self.policy.sandbox or use.settings
-        try:
-            found = use.find(settings)
-        except SandboxUnavailable as exc:
-            raise GuardError(str(exc), guard=self.name, rule="sandbox-required") from None
-        if call is not None:
-            call.sandbox_settings = settings
-            call.sandbox = found.describe(settings.network)
 
     def _note(self, call: CallRecord | None, rule: Rule | None) -> None:
         """Say on the call which policy file and rule decided (for the audit log)."""

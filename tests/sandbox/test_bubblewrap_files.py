@@ -22,6 +22,7 @@ WRITES = {
     "script": "printf 'echo pwned > {d}/keep.txt\\n' > s.sh; chmod +x s.sh; ./s.sh",
     "symlink": "ln -s {d} link && echo pwned > link/keep.txt",
     "symlinked file": "ln -s {d}/keep.txt f && echo pwned > f",
+    "hard link": "ln {d}/keep.txt h && echo pwned > h",
     "cd": "cd {d} && echo pwned > keep.txt",
     "dot dot": "echo pwned > /tmp/../{d}/keep.txt",
     "double slash": "echo pwned > /{d}//keep.txt",
