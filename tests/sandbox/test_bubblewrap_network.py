@@ -10,8 +10,10 @@ from typing import Any
 
 import pytest
 
-from swarm import SandboxSettings, Tool
+from swarm import Agent, MemoryContextStore, SandboxSettings, Tool, ToolResult
+from swarm.guards import Policy, apply_policy
 from swarm.sandbox import Bubblewrap, Network
+from swarm.testing import StubTransport, make_text_response, make_tool_uses_response
 from swarm.toolbox import make_toolbox
 
 from .conftest import run, text
@@ -99,3 +101,19 @@ async def test_host_network_reaches_the_listeners(
     assert text(out).endswith("done\n[exit code 0]")
     assert received(tcp, udp) == (True, b"bash\n")
     assert udp.recv(100) == b"python"
+
+
+@pytest.mark.anyio
+async def test_the_policy_of_the_calling_role_decides_the_network(
+    bwrap: Bubblewrap, ws: Path, tcp: socket.socket, udp: socket.socket
+) -> None:
+    # The toolbox says no network; the policy guarding this role's tools says host.
+    toolbox = make_toolbox(ws, sandbox=SandboxSettings(mode="required", network="none"))
+    policy = Policy.from_mapping({"default": "allow", "sandbox": {"network": "host"}})
+    [shell] = apply_policy([toolbox["shell"]], policy)
+    call = [("shell", "call_0", {"command": sends(tcp, udp)})]
+    agent = Agent("", StubTransport([make_tool_uses_response(call), make_text_response()]), [shell])
+    async with agent.run_stream("go", MemoryContextStore()) as stream:
+        results = [event async for event in stream if isinstance(event, ToolResult)]
+    assert str(results[0].content).endswith("done\n[exit code 0]")
+    assert received(tcp, udp) == (True, b"bash\n")
