@@ -182,3 +182,6 @@ async def test_no_kernel_setting_can_be_written(shell: Tool[Any], ws: Path) -> N
     (ws / "scan.py").write_text(WRITABLE_PROC)
     out = await run(shell, "python3 scan.py")
     assert text(out) == "[exit code 0, no output]"
+    # nor through a /proc of its own, mounted in a user namespace it makes
+    out = await run(shell, "unshare -Umpf --mount-proc python3 scan.py")
+    assert "writable" not in text(out)
