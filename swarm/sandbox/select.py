@@ -47,8 +47,9 @@ HOW_TO_SANDBOX = (
 SandboxFinder = Callable[[SandboxSettings], Sandbox]
 """What picks the tier for some settings (``find_sandbox``, or one a test injects)."""
 
-# Tiers written in other modules, found by name: module, and its function returning the
-# working tier (or None / raising SandboxUnavailable when it does not work).
+# Tiers written in other modules, found by name: module, and its function ``probe()``
+# returning the working tier (or None, or raising SandboxUnavailable, when it does not
+# work here).
 _OTHER_TIERS = {
     "landlock": ("swarm.sandbox.landlock", "probe"),
     "sandbox-exec": ("swarm.sandbox.seatbelt", "probe"),
@@ -92,7 +93,10 @@ def _other_tier(name: str) -> Sandbox:
     probe: Any = getattr(module, function, None)
     if not callable(probe):
         raise SandboxUnavailable(f"{module_name} has no {function}()")
-    found = probe()
+    try:
+        found = probe()
+    except (OSError, RuntimeError) as exc:  # a tier that cannot tell does not work
+        raise SandboxUnavailable(f"its check failed: {exc}") from None
     if found is None:
         raise SandboxUnavailable("does not work here")
     return found  # type: ignore[no-any-return]
