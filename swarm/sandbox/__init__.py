@@ -12,7 +12,7 @@ from swarm.sandbox.base import (
     SandboxSettings,
     SandboxUnavailable,
 )
-from swarm.sandbox.bubblewrap import Bubblewrap, probe_bubblewrap
+from swarm.sandbox.bubblewrap import Bubblewrap, bwrap_arguments, probe_bubblewrap
 from swarm.sandbox.environment import command_environment
 from swarm.sandbox.select import HOW_TO_SANDBOX, TIERS, SandboxFinder, Unconfined, find_sandbox
 
@@ -29,6 +29,7 @@ __all__ = [
     "SandboxSettings",
     "SandboxUnavailable",
     "Unconfined",
+    "bwrap_arguments",
     "command_environment",
     "find_sandbox",
     "probe_bubblewrap",

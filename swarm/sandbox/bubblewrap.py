@@ -8,7 +8,7 @@ What a command sees (built by ``bwrap_arguments``, in this order, later mounts o
   of system services such as D-Bus live there, and a read-only mount does not stop a
   process from connecting to a socket);
 - the home, ``/root`` and ``/home`` replaced by empty directories; the toolchains the
-  ``PATH`` finds below them (``~/.pyenv``, ``~/.cargo``) bound back read-only, without
+  ``PATH`` finds in the home (``~/.pyenv``, ``~/.cargo``) bound back read-only, without
   the credential files toolchains keep there;
 - the workspace (and ``Confinement.writable``) writable; ``readonly`` paths inside it
   bound back read-only; ``hidden`` paths and well-known secrets inside a writable
@@ -128,8 +128,10 @@ def bwrap_arguments(confinement: Confinement, *, home: Path) -> list[str]:
         emptied.append(home)
     for directory in emptied:
         args += ["--tmpfs", str(directory)]
-    args += _toolchains(confinement.env.get("PATH", ""), emptied)
+    args += _toolchains(confinement.env.get("PATH", ""), home)
     writable = [_real(confinement.workspace), *(_real(p) for p in confinement.writable)]
+    if Path("/") in writable:
+        raise ValueError("a sandbox cannot make '/' writable: choose a workspace directory")
     for directory in writable:
         args += ["--bind", str(directory), str(directory)]
     for directory in writable:
@@ -144,25 +146,36 @@ def bwrap_arguments(confinement: Confinement, *, home: Path) -> list[str]:
     return args
 
 
-def _toolchains(path_variable: str, emptied: list[Path]) -> list[str]:
-    """Arguments binding back, read-only, the toolchains that ``PATH`` finds below an
-    emptied directory: the whole directory just below it (``~/.pyenv`` for
-    ``~/.pyenv/shims``, since its shims run programs from all over it)."""
+def _toolchains(path_variable: str, home: Path) -> list[str]:
+    """Arguments binding back, read-only, the toolchains that ``PATH`` finds in the
+    home: the whole directory just below it (``~/.pyenv`` for ``~/.pyenv/shims``, since
+    its shims run programs from all over it), without the credentials toolchains keep.
+    Where that directory holds other secrets (``~/.config``, ``~/.local``), only the
+    ``PATH`` directory itself (and ``~/.local/lib`` for ``~/.local/bin``'s scripts)."""
     args: list[str] = []
     bound: set[Path] = set()
+
+    def bind(directory: Path) -> None:
+        if directory not in bound and directory.is_dir():
+            bound.add(directory)
+            args.extend(["--ro-bind", str(_real(directory)), str(directory)])
+            for name in TOOLCHAIN_SECRETS:
+                args.extend(_hide(directory / name))
+
     for entry in path_variable.split(os.pathsep):
-        if not entry or not os.path.isabs(entry):
+        if not os.path.isabs(entry):
             continue
         found = Path(os.path.normpath(entry))
-        for parent in emptied:
-            if parent in found.parents:
-                root = parent / found.relative_to(parent).parts[0]
-                if root not in bound and root.is_dir():
-                    bound.add(root)
-                    args += ["--ro-bind", str(_real(root)), str(root)]
-                    for name in TOOLCHAIN_SECRETS:
-                        args += _hide(root / name)
-                break
+        if home not in found.parents:
+            continue
+        root = home / found.relative_to(home).parts[0]
+        if root.name in SECRETS:
+            bind(found)
+        elif root.name == ".local":
+            bind(found)
+            bind(root / "lib")
+        else:
+            bind(root)
     return args
 
 

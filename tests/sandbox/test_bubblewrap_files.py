@@ -10,6 +10,7 @@ import anyio
 import pytest
 
 from swarm import SandboxSettings, Tool
+from swarm.sandbox import Confinement, bwrap_arguments
 from swarm.toolbox import make_toolbox
 
 from .conftest import run, text
@@ -185,3 +186,8 @@ async def test_no_kernel_setting_can_be_written(shell: Tool[Any], ws: Path) -> N
     # nor through a /proc of its own, mounted in a user namespace it makes
     out = await run(shell, "unshare -Umpf --mount-proc python3 scan.py")
     assert "writable" not in text(out)
+
+
+def test_the_root_as_workspace_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="cannot make '/' writable"):
+        bwrap_arguments(Confinement(tmp_path, writable=(Path("/"),)), home=tmp_path)

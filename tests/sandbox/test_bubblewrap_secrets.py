@@ -149,3 +149,18 @@ async def test_kill_reaches_nothing_outside(
     finally:
         bystander.kill()
         await bystander.wait()
+
+
+@pytest.mark.anyio
+async def test_a_program_on_the_path_in_a_secret_directory_runs_without_exposing_it(
+    bwrap: Bubblewrap, ws: Path, fake_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tools = fake_home / ".config" / "composer" / "vendor" / "bin"
+    tools.mkdir(parents=True)
+    (tools / "hello").write_text("#!/bin/sh\necho hello from config\n")
+    (tools / "hello").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{os.environ['PATH']}")
+    shell = shell_for_home(bwrap, ws, fake_home)
+    out = await run(shell, "hello; cat ~/.config/gh/hosts.yml; ls -A ~/.config")
+    assert "hello from config" in text(out)
+    assert SECRET not in text(out) and "gh" not in text(out).split()
