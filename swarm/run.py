@@ -17,6 +17,7 @@ from typing import Any, Literal, Protocol
 from swarm.budget import Budget
 from swarm.events import StreamEvent
 from swarm.messages import ToolResultBlock
+from swarm.sandbox.base import SandboxSettings
 
 __all__ = [
     "CallObserver",
@@ -35,7 +36,9 @@ class CallRecord:
     """One tool call as the run sees it, from the model's request to its result.
 
     The loop fills it in; a guard may annotate it (``current_call()``) with the policy and
-    rule that decided, so observers such as the audit log can say why a call was allowed.
+    rule that decided, so observers such as the audit log can say why a call was allowed,
+    and with the sandbox settings in force for a tool that starts processes
+    (``sandbox_settings``) and the sandbox that will confine them (``sandbox``, one line).
     ``decision`` is ``allow``, ``deny`` (a guard refused) or ``invalid`` (unknown tool,
     arguments that do not validate or parse).
     """
@@ -51,6 +54,8 @@ class CallRecord:
     policy: str | None = None
     policy_hash: str | None = None
     reason: str | None = None
+    sandbox_settings: SandboxSettings | None = None
+    sandbox: str | None = None
 
 
 class CallObserver(Protocol):

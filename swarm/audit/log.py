@@ -7,7 +7,8 @@ handler runs (written and fsynced first, so a crash mid-call leaves it on disk) 
 
     time, event, seq, run_id, path, role, call_id, tool,
     decision: arguments (secrets redacted), args_hash, decision, guard, rule, policy,
-              policy_hash, reason
+              policy_hash, reason, sandbox (the sandbox confining the processes
+              the call starts, e.g. "bubblewrap 0.8.0, network none"; null for other tools)
     finish:   outcome (ok, error, denied, invalid), duration (seconds), error
     prev, hash
 
@@ -249,6 +250,7 @@ class AuditLog:
                 "policy": call.policy,
                 "policy_hash": call.policy_hash,
                 "reason": call.reason,
+                "sandbox": call.sandbox,
             },
         )
 

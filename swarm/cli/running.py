@@ -25,6 +25,7 @@ from swarm.scenario import (
     run_scenario,
 )
 from swarm.scenario.runner import NO_MODEL_HELP, RunOutcome
+from swarm.scenario.sandboxing import sandbox_line
 from swarm.team import Team
 from swarm.transports.serialize import event_to_dict
 from swarm.types import StopReason
@@ -108,6 +109,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     prompt = TerminalPrompt() if interactive() and not args.json else None
     team = Team.load(scenario.team, entry=scenario.entry)
     board = AgentBoard(team.entry, frozenset(team.specs))
+    console.print(f"sandbox: {sandbox_line(scenario)}", markup=False, highlight=False)
 
     def json_line(event: StreamEvent) -> None:
         sys.stdout.write(json.dumps(event_to_dict(event)) + "\n")

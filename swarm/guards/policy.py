@@ -14,12 +14,18 @@
       - allow: "*"
     guards:                     # guards by factory name (see swarm.guards.registry)
       - use: path
+    sandbox: required           # or {mode: required, network: none, env: [NAME, ...]}
 
 Precedence: any matching ``deny`` wins, then ``ask``, then ``allow``; the order of rules
 only says which one is reported. A policy that extends another gets its rules, guards and
 default first. A name is looked up in the extending file's directory, then
 ``search_dirs``, then the policies shipped in ``swarm/guards/policies/`` (the repository's
 ``guards/`` directory points there).
+
+``sandbox`` says how the processes tools start are confined (``swarm.sandbox``): ``mode``
+``required`` (no working sandbox: such tools are denied, rule ``sandbox-required``),
+``auto`` or ``off``; ``network`` ``none`` or ``host``; ``env`` the variables of swarm's
+environment commands get. A policy that extends another overrides it field by field.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ import pydantic
 
 from swarm.config import Document, parse_document, validate_document
 from swarm.errors import ConfigError, GuardError
+from swarm.guards._sandboxing import SandboxFile, confine, merge_sandbox
 from swarm.guards.approval import ask
 from swarm.guards.base import PermissionGuard
 from swarm.guards.ceiling import CeilingGuard
@@ -45,6 +52,7 @@ from swarm.guards.limits import role_of
 from swarm.guards.registry import GuardContext, guard_factory
 from swarm.guards.rules import Action, Condition, ConditionSpec, Decision, Rule, Unjudgeable
 from swarm.run import CallRecord, current_call
+from swarm.sandbox import SandboxSettings
 
 if TYPE_CHECKING:
     from swarm.tools import Tool
@@ -108,6 +116,13 @@ class _PolicyFile(_Model):
     default: Action | None = None
     rules: list[_RuleFile] = []
     guards: list[_GuardFile] = []
+    sandbox: SandboxFile | None = None
+
+    @pydantic.field_validator("sandbox", mode="before")
+    @classmethod
+    def _mode_alone(cls, value: Any) -> Any:
+        """``sandbox: required`` is short for ``sandbox: {mode: required}``."""
+        return {"mode": value} if isinstance(value, str) else value
 
 
 def _globs(value: Globs | None) -> tuple[str, ...]:
@@ -137,7 +152,9 @@ class PolicyGuardSpec:
 @dataclass(frozen=True, slots=True)
 class Policy:
     """A loaded policy: rules (inherited ones first), the default action, the guards it
-    adds, and where it came from (``path``; ``hash`` is the SHA-256 of the file)."""
+    adds, and where it came from (``path``; ``hash`` is the SHA-256 of the file).
+    ``sandbox`` is what it says about sandboxing (``None``: nothing; the toolbox's own
+    settings apply)."""
 
     name: str
     rules: tuple[Rule, ...] = ()
@@ -146,6 +163,7 @@ class Policy:
     description: str = ""
     path: Path | None = None
     hash: str = ""
+    sandbox: SandboxSettings | None = None
     _by_tool: dict[str, tuple[Rule, ...]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
@@ -266,6 +284,7 @@ def _build(
         description=spec.description or inherited.description,
         path=path,
         hash=digest,
+        sandbox=merge_sandbox(spec.sandbox, inherited.sandbox),
     )
 
 
@@ -387,8 +406,10 @@ class PolicyGuard(PermissionGuard):
     It notes the deciding policy, rule and file hash on the current call (so the audit
     log says why a call was allowed or denied), denies ``deny`` decisions and commands it
     cannot judge, and asks the run's approver about ``ask`` decisions (denying when
-    there is none). ``role`` is the role the policy applies to (default: the role in the
-    calling agent's path).
+    there is none). For a tool that starts processes (``Tool.context["sandbox"]``) it
+    notes the sandbox settings in force and the sandbox found, and denies the call (rule
+    ``sandbox-required``) when they require a sandbox that does not work here. ``role``
+    is the role the policy applies to (default: the role in the calling agent's path).
     """
 
     def __init__(self, policy: Policy, *, role: str | None = None) -> None:
@@ -417,10 +438,11 @@ class PolicyGuard(PermissionGuard):
         rule = decision.rule
         self._note(call, rule)
         rule_id = rule.id if rule is not None else "default"
-        if decision.action == "allow":
-            return kwargs
         if decision.action == "deny":
             raise GuardError(decision.reason, guard=self.name, rule=rule_id)
+        confine(tool, call, self.policy.sandbox, guard=self.name)
+        if decision.action == "allow":
+            return kwargs
         return await ask(
             tool, kwargs, guard=self, reason=decision.reason, rule=rule_id, policy=policy.name
         )

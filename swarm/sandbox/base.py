@@ -9,7 +9,7 @@ the command), plus what must be cleaned up afterwards.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,12 +71,18 @@ class Confinement:
 @dataclass(frozen=True, slots=True)
 class Launch:
     """What to start instead of the bare command: ``argv`` with environment ``env``,
-    in working directory ``cwd``; ``pass_fds`` are file descriptors the launcher needs."""
+    in working directory ``cwd``; ``pass_fds`` are file descriptors the launcher needs.
+
+    ``stop``, when given, ends at once everything the launch started (a sandbox whose
+    processes leave the launcher's process group, such as a PID namespace); the caller
+    calls it before signalling the group when the command must be stopped early.
+    """
 
     argv: tuple[str, ...]
     env: Mapping[str, str]
     cwd: Path
     pass_fds: tuple[int, ...] = ()
+    stop: Callable[[], None] | None = None
 
 
 class Sandbox(Protocol):

@@ -36,6 +36,7 @@ from swarm.events import (
 from swarm.guards.policy import Policy, apply_policy, load_policy
 from swarm.messages import ToolResultBlock
 from swarm.run import CallRecord, current_scope
+from swarm.scenario.sandboxing import protected_paths, sandbox_line
 from swarm.scenario.script import ScriptedModel
 from swarm.scenario.spec import Scenario, Script, load_scenario
 from swarm.team import DEFAULT_MAX_DEPTH, AgentSpec, Team
@@ -267,6 +268,7 @@ async def run_scenario(
         "entry": team.entry,
         "policy": scenario.policy,
         "model": model if isinstance(model, str) else None,
+        "sandbox": sandbox_line(scenario),
     }
     run = _Run(scenario, team, transport, workspace, record_dir, run_id, config)
     return await _execute(run, scenario.task, None, {}, approver, ask_user, on_event)
@@ -363,7 +365,8 @@ async def _execute(
     on_event: Callable[[StreamEvent], None] | None,
 ) -> RunOutcome:
     scenario, team, record_dir = run.scenario, run.team, run.record_dir
-    toolbox = make_toolbox(run.workspace, ask=ask_user)
+    protected = protected_paths(record_dir, run.workspace)
+    toolbox = make_toolbox(run.workspace, ask=ask_user, protected=protected)
     db = record_dir / "sessions.db"
     sessions: dict[str, str] = dict(previous.get("sessions", {}))
 

@@ -9,10 +9,12 @@ run records): listing and searching skip it and the file tools do not write ther
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from swarm.sandbox import SandboxSettings, find_sandbox
+from swarm.sandbox.select import SandboxFinder, ToolSandbox
 from swarm.toolbox._paths import Workspace
 from swarm.toolbox.ask import Ask, ask_tool
 from swarm.toolbox.files import file_tools
@@ -46,6 +48,9 @@ def make_toolbox(
     output_limit: int = 40_000,
     ask: Ask | None = None,
     shell_env: Mapping[str, str] | None = None,
+    sandbox: SandboxSettings | None = None,
+    protected: Iterable[str | Path] = (),
+    find: SandboxFinder = find_sandbox,
 ) -> dict[str, Tool[Any]]:
     """The built-in tools for ``workspace`` (created if missing), by name (``TOOL_NAMES``).
 
@@ -53,9 +58,16 @@ def make_toolbox(
     characters one call of read_file, list_files, search, shell or notes returns;
     ``ask`` lets ``ask_user`` reach a person; without it the tool is still there, and
     each call is an error result telling the model to go on without asking.
-    ``shell_env`` is the environment of shell commands (``None``: this process's without
-    anything that looks like a secret, as ``safe_environment`` gives; pass ``os.environ``
-    to hand the agents everything, API keys included).
+    ``shell_env`` is the whole environment of shell commands (``None``: built from
+    scratch, ``PATH``, ``HOME``, ``LANG``, ``TERM``, ``TMPDIR`` and the variables the
+    sandbox settings name, see ``command_environment``; pass ``os.environ`` to hand the
+    agents everything, API keys included).
+
+    Shell commands run in a sandbox: ``sandbox`` gives the settings used when no policy
+    notes its own on the call (default ``SandboxSettings()``: a sandbox when one works,
+    else unconfined with a warning; no network); ``protected`` paths (run records) are
+    invisible to commands; ``find`` picks the tier (default ``find_sandbox``; tests pass
+    one that finds nothing).
 
     Raises ``ValueError`` for a timeout or limit that is not positive.
     """
@@ -70,7 +82,14 @@ def make_toolbox(
         *file_tools(space, output_limit=output_limit),
         list_files_tool(space, output_limit=output_limit),
         search_tool(space, output_limit=output_limit),
-        shell_tool(space, timeout=shell_timeout, output_limit=output_limit, env=shell_env),
+        shell_tool(
+            space,
+            timeout=shell_timeout,
+            output_limit=output_limit,
+            env=shell_env,
+            sandbox=ToolSandbox(sandbox or SandboxSettings(), find),
+            protected=tuple(Path(p) for p in protected),
+        ),
         notes_tool(space, output_limit=output_limit),
         todo_tool(space),
         ask_tool(ask),

@@ -1,10 +1,12 @@
-"""shell: a command run by bash in the workspace, with a timeout, an output cap, and a
-clean kill of everything it started.
+"""shell: a command run by bash in the workspace, in a sandbox, with a timeout, an output
+cap, and a clean kill of everything it started.
 
-The command runs as ``bash -c <command>`` in its own session (so its own process group),
-with the workspace as working directory and stdin closed. When it ends, times out or the
-call is cancelled, the whole group gets SIGTERM, then SIGKILL: background jobs it left
-behind go with it.
+The command runs as ``bash -c <command>`` through the sandbox tier in force (see
+``swarm.sandbox``: the policy's ``sandbox:`` settings noted on the call, else the tool's
+own), in its own session (so its own process group), with the workspace as working
+directory, stdin closed and an environment built from scratch. When it ends, times out or
+the call is cancelled, the sandbox's process namespace is killed and the whole group gets
+SIGTERM, then SIGKILL: background jobs it left behind go with it.
 """
 
 from __future__ import annotations
@@ -15,14 +17,27 @@ import os
 import signal
 import subprocess
 from collections import deque
-from collections.abc import Mapping
-from typing import Annotated
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from types import MappingProxyType
+from typing import Annotated, Any
 
 import anyio
 import anyio.abc
+import structlog
 
 from swarm.audit.redact import holds_credential, secret_key
 from swarm.errors import ToolError
+from swarm.run import current_call, current_scope
+from swarm.sandbox import (
+    Confinement,
+    Launch,
+    Sandbox,
+    SandboxSettings,
+    SandboxUnavailable,
+    command_environment,
+)
+from swarm.sandbox.select import ToolSandbox
 from swarm.toolbox._paths import Workspace
 from swarm.tools import Field, Progress, Tool, ToolOutput
 
@@ -34,6 +49,8 @@ MAX_STREAMED = 1_000_000
 """Characters of output streamed as progress at most; the rest is only counted."""
 MAX_PENDING = 8192
 """Characters of an unfinished line held back from progress at most."""
+
+_log = structlog.get_logger("swarm.sandbox")
 
 
 class OutputCap:
@@ -126,11 +143,14 @@ async def _group_ended(pgid: int) -> None:
         await anyio.sleep(0.01)
 
 
-async def _stop(process: anyio.abc.Process) -> None:
-    """End the command's whole process group: SIGTERM, a grace period for everything in it
-    to exit, then SIGKILL; returns once nothing of the group runs (or after another grace
-    period, should a process not die)."""
+async def _stop(process: anyio.abc.Process, sandbox_stop: Callable[[], None] | None) -> None:
+    """End the command's sandbox (``sandbox_stop``: its processes may have left the group)
+    and its whole process group: SIGTERM, a grace period for everything in it to exit,
+    then SIGKILL; returns once nothing of the group runs (or after another grace period,
+    should a process not die)."""
     pgid = process.pid
+    if sandbox_stop is not None:
+        sandbox_stop()
     _signal_group(pgid, signal.SIGTERM)
     with anyio.move_on_after(KILL_GRACE):
         await process.wait()
@@ -150,14 +170,107 @@ def _status(code: int | None, timed_out: bool, limit: float) -> str:
         except ValueError:
             name = f"signal {-code}"
         return f"killed by {name}"
+    if code is not None and 128 < code < 128 + signal.NSIG:
+        # A sandbox's launcher (like bash for its own children) says "killed by signal N"
+        # as exit code 128 + N.
+        with contextlib.suppress(ValueError):
+            return f"exit code {code}: killed by {signal.Signals(code - 128).name}"
     return f"exit code {code}"
+
+
+async def _run(
+    launch: Launch, sandbox: str, limit: float, progress: Progress, output_limit: int
+) -> ToolOutput:
+    """Start ``launch``, stream and cap its output, stop it all at its end or after
+    ``limit`` seconds (or when cancelled), and say how it went."""
+    captured = OutputCap(output_limit)
+    process = await anyio.open_process(
+        launch.argv,
+        cwd=launch.cwd,
+        env=launch.env,
+        pass_fds=launch.pass_fds,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,  # its own process group, killed as a whole
+    )
+    drained = anyio.Event()
+    stopped = False
+
+    async def read_output() -> None:
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        pending, streamed = "", 0
+
+        def stream(text: str) -> None:
+            nonlocal streamed
+            if streamed < MAX_STREAMED:
+                progress(text, "output")
+                streamed += len(text)
+                if streamed >= MAX_STREAMED:
+                    progress("\n[… output no longer streamed …]\n", "output")
+
+        assert process.stdout is not None
+        try:
+            async for data in process.stdout:
+                text = decoder.decode(data)
+                captured.add(text)
+                pending += text
+                lines, newline, rest = pending.rpartition("\n")
+                if newline:
+                    stream(lines + newline)
+                    pending = rest
+                if len(pending) > MAX_PENDING:
+                    stream(pending)
+                    pending = ""
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+        finally:
+            rest = pending + decoder.decode(b"", final=True)
+            if rest:
+                captured.add(rest[len(pending) :])
+                stream(rest)
+            drained.set()
+
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(read_output)
+            with anyio.move_on_after(limit) as deadline:
+                await process.wait()
+            # Whatever the command left running goes with it, and its output pipe then
+            # closes. A process that left the group may hold the pipe open: reading
+            # stops after a grace period.
+            await _stop(process, launch.stop)
+            stopped = True
+            with anyio.move_on_after(KILL_GRACE):
+                await drained.wait()
+            group.cancel_scope.cancel()
+        timed_out = deadline.cancelled_caught
+    finally:
+        # Cancelled or failed midway: the group must still go, whatever cancels us.
+        with anyio.CancelScope(shield=True):
+            if not stopped:
+                await _stop(process, launch.stop)
+            await process.aclose()
+    code = process.returncode
+    status = _status(code, timed_out, limit)
+    output = captured.text().rstrip()
+    text = f"{output}\n[{status}]" if output else f"[{status}, no output]"
+    details = {
+        "exit_code": code,
+        "timed_out": timed_out,
+        "output_chars": captured.total,
+        "output_cut": captured.cut,
+        "sandbox": sandbox,
+    }
+    return ToolOutput(text, details=details)
 
 
 def safe_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """``environ`` (default: this process's environment) without what looks like a
     secret: variables named like one (``OPENAI_API_KEY``, ``GITHUB_TOKEN``,
     ``DB_PASSWORD``, ``AWS_SECRET_ACCESS_KEY``) or holding a credential (a provider key, a
-    password in a URL). Shell commands get this unless a toolbox is given another."""
+    password in a URL). For commands, prefer ``command_environment``, which copies only
+    what is named."""
     source = os.environ if environ is None else environ
     return {
         name: value
@@ -174,14 +287,36 @@ def shell_tool(
     timeout: float,
     output_limit: int,
     env: Mapping[str, str] | None = None,
-) -> Tool[None]:
+    sandbox: ToolSandbox | None = None,
+    protected: tuple[Path, ...] = (),
+) -> Tool[Mapping[str, Any]]:
     """The ``shell`` tool of ``workspace``.
 
     ``timeout`` (seconds) is the longest a command may run; ``output_limit`` caps the
     characters of output in the result (head and tail kept); ``env`` is the commands'
-    environment (``None``: this process's without its secrets, see ``safe_environment``).
+    whole environment (``None``: built from scratch, see ``command_environment``, with
+    the variables the sandbox settings name). ``sandbox`` gives the settings used when
+    no policy noted its own on the call, and how the tier is found; ``protected`` paths
+    are hidden from commands. A call whose settings require a sandbox that does not work
+    is an error result saying how to get one; nothing runs.
     """
     given = dict(env) if env is not None else None
+    own = sandbox or ToolSandbox()
+    warned: set[str] = set()
+    state = workspace.root / ".swarm"
+
+    def choose() -> tuple[Sandbox, SandboxSettings]:
+        call = current_call()
+        settings = (call.sandbox_settings if call is not None else None) or own.settings
+        try:
+            chosen = own.find(settings)
+        except SandboxUnavailable as exc:
+            raise ToolError(str(exc)) from None
+        run_id = current_scope().run_id
+        if chosen.tier == "none" and settings.mode == "auto" and run_id not in warned:
+            warned.add(run_id)
+            _log.warning("shell commands run unconfined", sandbox=chosen.describe("host"))
+        return chosen, settings
 
     async def shell(
         progress: Progress,
@@ -201,84 +336,18 @@ def shell_tool(
         if not command.strip():
             raise ToolError("command is empty; give the command line to run")
         limit = timeout if timeout_seconds is None else min(timeout_seconds, timeout)
-        captured = OutputCap(output_limit)
-        process = await anyio.open_process(
-            ["bash", "-c", command],
-            cwd=workspace.root,
-            env=given if given is not None else safe_environment(),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group, killed as a whole
+        chosen, settings = choose()
+        state.mkdir(exist_ok=True)  # so a command cannot make swarm's state dir its own
+        confinement = Confinement(
+            workspace.root,
+            network=settings.network,
+            env=given if given is not None else command_environment(settings.env),
+            readonly=(state,),
+            hidden=protected,
         )
-        drained = anyio.Event()
-        stopped = False
-
-        async def read_output() -> None:
-            decoder = codecs.getincrementaldecoder("utf-8")("replace")
-            pending, streamed = "", 0
-
-            def stream(text: str) -> None:
-                nonlocal streamed
-                if streamed < MAX_STREAMED:
-                    progress(text, "output")
-                    streamed += len(text)
-                    if streamed >= MAX_STREAMED:
-                        progress("\n[… output no longer streamed …]\n", "output")
-
-            assert process.stdout is not None
-            try:
-                async for data in process.stdout:
-                    text = decoder.decode(data)
-                    captured.add(text)
-                    pending += text
-                    lines, newline, rest = pending.rpartition("\n")
-                    if newline:
-                        stream(lines + newline)
-                        pending = rest
-                    if len(pending) > MAX_PENDING:
-                        stream(pending)
-                        pending = ""
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                pass
-            finally:
-                rest = pending + decoder.decode(b"", final=True)
-                if rest:
-                    captured.add(rest[len(pending) :])
-                    stream(rest)
-                drained.set()
-
-        try:
-            async with anyio.create_task_group() as group:
-                group.start_soon(read_output)
-                with anyio.move_on_after(limit) as deadline:
-                    await process.wait()
-                # Whatever the command left running goes with it, and its output pipe then
-                # closes. A process that left the group may hold the pipe open: reading
-                # stops after a grace period.
-                await _stop(process)
-                stopped = True
-                with anyio.move_on_after(KILL_GRACE):
-                    await drained.wait()
-                group.cancel_scope.cancel()
-            timed_out = deadline.cancelled_caught
-        finally:
-            # Cancelled or failed midway: the group must still go, whatever cancels us.
-            with anyio.CancelScope(shield=True):
-                if not stopped:
-                    await _stop(process)
-                await process.aclose()
-        code = process.returncode
-        status = _status(code, timed_out, limit)
-        output = captured.text().rstrip()
-        text = f"{output}\n[{status}]" if output else f"[{status}, no output]"
-        details = {
-            "exit_code": code,
-            "timed_out": timed_out,
-            "output_chars": captured.total,
-            "output_cut": captured.cut,
-        }
-        return ToolOutput(text, details=details)
+        described = chosen.describe(settings.network)
+        with chosen.launch(("bash", "-c", command), confinement) as launch:
+            return await _run(launch, described, limit, progress, output_limit)
 
     return Tool(
         "shell",
@@ -287,5 +356,8 @@ def shell_tool(
         " work). stdin is closed, so interactive programs get no input. stdout and stderr"
         " come back together, then the exit code; long output keeps its start and end."
         f" A command is stopped after {timeout:g}s (or timeout_seconds), and anything it"
-        " started in the background is killed when it ends.",
+        " started in the background is killed when it ends. Commands run in a sandbox:"
+        " they may write only in the workspace and /tmp, see an empty home, and usually"
+        " have no network.",
+        context=MappingProxyType({"sandbox": own}),
     )

@@ -136,3 +136,51 @@ def test_failed_run_exits_1(swarm: Swarm, roles: Path, tmp_path: Path) -> None:
     done = swarm("run", scenario, "--workspace", tmp_path / "ws")
     assert done.returncode == 1
     assert "Stop reason: error" in done.stdout
+
+
+SPY = """\
+name: spy
+team: {roles}
+entry: developer
+policy: default
+task: Look around.
+model:
+  script:
+    developer:
+      - call: shell
+        args:
+          command: ls -A .swarm; cat .swarm/runs/*/audit.jsonl; echo done > made.txt
+      - text: Looked.
+"""
+
+
+def test_run_prints_records_and_audits_its_sandbox_and_hides_the_records(
+    swarm: Swarm, roles: Path, tmp_path: Path
+) -> None:
+    import os
+
+    import pytest
+
+    from swarm import SandboxSettings, SandboxUnavailable, find_sandbox
+
+    try:
+        expected = find_sandbox(SandboxSettings(mode="required")).describe("none")
+    except SandboxUnavailable as exc:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(f"no sandbox works here ({exc}); CI installs bubblewrap")
+    scenario = tmp_path / "spy.yaml"
+    scenario.write_text(SPY.format(roles=roles))
+    workspace = tmp_path / "ws"
+    done = swarm("run", scenario, "--workspace", workspace, "--plain")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == f"sandbox: {expected}"
+    (record,) = (workspace / ".swarm" / "runs").iterdir()
+    assert json.loads((record / "summary.json").read_text())["config"]["sandbox"] == expected
+    audit = [json.loads(line) for line in (record / "audit.jsonl").read_text().splitlines()]
+    [decision] = [r for r in audit if r["event"] == "decision" and r["tool"] == "shell"]
+    assert decision["sandbox"] == expected
+    events = [json.loads(line) for line in (record / "events.jsonl").read_text().splitlines()]
+    [result] = [e for e in events if e.get("type") == "tool_result"]
+    assert "audit.jsonl': No such file or directory" in result["content"]
+    assert (workspace / "made.txt").read_text() == "done\n"

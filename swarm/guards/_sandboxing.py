@@ -1,0 +1,76 @@
+"""What a policy says about sandboxing: its ``sandbox:`` key, merged over the one it
+extends field by field, and the check a ``PolicyGuard`` makes on tools that start
+processes (``Tool.context["sandbox"]``, see ``swarm.sandbox.select.ToolSandbox``)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Annotated, Any
+
+import pydantic
+
+from swarm.errors import GuardError
+from swarm.run import CallRecord
+from swarm.sandbox import Mode, Network, SandboxSettings, SandboxUnavailable
+from swarm.sandbox.select import ToolSandbox
+
+if TYPE_CHECKING:
+    from swarm.tools import Tool
+
+__all__ = ["SANDBOX_RULE", "SandboxFile", "confine", "merge_sandbox"]
+
+SANDBOX_RULE = "sandbox-required"
+"""The rule id of a denial because no sandbox meets the settings."""
+
+
+def _env_name(name: str) -> str:
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        raise ValueError("a variable name has letters, digits and '_' only, no digit first")
+    return name
+
+
+EnvName = Annotated[str, pydantic.AfterValidator(_env_name)]
+
+
+class SandboxFile(pydantic.BaseModel):
+    """The ``sandbox:`` key of a policy file, as a mapping (a string is its ``mode``)."""
+
+    model_config = pydantic.ConfigDict(extra="forbid", frozen=True)
+
+    mode: Mode | None = None
+    network: Network | None = None
+    env: list[EnvName] | None = None
+
+
+def merge_sandbox(spec: SandboxFile | None, base: SandboxSettings | None) -> SandboxSettings | None:
+    """The settings ``spec`` gives over those it inherits, field by field."""
+    if spec is None:
+        return base
+    start = base or SandboxSettings()
+    return SandboxSettings(
+        mode=spec.mode or start.mode,
+        network=spec.network or start.network,
+        env=tuple(spec.env) if spec.env is not None else start.env,
+    )
+
+
+def confine(
+    tool: Tool[Any], call: CallRecord | None, settings: SandboxSettings | None, *, guard: str
+) -> None:
+    """For a tool that starts processes: note on ``call`` the settings in force
+    (``settings``, else the tool's own) and the sandbox found for them. Raises
+    ``GuardError`` (rule ``sandbox-required``, saying how to get a sandbox) when they
+    require one that does not work here; does nothing for other tools."""
+    context = tool.context
+    use = context.get("sandbox") if isinstance(context, Mapping) else None
+    if not isinstance(use, ToolSandbox):
+        return
+    in_force = settings or use.settings
+    try:
+        found = use.find(in_force)
+    except SandboxUnavailable as exc:
+        raise GuardError(str(exc), guard=guard, rule=SANDBOX_RULE) from None
+    if call is not None:
+        call.sandbox_settings = in_force
+        call.sandbox = found.describe(in_force.network)

@@ -1,0 +1,318 @@
+"""The bubblewrap tier: every command in its own mount, PID, IPC and UTS namespaces.
+
+What a command sees (built by ``bwrap_arguments``, in this order, later mounts on top):
+
+- the whole machine read-only (``--ro-bind / /``, submounts included), a minimal ``/dev``
+  and a ``/proc`` of its own PID namespace, so no other process is visible or reachable;
+- private, empty ``/tmp``, ``/var/tmp`` and ``/dev/shm``; an empty ``/run`` (the sockets
+  of system services such as D-Bus live there, and a read-only mount does not stop a
+  process from connecting to a socket);
+- the home, ``/root`` and ``/home`` replaced by empty directories; the toolchains the
+  ``PATH`` finds in the home (``~/.pyenv``, ``~/.cargo``) bound back read-only, without
+  the credential files toolchains keep there;
+- the workspace (and ``Confinement.writable``) writable; ``readonly`` paths inside it
+  bound back read-only; ``hidden`` paths and well-known secrets inside a writable
+  directory (``~/.ssh`` when the workspace is the home) replaced by empty ones;
+- no capabilities, even when swarm runs as root (or ``mount -o remount,rw /`` would undo
+  all of the above);
+- no network unless the confinement says ``host``; a new session; bubblewrap and all it
+  started die with the process that launched it, and when the command ends every process
+  left in its PID namespace dies with it.
+
+The command's environment is exactly ``Confinement.env``; bubblewrap is started with that
+environment too (inside the sandbox its own ``/proc/1/environ`` is visible), and with
+nothing on its command line but paths.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+
+from swarm.sandbox.base import Confinement, Launch, Network, SandboxUnavailable
+
+__all__ = ["Bubblewrap", "bwrap_arguments", "probe_bubblewrap"]
+
+PRIVATE_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
+"""Directories every command gets empty, writable and its own."""
+HOME_DIRS = ("/root", "/home")
+"""Directories of homes, replaced by empty ones (as is the user's own home)."""
+SECRETS = (
+    ".ssh",
+    ".aws",
+    ".azure",
+    ".config",
+    ".gnupg",
+    ".docker",
+    ".kube",
+    ".netrc",
+    ".git-credentials",
+    ".pypirc",
+    ".npmrc",
+    ".bash_history",
+    ".zsh_history",
+    ".python_history",
+    ".psql_history",
+    ".mysql_history",
+)
+"""Paths below a home that are hidden even when a writable directory exposes them."""
+TOOLCHAIN_SECRETS = ("credentials", "credentials.toml", ".credentials.toml")
+"""Files hidden inside a toolchain bound back from the home (cargo keeps its token there)."""
+PROC_KNOBS = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
+"""Parts of ``/proc`` made read-only: the kernel's settings, for the whole machine."""
+STOP_GRACE = 2.0
+"""Seconds to wait, at most, for a killed namespace to be gone."""
+
+
+def _real(path: Path | str) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def _below(path: Path, parent: Path) -> bool:
+    return path == parent or parent in path.parents
+
+
+def _hide(path: Path) -> list[str]:
+    """Arguments making ``path`` empty and unwritable (nothing when it does not exist)."""
+    if path.is_dir() and not path.is_symlink():
+        return ["--tmpfs", str(path), "--remount-ro", str(path)]
+    if path.exists() or path.is_symlink():
+        return ["--ro-bind", "/dev/null", str(path)]
+    return []
+
+
+def bwrap_arguments(confinement: Confinement, *, home: Path) -> list[str]:
+    """bubblewrap's options (everything before ``--`` and the command) confining a
+    command by ``confinement``, for a user whose home is ``home``."""
+    args = [
+        # Run by root, bubblewrap keeps the capabilities: CAP_SYS_ADMIN would remount /
+        # read-write. Nobody inside gets any.
+        "--cap-drop",
+        "ALL",
+        "--die-with-parent",
+        "--new-session",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+    ]
+    if confinement.network == "none":
+        args.append("--unshare-net")
+    args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    # Kernel knobs a uid 0 writes without any capability (core_pattern runs a program as
+    # root outside; sysrq-trigger reboots): bubblewrap covers these only when the
+    # directory looks writable, which /proc/sys (mode 555) does not without capabilities.
+    for knob in PROC_KNOBS:
+        args += ["--ro-bind-try", knob, knob]
+    for private in PRIVATE_DIRS:
+        args += ["--tmpfs", private]
+    args += ["--tmpfs", "/run"]
+    if confinement.network == "host":
+        # /etc/resolv.conf often points into /run: DNS needs it back.
+        resolv = _real("/etc/resolv.conf")
+        if _below(resolv, Path("/run")) and resolv.is_file():
+            args += ["--ro-bind", str(resolv), str(resolv)]
+    emptied = [Path(d) for d in HOME_DIRS if Path(d).is_dir()]
+    home = _real(home)
+    if home != Path("/") and home.is_dir() and home not in emptied:
+        emptied.append(home)
+    for directory in emptied:
+        args += ["--tmpfs", str(directory)]
+    args += _toolchains(confinement.env.get("PATH", ""), home)
+    writable = [_real(confinement.workspace), *(_real(p) for p in confinement.writable)]
+    if Path("/") in writable:
+        raise ValueError("a sandbox cannot make '/' writable: choose a workspace directory")
+    for directory in writable:
+        args += ["--bind", str(directory), str(directory)]
+    for directory in writable:
+        for secret in (home / name for name in SECRETS):
+            if _below(secret, directory):
+                args += _hide(secret)
+    for path in confinement.readonly:
+        args += ["--ro-bind-try", str(_real(path)), str(_real(path))]
+    for path in confinement.hidden:
+        args += _hide(_real(path))
+    args += ["--chdir", str(writable[0])]
+    return args
+
+
+def _toolchains(path_variable: str, home: Path) -> list[str]:
+    """Arguments binding back, read-only, the toolchains that ``PATH`` finds in the
+    home: the whole directory just below it (``~/.pyenv`` for ``~/.pyenv/shims``, since
+    its shims run programs from all over it), without the credentials toolchains keep.
+    Where that directory holds other secrets (``~/.config``, ``~/.local``), only the
+    ``PATH`` directory itself (and ``~/.local/lib`` for ``~/.local/bin``'s scripts)."""
+    args: list[str] = []
+    bound: set[Path] = set()
+
+    def bind(directory: Path) -> None:
+        if directory not in bound and directory.is_dir():
+            bound.add(directory)
+            args.extend(["--ro-bind", str(_real(directory)), str(directory)])
+            for name in TOOLCHAIN_SECRETS:
+                args.extend(_hide(directory / name))
+
+    for entry in path_variable.split(os.pathsep):
+        if not os.path.isabs(entry):
+            continue
+        found = Path(os.path.normpath(entry))
+        if home not in found.parents:
+            continue
+        root = home / found.relative_to(home).parts[0]
+        if root.name in SECRETS:
+            bind(found)
+        elif root.name == ".local":
+            bind(found)
+            bind(root / "lib")
+        else:
+            bind(root)
+    return args
+
+
+def _namespace_init(info_fd: int) -> tuple[int, str] | None:
+    """The host PID of the sandbox's first process and its PID namespace, from the
+    ``--info-fd`` pipe (``None`` while bubblewrap has not written it)."""
+    try:
+        data = os.read(info_fd, 65536)
+    except (BlockingIOError, OSError):
+        return None
+    try:
+        info = json.loads(data)
+        return int(info["child-pid"]), f"pid:[{int(info['pid-namespace'])}]"
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def _alive_in(pid: int, namespace: str) -> bool:
+    """Whether ``pid`` still runs (not a zombie) and is in PID namespace ``namespace`` (so
+    a reused PID is never taken for it)."""
+    try:
+        if os.readlink(f"/proc/{pid}/ns/pid") != namespace:
+            return False
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as handle:
+            state = handle.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+class _Namespace:
+    """The PID namespace of one launch: killing its first process kills all of it."""
+
+    def __init__(self, info_fd: int) -> None:
+        self._info_fd = info_fd
+        self._init: tuple[int, str] | None = None
+
+    def stop(self) -> None:
+        """Kill every process of the namespace (nothing when it is already gone)."""
+        if self._init is None:
+            self._init = _namespace_init(self._info_fd)
+        if self._init is not None and _alive_in(*self._init):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(self._init[0], signal.SIGKILL)
+
+    def wait_gone(self) -> None:
+        """Kill what is left and return once it is gone (or after ``STOP_GRACE``)."""
+        self.stop()
+        if self._init is None:
+            return
+        deadline = time.monotonic() + STOP_GRACE
+        # The first process is not our child: nothing tells us when it dies, so poll.
+        while _alive_in(*self._init) and time.monotonic() < deadline:
+            time.sleep(0.005)
+
+
+@dataclass(frozen=True, slots=True)
+class Bubblewrap:
+    """The bubblewrap tier, found working (see ``probe_bubblewrap``): ``executable`` is
+    the ``bwrap`` program, ``version`` its version, ``home`` the home it empties."""
+
+    executable: str
+    version: str
+    home: Path
+
+    @property
+    def tier(self) -> str:
+        """``bubblewrap``."""
+        return "bubblewrap"
+
+    def describe(self, network: Network) -> str:
+        """``bubblewrap 0.8.0, network none``."""
+        return f"bubblewrap {self.version}, network {network}"
+
+    def launch(
+        self, argv: tuple[str, ...], confinement: Confinement
+    ) -> AbstractContextManager[Launch]:
+        """``bwrap`` around ``argv``; leaving the context makes sure nothing of the
+        sandbox still runs."""
+        return self._launch(argv, confinement)
+
+    @contextlib.contextmanager
+    def _launch(self, argv: tuple[str, ...], confinement: Confinement) -> Iterator[Launch]:
+        options = bwrap_arguments(confinement, home=self.home)
+        read_fd, write_fd = os.pipe()
+        os.set_blocking(read_fd, False)
+        namespace = _Namespace(read_fd)
+        try:
+            yield Launch(
+                (self.executable, *options, "--info-fd", str(write_fd), "--", *argv),
+                dict(confinement.env),
+                _real(confinement.workspace),
+                pass_fds=(write_fd,),
+                stop=namespace.stop,
+            )
+        finally:
+            os.close(write_fd)
+            namespace.wait_gone()
+            os.close(read_fd)
+
+
+def _minimal_env() -> dict[str, str]:
+    return {"PATH": os.defpath, "LANG": "C.UTF-8"}
+
+
+@functools.cache
+def _probe(executable: str) -> Bubblewrap | str:
+    found = shutil.which(executable)
+    if found is None:
+        return f"'{executable}' is not installed"
+    check = [found, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    check += ["--unshare-pid", "--unshare-net", "--die-with-parent", "--new-session"]
+    check += ["--cap-drop", "ALL"]
+    try:
+        ran = subprocess.run(
+            [*check, "--", "true"], env=_minimal_env(), capture_output=True, timeout=20
+        )
+        version = subprocess.run(
+            [found, "--version"], env=_minimal_env(), capture_output=True, timeout=20
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"'{found}' cannot run: {exc}"
+    if ran.returncode != 0:
+        said = ran.stderr.decode(errors="replace").strip().splitlines()
+        why = said[-1] if said else f"exit code {ran.returncode}"
+        return f"'{found}' does not work here ({why}); user namespaces may be disabled"
+    words = version.stdout.decode(errors="replace").split()
+    return Bubblewrap(found, words[-1] if words else "(unknown version)", Path.home())
+
+
+def probe_bubblewrap(executable: str = "bwrap") -> Bubblewrap:
+    """The bubblewrap tier, once ``executable`` (a name on ``PATH`` or a path) has been
+    seen to start a confined ``true``; checked once per process and executable.
+
+    Raises ``SandboxUnavailable`` saying why when bubblewrap is missing or does not work.
+    """
+    found = _probe(executable)
+    if isinstance(found, str):
+        raise SandboxUnavailable(found)
+    return found

@@ -1,0 +1,163 @@
+"""Choosing the sandbox tier: the strongest one that works here, as the settings allow.
+
+Order: bubblewrap (Linux, namespaces), then Landlock (Linux, no namespaces needed), then
+``sandbox-exec`` (macOS). A tier whose module is not there counts as not working. With
+none working, ``required`` raises ``SandboxUnavailable`` saying how to get one, ``auto``
+runs commands unconfined (the caller warns once per run), and ``off`` never looks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Any
+
+from swarm.sandbox.base import (
+    Confinement,
+    Launch,
+    Network,
+    Sandbox,
+    SandboxSettings,
+    SandboxUnavailable,
+)
+from swarm.sandbox.bubblewrap import probe_bubblewrap
+
+__all__ = [
+    "HOW_TO_SANDBOX",
+    "TIERS",
+    "SandboxFinder",
+    "ToolSandbox",
+    "Unconfined",
+    "find_sandbox",
+]
+
+TIERS = ("bubblewrap", "landlock", "sandbox-exec")
+"""The tiers ``find_sandbox`` tries, strongest first."""
+
+HOW_TO_SANDBOX = (
+    "install bubblewrap ('apt-get install bubblewrap' or 'dnf install bubblewrap'), or set"
+    " 'sandbox: off' (or 'auto') in the policy to run commands unconfined"
+)
+"""How to get a sandbox, for messages saying there is none."""
+
+SandboxFinder = Callable[[SandboxSettings], Sandbox]
+"""What picks the tier for some settings (``find_sandbox``, or one a test injects)."""
+
+# Tiers written in other modules, found by name: module, and its function ``probe()``
+# returning the working tier (or None, or raising SandboxUnavailable, when it does not
+# work here).
+_OTHER_TIERS = {
+    "landlock": ("swarm.sandbox.landlock", "probe"),
+    "sandbox-exec": ("swarm.sandbox.seatbelt", "probe"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Unconfined:
+    """No sandbox: the command runs as it is (``tier`` is ``none``). ``why`` says why it
+    is unconfined (``sandbox: off``, or what the tiers lacked)."""
+
+    why: str = "sandbox: off"
+
+    @property
+    def tier(self) -> str:
+        """``none``."""
+        return "none"
+
+    def describe(self, network: Network) -> str:
+        """``none (unconfined: WHY)``; the network is the machine's whatever was asked."""
+        return f"none (unconfined: {self.why})"
+
+    def launch(
+        self, argv: tuple[str, ...], confinement: Confinement
+    ) -> AbstractContextManager[Launch]:
+        """``argv`` unchanged, with the confinement's environment and workspace."""
+        return _plain(argv, confinement)
+
+
+@contextlib.contextmanager
+def _plain(argv: tuple[str, ...], confinement: Confinement) -> Iterator[Launch]:
+    yield Launch(argv, dict(confinement.env), confinement.workspace)
+
+
+def _other_tier(name: str) -> Sandbox:
+    module_name, function = _OTHER_TIERS[name]
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError:
+        raise SandboxUnavailable("not built into this swarm") from None
+    probe: Any = getattr(module, function, None)
+    if not callable(probe):
+        raise SandboxUnavailable(f"{module_name} has no {function}()")
+    try:
+        found = probe()
+    except (OSError, RuntimeError) as exc:  # a tier that cannot tell does not work
+        raise SandboxUnavailable(f"its check failed: {exc}") from None
+    if found is None:
+        raise SandboxUnavailable("does not work here")
+    return found  # type: ignore[no-any-return]
+
+
+def _try(name: str, bwrap: str) -> Sandbox:
+    if name == "bubblewrap":
+        if not sys.platform.startswith("linux"):
+            raise SandboxUnavailable("Linux only")
+        return probe_bubblewrap(bwrap)
+    if name == "sandbox-exec" and sys.platform != "darwin":
+        raise SandboxUnavailable("macOS only")
+    return _other_tier(name)
+
+
+def find_sandbox(
+    settings: SandboxSettings,
+    *,
+    tiers: Sequence[str] = TIERS,
+    bwrap: str = "bwrap",
+) -> Sandbox:
+    """The sandbox for ``settings``: the first of ``tiers`` that works (each is checked
+    once per process), ``Unconfined`` for mode ``off``, or for ``auto`` when none works.
+
+    ``bwrap`` is the bubblewrap program (a name on ``PATH`` or a path). Raises
+    ``SandboxUnavailable`` for mode ``required`` when no tier works, saying what each
+    lacked and how to get one; raises ``ValueError`` for an unknown tier name.
+    """
+    unknown = [t for t in tiers if t not in TIERS]
+    if unknown:
+        raise ValueError(f"unknown sandbox tier {unknown[0]!r} (known: {', '.join(TIERS)})")
+    if settings.mode == "off":
+        return Unconfined()
+    problems: list[str] = []
+    for name in tiers:
+        try:
+            return _try(name, bwrap)
+        except SandboxUnavailable as exc:
+            problems.append(f"{name}: {exc}")
+    lacking = "; ".join(problems) if problems else "no sandbox tier was allowed"
+    if settings.mode == "required":
+        raise SandboxUnavailable(
+            f"the policy requires a sandbox and none works here ({lacking}): {HOW_TO_SANDBOX}"
+        )
+    return Unconfined(f"no sandbox works here: {lacking}")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSandbox:
+    """What a tool that starts processes carries as ``Tool.context["sandbox"]``: the
+    settings it uses when no policy says otherwise, and how it finds its tier.
+
+    A ``PolicyGuard`` seeing it checks, before the call runs, that the settings in force
+    (the policy's, else these) can be met, and denies the call (rule ``sandbox-required``)
+    when they cannot.
+    """
+
+    settings: SandboxSettings = field(default_factory=SandboxSettings)
+    finder: SandboxFinder = find_sandbox
+
+    def find(self, settings: SandboxSettings | None = None) -> Sandbox:
+        """The tier for ``settings`` (default: the tool's own). Raises
+        ``SandboxUnavailable`` as ``find_sandbox`` does."""
+        return self.finder(settings or self.settings)

@@ -1,0 +1,168 @@
+"""Policy files' ``sandbox:`` key: its forms, inheritance field by field, located errors,
+and what the PolicyGuard does with it for tools that start processes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from swarm import SandboxSettings, SandboxUnavailable
+from swarm.errors import ConfigError, GuardError
+from swarm.guards import Policy, PolicyGuard, load_policy, shipped_policies
+from swarm.run import CallRecord, use_call
+from swarm.sandbox import Confinement, Sandbox, find_sandbox
+from swarm.sandbox.select import ToolSandbox, Unconfined
+from swarm.tools import Tool
+
+
+def write(directory: Path, name: str, text: str) -> Path:
+    path = directory / name
+    path.write_text(text)
+    return path
+
+
+def test_a_mode_alone(tmp_path: Path) -> None:
+    p = load_policy(write(tmp_path, "p.yaml", "default: allow\nsandbox: required\n"))
+    assert p.sandbox == SandboxSettings(mode="required")
+
+
+def test_a_mapping_with_every_field(tmp_path: Path) -> None:
+    text = "sandbox:\n  mode: auto\n  network: host\n  env: [CARGO_HOME, GOPATH]\n"
+    p = load_policy(write(tmp_path, "p.yaml", text))
+    assert p.sandbox == SandboxSettings("auto", "host", ("CARGO_HOME", "GOPATH"))
+
+
+def test_a_policy_that_says_nothing_leaves_it_to_the_toolbox(tmp_path: Path) -> None:
+    assert load_policy(write(tmp_path, "p.yaml", "default: allow\n")).sandbox is None
+
+
+def test_an_extending_policy_overrides_field_by_field(tmp_path: Path) -> None:
+    write(tmp_path, "base.yaml", "sandbox: {mode: required, network: none, env: [A]}\n")
+    child = load_policy(write(tmp_path, "child.yaml", "extend: base\nsandbox: {network: host}\n"))
+    assert child.sandbox == SandboxSettings("required", "host", ("A",))
+    relaxed = load_policy(write(tmp_path, "relaxed.yaml", "extend: base\nsandbox: auto\n"))
+    assert relaxed.sandbox == SandboxSettings("auto", "none", ("A",))
+    same = load_policy(write(tmp_path, "same.yaml", "extend: base\n"))
+    assert same.sandbox == SandboxSettings("required", "none", ("A",))
+
+
+@pytest.mark.parametrize("name", ["default", "strict", "readonly"])
+def test_shipped_policies_require_a_sandbox_without_network(name: str) -> None:
+    assert name in shipped_policies()
+    assert load_policy(name).sandbox == SandboxSettings(mode="required", network="none")
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "field", "says"),
+    [
+        ("default: allow\nsandbox: requird\n", 2, "sandbox.mode", "'required', 'auto' or 'off'"),
+        ("sandbox:\n  mode: auto\n  network: internet\n", 3, "sandbox.network", "'none' or"),
+        ("sandbox:\n  env: [OK, 'BAD NAME']\n", 2, "sandbox.env.1", "letters, digits and"),
+        ("sandbox:\n  mode: auto\n  netwrk: none\n", 3, "sandbox.netwrk", "unknown field"),
+        ("sandbox: [required]\n", 1, "sandbox", "valid dictionary"),
+    ],
+)
+def test_bad_sandbox_settings_name_file_line_and_field(
+    tmp_path: Path, text: str, line: int, field: str, says: str
+) -> None:
+    path = write(tmp_path, "bad.yaml", text)
+    with pytest.raises(ConfigError) as caught:
+        load_policy(path)
+    problem = caught.value
+    assert (str(problem.path), problem.line, problem.field) == (str(path), line, field)
+    assert says in problem.message
+
+
+def test_policy_from_a_mapping_takes_the_key_too() -> None:
+    p = Policy.from_mapping({"sandbox": {"mode": "off"}})
+    assert p.sandbox == SandboxSettings(mode="off")
+
+
+# ---- the guard ----
+
+
+async def _shell(command: str) -> str:
+    return f"ran {command}"
+
+
+def process_tool(finder: Any = find_sandbox, settings: SandboxSettings | None = None) -> Tool[Any]:
+    use = ToolSandbox(settings or SandboxSettings(), finder)
+    return Tool("shell", _shell, context={"sandbox": use})
+
+
+def nothing_works(settings: SandboxSettings) -> Sandbox:
+    return find_sandbox(settings, tiers=())
+
+
+@pytest.mark.anyio
+async def test_required_and_nothing_works_denies_with_how_to_get_one() -> None:
+    guard = PolicyGuard(Policy.from_mapping({"default": "allow", "sandbox": "required"}))
+    call = CallRecord("c1", "shell", "agent", {"command": "ls"})
+    with use_call(call), pytest.raises(GuardError) as caught:
+        await guard.check(process_tool(nothing_works), command="ls")
+    assert caught.value.rule == "sandbox-required"
+    assert "apt-get install bubblewrap" in caught.value.reason
+    assert "dnf install bubblewrap" in caught.value.reason
+    assert "sandbox: off" in caught.value.reason
+    assert call.sandbox is None
+
+
+@pytest.mark.anyio
+async def test_a_denying_rule_is_reported_before_the_sandbox() -> None:
+    p = Policy.from_mapping({"sandbox": "required", "rules": [{"id": "no-shell", "deny": "shell"}]})
+    with pytest.raises(GuardError) as caught:
+        await PolicyGuard(p).check(process_tool(nothing_works), command="ls")
+    assert caught.value.rule == "no-shell"
+
+
+@pytest.mark.anyio
+async def test_tools_that_start_no_process_need_no_sandbox() -> None:
+    guard = PolicyGuard(Policy.from_mapping({"default": "allow", "sandbox": "required"}))
+    plain = Tool("shell_like", _shell)
+    assert await guard.check(plain, command="ls") == {"command": "ls"}
+
+
+@pytest.mark.anyio
+async def test_auto_and_nothing_works_allows_and_notes_unconfined() -> None:
+    guard = PolicyGuard(Policy.from_mapping({"default": "allow", "sandbox": "auto"}))
+    call = CallRecord("c1", "shell", "agent", {"command": "ls"})
+    with use_call(call):
+        await guard.check(process_tool(nothing_works), command="ls")
+    assert call.sandbox_settings == SandboxSettings(mode="auto")
+    assert call.sandbox is not None and call.sandbox.startswith("none (unconfined")
+
+
+@pytest.mark.anyio
+async def test_the_policys_settings_win_over_the_tools_and_are_noted() -> None:
+    seen: list[SandboxSettings] = []
+
+    class Recorder:
+        tier = "test"
+
+        def describe(self, network: str) -> str:
+            return f"test tier, network {network}"
+
+        def launch(self, argv: tuple[str, ...], confinement: Confinement) -> Any:
+            raise AssertionError("the guard launches nothing")
+
+    def finder(settings: SandboxSettings) -> Sandbox:
+        seen.append(settings)
+        return Recorder()
+
+    p = Policy.from_mapping(
+        {"default": "allow", "sandbox": {"mode": "required", "network": "host"}}
+    )
+    call = CallRecord("c1", "shell", "agent", {"command": "ls"})
+    with use_call(call):
+        await PolicyGuard(p).check(process_tool(finder, SandboxSettings(mode="off")), command="ls")
+    assert seen == [SandboxSettings(mode="required", network="host")]
+    assert call.sandbox == "test tier, network host"
+    assert call.sandbox_settings == seen[0]
+
+
+def test_unconfined_describes_why() -> None:
+    with pytest.raises(SandboxUnavailable):
+        nothing_works(SandboxSettings(mode="required"))
+    assert Unconfined().describe("none") == "none (unconfined: sandbox: off)"
