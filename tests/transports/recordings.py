@@ -42,9 +42,7 @@ THIRD_PARTY_ABSENT = (
 )
 
 
-def skip_conformance(
-    folder: Path = THIRD_PARTY, environ: Mapping[str, str] = os.environ
-) -> bool:
+def skip_conformance(folder: Path = THIRD_PARTY, environ: Mapping[str, str] = os.environ) -> bool:
     """Whether ``conformance`` tests are skipped: the recordings are absent and this is not
     CI (with ``CI`` set, even empty, a missing recording fails its test)."""
     return not folder.is_dir() and "CI" not in environ
