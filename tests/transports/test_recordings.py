@@ -7,7 +7,15 @@ from typing import Any
 
 import pytest
 
-from swarm import Message, ReasoningDelta, StopReason, TextDelta, ToolUseStart, Usage
+from swarm import (
+    Message,
+    ReasoningDelta,
+    StopReason,
+    TextDelta,
+    ToolUseStart,
+    TransportError,
+    Usage,
+)
 from swarm.transports import (
     AnthropicTransport,
     HTTPTransport,
@@ -864,3 +872,19 @@ async def test_recorded_http_error_raises_with_the_provider_message(
     assert message in str(caught.value)
     assert not caught.value.retryable
     assert sleeps == []
+
+
+@pytest.mark.anyio
+async def test_anthropic_stream_cut_after_a_block_is_a_retryable_failure_after_its_text(
+    no_wait: RetryPolicy, sleeps: list[float]
+) -> None:
+    name = "anthropic-messages__stream-cut-after-first-block.sse.txt"
+    seen: list[Any] = []
+    with LLMServer([Reply.sse(sse_body(name))]) as server:
+        async with transport_for("anthropic", server, no_wait) as transport:
+            with pytest.raises(TransportError, match="ended before the response") as caught:
+                async for event in transport.stream([Message.user("hi")], [], ""):
+                    seen.append(event)
+    assert "".join(e.delta for e in seen) == "Low tide is at 14:10."
+    assert caught.value.retryable
+    assert sleeps == []  # text had reached the caller: a retry would repeat it
