@@ -6,6 +6,8 @@ import pytest
 
 from swarm.transports import RetryPolicy
 
+from .recordings import THIRD_PARTY_ABSENT, skip_conformance
+
 
 @pytest.fixture
 def sleeps() -> list[float]:
@@ -24,3 +26,9 @@ def no_wait(sleeps: list[float]) -> RetryPolicy:
         return sleep
 
     return RetryPolicy(max_retries=3, jitter=0.0, sleep=recorder())
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Skip a test on a third-party recording when ``shared/`` is absent, never in CI."""
+    if item.get_closest_marker("conformance") is not None and skip_conformance():
+        pytest.skip(THIRD_PARTY_ABSENT)

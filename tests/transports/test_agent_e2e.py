@@ -1,5 +1,6 @@
-"""An Agent with tools runs end to end against a local server that answers with real
-recordings: a tool call first, then text once it sees the tool result."""
+"""An Agent with tools runs end to end against a local server that answers with recorded
+streams: a tool call first, then text once it sees the tool result. Each test runs on our
+own streams, and on the third-party recordings as the ``conformance`` layer."""
 
 from typing import Any
 
@@ -25,7 +26,7 @@ from swarm.transports import (
     transport_from_spec,
 )
 
-from .recordings import cassette, sse_body
+from .recordings import cassette, conformance, sse_body
 from .server import LLMServer, Received, Reply, sse_chunks
 
 
@@ -54,14 +55,41 @@ def without_null_content(messages: list[dict[str, Any]]) -> list[dict[str, Any]]
 @tool
 async def get_capital(country: str) -> str:
     """Return the capital of a country."""
-    return {"UK": "London"}.get(country, "unknown")
+    return {"UK": "London", "France": "Paris"}.get(country, "unknown")
+
+
+OPENAI_CAPITAL = "openai-chat__capital-tool-then-answer.yaml"
+OPENAI_CAPITAL_THEIRS = (
+    "openai-chat-stream__tool-call-split-args__usage-chunk__gpt-4o-mini.vcr.yaml"
+)
 
 
 @pytest.mark.anyio
-async def test_openai_agent_calls_the_tool_then_answers() -> None:
-    first, second = cassette(
-        "openai-chat-stream__tool-call-split-args__usage-chunk__gpt-4o-mini.vcr.yaml"
-    )
+@pytest.mark.parametrize(
+    ("name", "country", "capital", "usage", "answer"),
+    [
+        pytest.param(
+            OPENAI_CAPITAL,
+            "France",
+            "Paris",
+            Usage(61 + 86, 14 + 8),
+            "The capital of France is Paris.",
+            id="ours",
+        ),
+        conformance(
+            OPENAI_CAPITAL_THEIRS,
+            "UK",
+            "London",
+            Usage(53 + 78, 15 + 9),
+            "The capital of the UK is London.",
+            id="theirs",
+        ),
+    ],
+)
+async def test_openai_agent_calls_the_tool_then_answers(
+    name: str, country: str, capital: str, usage: Usage, answer: str
+) -> None:
+    first, second = cassette(name)
 
     def respond(received: Received) -> Reply:
         return Reply.sse(second.body if tool_messages(received) else first.body)
@@ -73,13 +101,13 @@ async def test_openai_agent_calls_the_tool_then_answers() -> None:
             events, history = await run(Agent("", transport, [get_capital]), task)
     results = [e for e in events if isinstance(e, ToolResult)]
     assert [(r.name, r.input, r.content) for r in results] == [
-        ("get_capital", {"country": "UK"}, "London")
+        ("get_capital", {"country": country}, capital)
     ]
     end = events[-1]
     assert isinstance(end, SessionEndEvent)
-    assert (end.stop_reason, end.total_usage) == (StopReason.end_turn, Usage(53 + 78, 15 + 9))
-    assert history[-1].text == "The capital of the UK is London."
-    # what the agent sent back is exactly what the real client sent in the recording
+    assert (end.stop_reason, end.total_usage) == (StopReason.end_turn, usage)
+    assert history[-1].text == answer
+    # what the agent sent back is exactly what the client sent in the recording
     assert server.requests[1].body["messages"] == second.request["messages"]
     assert server.requests[1].body["tools"][0]["function"]["name"] == "get_capital"
 
@@ -103,74 +131,148 @@ async def get_weather(city: str) -> str:
 
 
 @tool
+async def get_region() -> str:
+    """Return the region."""
+    return "Kansai"
+
+
+@tool
+async def get_mascot() -> str:
+    """Return the mascot."""
+    return "a deer"
+
+
+@tool
+async def get_forecast(city: str) -> str:
+    """Return the forecast for a city."""
+    return "light rain"
+
+
+@tool
 async def final_result(answers: list[dict[str, str]]) -> str:
     """Record the final answers."""
     return "recorded"
 
 
 @pytest.mark.anyio
-async def test_openai_agent_runs_parallel_calls_over_several_turns() -> None:
-    recorded = cassette("openai-chat-stream__parallel-tool-calls__multi-turn__gpt-4o.vcr.yaml")
-    answer = cassette(
-        "openai-chat-stream__tool-call-split-args__usage-chunk__gpt-4o-mini.vcr.yaml"
-    )[1]
+@pytest.mark.parametrize(
+    ("name", "answer_name", "tools", "results", "answer"),
+    [
+        pytest.param(
+            "openai-chat__parallel-tool-calls__multi-turn.yaml",
+            OPENAI_CAPITAL,
+            [get_forecast, get_region, get_mascot, final_result],
+            [
+                ("get_region", "Kansai"),
+                ("get_mascot", "a deer"),
+                ("get_forecast", "light rain"),
+                ("final_result", "recorded"),
+            ],
+            "The capital of France is Paris.",
+            id="ours",
+        ),
+        conformance(
+            "openai-chat-stream__parallel-tool-calls__multi-turn__gpt-4o.vcr.yaml",
+            OPENAI_CAPITAL_THEIRS,
+            [get_weather, get_country, get_product_name, final_result],
+            [
+                ("get_country", "Mexico"),
+                ("get_product_name", "Pydantic AI"),
+                ("get_weather", "sunny"),
+                ("final_result", "recorded"),
+            ],
+            "The capital of the UK is London.",
+            id="theirs",
+        ),
+    ],
+)
+async def test_openai_agent_runs_parallel_calls_over_several_turns(
+    name: str,
+    answer_name: str,
+    tools: list[Any],
+    results: list[tuple[str, str]],
+    answer: str,
+) -> None:
+    recorded = cassette(name)
+    final = cassette(answer_name)[1]
     by_results = {0: recorded[0], 2: recorded[1], 3: recorded[2]}
 
     def respond(received: Received) -> Reply:
-        return Reply.sse(by_results.get(tool_messages(received), answer).body)
+        return Reply.sse(by_results.get(tool_messages(received), final).body)
 
-    tools = [get_weather, get_country, get_product_name, final_result]
     task = recorded[0].request["messages"][0]["content"]
     with LLMServer(responder=respond) as server:
         transport = OpenAITransport("gpt-4o", base_url=server.url + "/v1", api_key="k")
         async with transport:
             events, history = await run(Agent("", transport, tools), task)
-    results = [(e.name, e.content) for e in events if isinstance(e, ToolResult)]
-    assert results == [
-        ("get_country", "Mexico"),
-        ("get_product_name", "Pydantic AI"),
-        ("get_weather", "sunny"),
-        ("final_result", "recorded"),
-    ]
+    assert [(e.name, e.content) for e in events if isinstance(e, ToolResult)] == results
     assert len(server.requests) == 4
     for sent, expected in zip(server.requests[1:3], recorded[1:3], strict=True):
         assert without_null_content(sent.body["messages"]) == expected.request["messages"]
-    assert history[-1].text == "The capital of the UK is London."
+    assert history[-1].text == answer
 
 
-async def _fixed_version() -> str:
+async def _version() -> str:
     return "0.32a0"
 
 
 fixed_version = tool(name="fixed_version", description="Return a fixed test version string")(
-    _fixed_version
+    _version
 )
 
 
+async def _app_version() -> str:
+    return "2.4.1"
+
+
+app_version = tool(name="app_version", description="Return the deployed app version.")(_app_version)
+
+
 @pytest.mark.anyio
-async def test_anthropic_agent_sends_signed_thinking_back_with_the_tool_result() -> None:
-    first, second = cassette(
-        "anthropic-stream__thinking-signature-then-tool_use__tool_result-turn__haiku-4.5.vcr.yaml"
-    )
+@pytest.mark.parametrize(
+    ("name", "version_tool", "budget", "answer"),
+    [
+        pytest.param(
+            "anthropic-messages__thinking-signature-then-tool_use__tool_result-turn.yaml",
+            app_version,
+            2048,
+            "The deployed build is **2.4.1**.",
+            id="ours",
+        ),
+        conformance(
+            "anthropic-stream__thinking-signature-then-tool_use__tool_result-turn__haiku-4.5"
+            ".vcr.yaml",
+            fixed_version,
+            1024,
+            "The version is **0.32a0**.",
+            id="theirs",
+        ),
+    ],
+)
+async def test_anthropic_agent_sends_signed_thinking_back_with_the_tool_result(
+    name: str, version_tool: Any, budget: int, answer: str
+) -> None:
+    first, second = cassette(name)
 
     def respond(received: Received) -> Reply:
         return Reply.sse(second.body if has_tool_result(received) else first.body)
 
     task = first.request["messages"][0]["content"][0]["text"]
+    version = second.request["messages"][2]["content"][0]["content"]
     with LLMServer(responder=respond) as server:
         transport = AnthropicTransport(
             "claude-haiku-4-5-20251001",
             base_url=server.url,
             api_key="k",
             max_tokens=64000,
-            thinking_budget=1024,
+            thinking_budget=budget,
         )
         async with transport:
-            events, history = await run(Agent("", transport, [fixed_version]), task)
-    assert [e.content for e in events if isinstance(e, ToolResult)] == ["0.32a0"]
+            events, history = await run(Agent("", transport, [version_tool]), task)
+    assert [e.content for e in events if isinstance(e, ToolResult)] == [version]
     assert server.requests[1].body["messages"] == second.request["messages"]
-    assert server.requests[1].body["thinking"] == {"type": "enabled", "budget_tokens": 1024}
-    assert history[-1].text.startswith("The version is **0.32a0**.")
+    assert server.requests[1].body["thinking"] == {"type": "enabled", "budget_tokens": budget}
+    assert history[-1].text.startswith(answer)
     end = events[-1]
     assert isinstance(end, SessionEndEvent) and end.stop_reason == StopReason.end_turn
 
@@ -188,13 +290,30 @@ async def weather(city: str) -> str:
 
 
 @pytest.mark.anyio
-async def test_small_local_model_is_forced_and_primed_on_its_first_turn_only() -> None:
-    calls = sse_body(
-        "llamacpp-openai-compat-stream__smollm2-135m__parallel-tool-calls-split-args.sse.txt"
-    ).replace(b'"get_weather"', b'"weather"')
-    answer = cassette(
-        "openai-chat-stream__tool-call-split-args__usage-chunk__gpt-4o-mini.vcr.yaml"
-    )[1].body
+@pytest.mark.parametrize(
+    ("calls_name", "answer_name", "interaction", "city"),
+    [
+        pytest.param(
+            "llamacpp-openai__parallel-tool-calls-split-args__usage.sse.txt",
+            "llamacpp-openai__text-after-tool-result.sse.txt",
+            None,
+            "Lisbon",
+            id="ours",
+        ),
+        conformance(
+            "llamacpp-openai-compat-stream__smollm2-135m__parallel-tool-calls-split-args.sse.txt",
+            OPENAI_CAPITAL_THEIRS,
+            1,
+            "Tokyo",
+            id="theirs",
+        ),
+    ],
+)
+async def test_small_local_model_is_forced_and_primed_on_its_first_turn_only(
+    calls_name: str, answer_name: str, interaction: int | None, city: str
+) -> None:
+    calls = sse_body(calls_name).replace(b'"get_weather"', b'"weather"')
+    answer = sse_body(answer_name) if interaction is None else cassette(answer_name)[1].body
 
     def respond(received: Received) -> Reply:
         return Reply.sse(answer if tool_messages(received) else calls)
@@ -207,7 +326,7 @@ async def test_small_local_model_is_forced_and_primed_on_its_first_turn_only() -
         )
         assert isinstance(transport, OpenAITransport)
         async with transport:
-            events, history = await run(Agent("", transport, [get_time, weather]), "Tokyo?")
+            events, history = await run(Agent("", transport, [get_time, weather]), f"{city}?")
     first, second = (r.body for r in server.requests)
     assert first["tool_choice"] == "required"
     assert first["messages"][-1] == {"role": "assistant", "content": "<tool_call>\n"}
@@ -215,20 +334,48 @@ async def test_small_local_model_is_forced_and_primed_on_its_first_turn_only() -
     assert second["messages"][-1]["role"] == "tool"
     assert "authorization" not in server.requests[0].headers
     assert [e.content for e in events if isinstance(e, ToolResult)] == [
-        "12:00 in Tokyo",
-        "rain in Tokyo",
+        f"12:00 in {city}",
+        f"rain in {city}",
     ]
     assert history[1].text == ""  # the prefill is not part of the answer
 
 
 @pytest.mark.anyio
-async def test_anthropic_agent_runs_parallel_calls_from_a_llamacpp_stream() -> None:
-    calls = sse_body(
-        "llamacpp-anthropic-compat-stream__smollm2-135m__3-tool_use-blocks-stops-at-end.sse.txt"
-    ).replace(b'"get_weather"', b'"weather"')
-    answer = cassette(
-        "anthropic-stream__text-then-2-parallel-tool_use-empty-input__ratelimit-headers__haiku-3.5.vcr.yaml"
-    )[1].body
+@pytest.mark.parametrize(
+    ("calls_name", "answer_name", "city", "ids", "answer"),
+    [
+        pytest.param(
+            "llamacpp-anthropic__tool_use-blocks.sse.txt",
+            "llamacpp-anthropic__text-after-tool-result.sse.txt",
+            "Lisbon",
+            ["GKBaRTUal3WyWTvWTl34nrTiIp1p7QII", "ZGLPPq5AxJTT6FOvBVIbMeEJp6UPiFjF"],
+            "<tool_response>\nIt is 12:00 in Lisbon.",
+            id="ours",
+        ),
+        conformance(
+            "llamacpp-anthropic-compat-stream__smollm2-135m__3-tool_use-blocks-stops-at-end"
+            ".sse.txt",
+            "anthropic-stream__text-then-2-parallel-tool_use-empty-input__ratelimit-headers"
+            "__haiku-3.5.vcr.yaml",
+            "Takayama",
+            [
+                "EA9MLgpQ09GgkWmQaYENvGgeR070Fkei",
+                "q6bsKWUARUJGRS6FHfSU3jOQgDGWL5Xs",
+                "EzWABXusvrSBFbw39G7qBeu6mUgLO50c",
+            ],
+            "Here are two fun names for your pet pelican",
+            id="theirs",
+        ),
+    ],
+)
+async def test_anthropic_agent_runs_parallel_calls_from_a_llamacpp_stream(
+    calls_name: str, answer_name: str, city: str, ids: list[str], answer: str
+) -> None:
+    calls = sse_body(calls_name).replace(b'"get_weather"', b'"weather"')
+    if answer_name.endswith(".vcr.yaml"):
+        answer_body = cassette(answer_name)[1].body
+    else:
+        answer_body = sse_body(answer_name)
     seen_ids: list[str] = []
 
     @tool
@@ -239,7 +386,7 @@ async def test_anthropic_agent_runs_parallel_calls_from_a_llamacpp_stream() -> N
         return "noon"
 
     def respond(received: Received) -> Reply:
-        return Reply.sse(answer if has_tool_result(received) else calls)
+        return Reply.sse(answer_body if has_tool_result(received) else calls)
 
     with LLMServer(responder=respond) as server:
         transport = AnthropicTransport(
@@ -247,24 +394,18 @@ async def test_anthropic_agent_runs_parallel_calls_from_a_llamacpp_stream() -> N
         )
         agent = Agent("sys", transport, [traced_time.copy(name="get_time"), weather])
         async with transport:
-            _, history = await run(agent, "Takayama?")
-    assert seen_ids == ["EA9MLgpQ09GgkWmQaYENvGgeR070Fkei"]
+            _, history = await run(agent, f"{city}?")
+    assert seen_ids == ids[:1]
     results = server.requests[1].body["messages"][-1]["content"]
-    assert [r["tool_use_id"] for r in results] == [
-        "EA9MLgpQ09GgkWmQaYENvGgeR070Fkei",
-        "q6bsKWUARUJGRS6FHfSU3jOQgDGWL5Xs",
-        "EzWABXusvrSBFbw39G7qBeu6mUgLO50c",
-    ]
-    assert [r["content"] for r in results] == ["noon", "rain in Takayama", "rain in Takayama"]
+    assert [r["tool_use_id"] for r in results] == ids
+    assert [r["content"] for r in results] == ["noon"] + [f"rain in {city}"] * (len(ids) - 1)
     assert server.requests[0].body["tool_choice"] == {"type": "any"}
-    assert history[-1].text.startswith("Here are two fun names for your pet pelican")
+    assert history[-1].text.startswith(answer)
 
 
 @pytest.mark.anyio
 async def test_interrupting_a_run_mid_stream_ends_it_cancelled_and_frees_the_transport() -> None:
-    body = cassette("openai-chat-stream__tool-call-split-args__usage-chunk__gpt-4o-mini.vcr.yaml")[
-        1
-    ].body
+    body = cassette(OPENAI_CAPITAL)[1].body
     stalled = Reply(tuple(sse_chunks(body))[:3], end="stall")
     with LLMServer([stalled, Reply.sse(body)]) as server:
         transport = OpenAITransport("gpt-4o-mini", base_url=server.url + "/v1", api_key="k")
@@ -278,4 +419,4 @@ async def test_interrupting_a_run_mid_stream_ends_it_cancelled_and_frees_the_tra
                 end = stream.session_end
             assert end is not None and end.stop_reason == StopReason.cancelled
             answer = await agent.run("again", MemoryContextStore())
-    assert answer == "The capital of the UK is London."
+    assert answer == "The capital of France is Paris."

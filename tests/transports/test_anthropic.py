@@ -16,29 +16,40 @@ from swarm import (
 from swarm.errors import ConfigError
 from swarm.transports import AnthropicTransport, anthropic_messages, on_user_turn
 
-from .recordings import assemble, cassette
+from .recordings import assemble, cassette, conformance
 
 
 async def _version() -> str:
     return "0.32a0"
 
 
-# the schema exactly as the recorded request offered it
+# each tool's schema exactly as its exchange's request offered it
 fixed_version: Tool[object] = Tool(
     "fixed_version",
     _version,
     description="Return a fixed test version string",
     schema={"properties": {}, "type": "object"},
 )
-
-
-THINKING = (
-    "anthropic-stream__thinking-signature-then-tool_use__tool_result-turn__haiku-4.5.vcr.yaml"
+app_version: Tool[object] = Tool(
+    "app_version",
+    _version,
+    description="Return the deployed app version.",
+    schema={"type": "object", "properties": {}},
 )
 
+OURS = "anthropic-messages__thinking-signature-then-tool_use__tool_result-turn.yaml"
+THEIRS = "anthropic-stream__thinking-signature-then-tool_use__tool_result-turn__haiku-4.5.vcr.yaml"
+THINKING = [
+    pytest.param(OURS, "toolu_01SwarmAppVersion00001", app_version, "2.4.1", id="ours"),
+    conformance(THEIRS, "toolu_01825dXWLSoJwCst1qTsiWdb", fixed_version, "0.32a0", id="theirs"),
+]
 
-def test_signed_reasoning_goes_back_as_a_thinking_block_as_recorded() -> None:
-    _, second = cassette(THINKING)
+
+@pytest.mark.parametrize(("name", "tool_use_id", "tool", "result"), THINKING)
+def test_signed_reasoning_goes_back_as_a_thinking_block_as_recorded(
+    name: str, tool_use_id: str, tool: Tool[object], result: str
+) -> None:
+    _, second = cassette(name)
     recorded = second.request["messages"]
     thinking = recorded[1]["content"][0]
     history = [
@@ -47,30 +58,49 @@ def test_signed_reasoning_goes_back_as_a_thinking_block_as_recorded() -> None:
             "assistant",
             [
                 ReasoningBlock(thinking["thinking"], thinking["signature"]),
-                ToolUseBlock("toolu_01825dXWLSoJwCst1qTsiWdb", "fixed_version", {}),
+                ToolUseBlock(tool_use_id, tool.name, {}),
             ],
         ),
-        Message("user", [ToolResultBlock("toolu_01825dXWLSoJwCst1qTsiWdb", "0.32a0")]),
+        Message("user", [ToolResultBlock(tool_use_id, result)]),
     ]
     system, converted = anthropic_messages(history, "")
     assert system == ""
     assert converted == recorded
 
 
-def test_request_matches_the_recorded_thinking_request() -> None:
-    first, _ = cassette(THINKING)
-    transport = AnthropicTransport(
-        "claude-haiku-4-5-20251001",
-        api_key="k",
-        max_tokens=64000,
-        thinking_budget=1024,
-        temperature=1.0,
-        extra_body={
-            "thinking": {"type": "enabled", "budget_tokens": 1024, "display": "summarized"}
-        },
-    )
+@pytest.mark.parametrize(
+    ("name", "model", "tool", "options"),
+    [
+        pytest.param(
+            OURS,
+            "claude-haiku-4-5-20251001",
+            app_version,
+            {"max_tokens": 16000, "thinking_budget": 2048},
+            id="ours",
+        ),
+        conformance(
+            THEIRS,
+            "claude-haiku-4-5-20251001",
+            fixed_version,
+            {
+                "max_tokens": 64000,
+                "thinking_budget": 1024,
+                "temperature": 1.0,
+                "extra_body": {
+                    "thinking": {"type": "enabled", "budget_tokens": 1024, "display": "summarized"}
+                },
+            },
+            id="theirs",
+        ),
+    ],
+)
+def test_request_matches_the_recorded_thinking_request(
+    name: str, model: str, tool: Tool[object], options: dict[str, Any]
+) -> None:
+    first, _ = cassette(name)
+    transport = AnthropicTransport(model, api_key="k", **options)
     text = first.request["messages"][0]["content"][0]["text"]
-    assert transport.build_request([Message.user(text)], [fixed_version], "") == first.request
+    assert transport.build_request([Message.user(text)], [tool], "") == first.request
 
 
 def test_consecutive_messages_of_one_role_are_merged() -> None:
@@ -151,8 +181,17 @@ def test_thinking_budget_must_fit_below_max_tokens() -> None:
 
 
 @pytest.mark.anyio
-async def test_headers_carry_key_and_version_and_signature_arrives_as_reasoning() -> None:
-    (first, _) = cassette(THINKING)
+@pytest.mark.parametrize(
+    ("name", "signature", "reasoning"),
+    [
+        pytest.param(OURS, "EpgCCkYIBxgCKkBzd2Fy", "The user asks which build", id="ours"),
+        conformance(THEIRS, "EoQDCm0IDhgCKkCDzGs2", "The user wants me to:", id="theirs"),
+    ],
+)
+async def test_headers_carry_key_and_version_and_signature_arrives_as_reasoning(
+    name: str, signature: str, reasoning: str
+) -> None:
+    (first, _) = cassette(name)
     seen: list[httpx.Headers] = []
 
     def handler(request: httpx.Request) -> httpx.Response:
@@ -167,7 +206,7 @@ async def test_headers_carry_key_and_version_and_signature_arrives_as_reasoning(
     assert seen[0]["x-api-key"] == "sk-ant-xyz"
     assert seen[0]["anthropic-version"] == "2023-06-01"
     signatures = [e.signature for e in events if isinstance(e, ReasoningDelta) and e.signature]
-    assert len(signatures) == 1 and signatures[0].startswith("EoQDCm0IDhgCKkCDzGs2")
+    assert len(signatures) == 1 and signatures[0].startswith(signature)
     turn = assemble(events)
-    assert turn.reasoning.startswith("The user wants me to:")
+    assert turn.reasoning.startswith(reasoning)
     assert transport.context_window == 200_000

@@ -18,8 +18,8 @@ from swarm.transports import (
 from .recordings import Turn, assemble, cassette, sse_body
 from .server import LLMServer, Reply, sse_chunks
 
-TEXT = "openai-chat-stream__tool-call-split-args__usage-chunk__gpt-4o-mini.vcr.yaml"
-ANTHROPIC = "anthropic-stream__text_delta-then-tool_use-input_json_delta__sonnet-4.sse.txt"
+TEXT = "openai-chat__capital-tool-then-answer.yaml"
+ANTHROPIC = "anthropic-messages__text-then-tool_use-input_json_delta.sse.txt"
 OVERLOADED = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
 
 
@@ -51,7 +51,7 @@ async def test_429_waits_as_long_as_retry_after_says_then_succeeds(
     limited = Reply.json(429, {"error": {"message": "Rate limit reached"}}, {"retry-after": "2"})
     with LLMServer([limited, openai_text()]) as server:
         turn = await turn_of(openai(server, no_wait))
-    assert turn.text == "The capital of the UK is London."
+    assert turn.text == "The capital of France is Paris."
     assert sleeps == [2.0]
     assert len(server.requests) == 2
 
@@ -92,7 +92,7 @@ async def test_500_then_success_backs_off_once(no_wait: RetryPolicy, sleeps: lis
     failed = Reply.json(500, {"error": {"message": "internal", "type": "server_error"}})
     with LLMServer([failed, openai_text()]) as server:
         turn = await turn_of(openai(server, no_wait))
-    assert turn.text == "The capital of the UK is London."
+    assert turn.text == "The capital of France is Paris."
     assert sleeps == [0.5]
 
 
@@ -114,7 +114,7 @@ async def test_529_overloaded_is_retried_with_growing_backoff_then_raised(
 async def test_529_then_success_returns_the_answer(no_wait: RetryPolicy) -> None:
     with LLMServer([Reply.json(529, OVERLOADED), Reply.sse(sse_body(ANTHROPIC))]) as server:
         turn = await turn_of(anthropic(server, no_wait))
-    assert turn.text == "I'll check the current weather in Paris for you."
+    assert turn.text == "I'll look up the tide times for St Ives."
 
 
 @pytest.mark.anyio
@@ -125,7 +125,7 @@ async def test_overloaded_error_event_before_any_output_is_retried(
     error = f"event: error\ndata: {json.dumps(OVERLOADED)}\n\n".encode()
     with LLMServer([Reply((start, error)), Reply.sse(sse_body(ANTHROPIC))]) as server:
         turn = await turn_of(anthropic(server, no_wait))
-    assert turn.calls[0][1] == "get_weather"
+    assert turn.calls[0][1] == "get_tide"
     assert len(sleeps) == 1
 
 
@@ -169,7 +169,7 @@ async def test_connection_dropped_before_any_output_is_retried(
     first = tuple(sse_chunks(cassette(TEXT)[1].body))[:1]  # only the role chunk
     with LLMServer([Reply(first, end="drop"), openai_text()]) as server:
         turn = await turn_of(openai(server, no_wait))
-    assert turn.text == "The capital of the UK is London."
+    assert turn.text == "The capital of France is Paris."
     assert len(sleeps) == 1
 
 
@@ -232,7 +232,7 @@ async def test_malformed_sse_lines_are_skipped(no_wait: RetryPolicy) -> None:
     )
     with LLMServer([Reply.sse(body)]) as server:
         turn = await turn_of(openai(server, no_wait))
-    assert turn.text == "The capital of the UK is London."
+    assert turn.text == "The capital of France is Paris."
 
 
 @pytest.mark.anyio
@@ -259,7 +259,7 @@ async def test_unknown_event_types_are_ignored(no_wait: RetryPolicy) -> None:
     chunks[3:3] = [unknown, delta]
     with LLMServer([Reply(tuple(chunks))]) as server:
         turn = await turn_of(anthropic(server, no_wait))
-    assert turn.text == "I'll check the current weather in Paris for you."
+    assert turn.text == "I'll look up the tide times for St Ives."
     assert turn.end is not None and turn.end.stop_reason == StopReason.tool_use
 
 
@@ -298,7 +298,7 @@ async def test_one_transport_serves_many_concurrent_streams(no_wait: RetryPolicy
             async with anyio.create_task_group() as group:
                 for _ in range(20):
                     group.start_soon(one)
-    assert texts == ["The capital of the UK is London."] * 20
+    assert texts == ["The capital of France is Paris."] * 20
 
 
 @pytest.mark.anyio

@@ -23,7 +23,7 @@ from swarm.transports import (
     openai_messages,
 )
 
-from .recordings import assemble, cassette, sse_body
+from .recordings import assemble, cassette, conformance, sse_body
 
 
 @tool
@@ -46,40 +46,58 @@ def drop_none_content(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in m.items() if not (k == "content" and v is None)} for m in messages]
 
 
-def test_history_converts_to_the_messages_openai_recorded() -> None:
-    (first, second) = cassette(
-        "openai-chat-stream__tool-call-split-args__usage-chunk__gpt-4o-mini.vcr.yaml"
-    )
-    history = [
-        Message.user("What is the capital of the UK? Use the tool, then answer."),
-        Message(
-            "assistant",
-            [ToolUseBlock("call_ZR5UUuTt3pf61kjwAJIYdVMj", "get_capital", {"country": "UK"})],
+@pytest.mark.parametrize(
+    ("name", "country", "call_id", "capital"),
+    [
+        ("openai-chat__capital-tool-then-answer.yaml", "France", "call_swarmCapital0001", "Paris"),
+        conformance(
+            "openai-chat-stream__tool-call-split-args__usage-chunk__gpt-4o-mini.vcr.yaml",
+            "UK",
+            "call_ZR5UUuTt3pf61kjwAJIYdVMj",
+            "London",
         ),
-        Message("user", [ToolResultBlock("call_ZR5UUuTt3pf61kjwAJIYdVMj", "London")]),
+    ],
+)
+def test_history_converts_to_the_messages_openai_recorded(
+    name: str, country: str, call_id: str, capital: str
+) -> None:
+    (first, second) = cassette(name)
+    history = [
+        Message.user(first.request["messages"][0]["content"]),
+        Message("assistant", [ToolUseBlock(call_id, "get_capital", {"country": country})]),
+        Message("user", [ToolResultBlock(call_id, capital)]),
     ]
     assert openai_messages(history[:1], "") == first.request["messages"]
     assert openai_messages(history, "") == second.request["messages"]
 
 
-def test_parallel_tool_results_follow_their_assistant_message_in_order() -> None:
-    recorded = cassette("openai-chat-stream__parallel-tool-calls__multi-turn__gpt-4o.vcr.yaml")
+@pytest.mark.parametrize(
+    ("name", "calls"),
+    [
+        (
+            "openai-chat__parallel-tool-calls__multi-turn.yaml",
+            [
+                ("call_swarmRegion00000001", "get_region", "Kansai"),
+                ("call_swarmMascot0000002", "get_mascot", "a deer"),
+            ],
+        ),
+        conformance(
+            "openai-chat-stream__parallel-tool-calls__multi-turn__gpt-4o.vcr.yaml",
+            [
+                ("call_q2UyBRP7eXNTzAoR8lEhjc9Z", "get_country", "Mexico"),
+                ("call_b51ijcpFkDiTQG1bQzsrmtW5", "get_product_name", "Pydantic AI"),
+            ],
+        ),
+    ],
+)
+def test_parallel_tool_results_follow_their_assistant_message_in_order(
+    name: str, calls: list[tuple[str, str, str]]
+) -> None:
+    recorded = cassette(name)
     history = [
-        Message.user("Tell me: the capital of the country; the weather there; the product name"),
-        Message(
-            "assistant",
-            [
-                ToolUseBlock("call_q2UyBRP7eXNTzAoR8lEhjc9Z", "get_country", {}),
-                ToolUseBlock("call_b51ijcpFkDiTQG1bQzsrmtW5", "get_product_name", {}),
-            ],
-        ),
-        Message(
-            "user",
-            [
-                ToolResultBlock("call_q2UyBRP7eXNTzAoR8lEhjc9Z", "Mexico"),
-                ToolResultBlock("call_b51ijcpFkDiTQG1bQzsrmtW5", "Pydantic AI"),
-            ],
-        ),
+        Message.user(recorded[0].request["messages"][0]["content"]),
+        Message("assistant", [ToolUseBlock(cid, tool_name, {}) for cid, tool_name, _ in calls]),
+        Message("user", [ToolResultBlock(cid, result) for cid, _, result in calls]),
     ]
     converted = drop_none_content(openai_messages(history, ""))
     assert converted == recorded[1].request["messages"]
@@ -171,12 +189,12 @@ def test_prefill_and_tool_choice_apply_on_the_user_turn_only() -> None:
 @pytest.mark.anyio
 async def test_prefill_text_is_not_emitted_as_model_text() -> None:
     def handler(request: httpx.Request) -> httpx.Response:
-        return sse_response("openai-chat-stream__refusal-deltas__gpt-4o.sse.txt")
+        return sse_response("openai-chat__refusal-deltas.sse.txt")
 
     async with OpenAITransport("m", api_key="k", client=mock_client(handler), prefill="Sure:") as t:
         events = [e async for e in t.stream([Message.user("x")], [], "")]
     text = "".join(e.delta for e in events if isinstance(e, TextDelta))
-    assert text == "I'm sorry, I can't assist with that request."
+    assert text == "I can't help with picking that lock."
 
 
 @pytest.mark.anyio
@@ -188,12 +206,12 @@ async def test_api_key_comes_from_the_environment_and_goes_in_the_header(
 
     def handler(request: httpx.Request) -> httpx.Response:
         seen.append(request.headers["authorization"])
-        return sse_response("openai-chat-stream__finish_reason-length__gpt-4o.sse.txt")
+        return sse_response("openai-chat__finish_reason-length.sse.txt")
 
     transport = OpenAITransport("gpt-4o", client=mock_client(handler))
     turn = assemble([e async for e in transport.stream([Message.user("x")], [], "")])
     assert seen == ["Bearer sk-from-env-1234"]
-    assert turn.text == '{"'
+    assert turn.text == "Once"
     assert "sk-from-env" not in repr(transport)
 
 
@@ -228,7 +246,7 @@ async def test_copy_changes_the_model_and_shares_the_connection_pool() -> None:
 
     def handler(request: httpx.Request) -> httpx.Response:
         models.append(json.loads(request.content)["model"])
-        return sse_response("openai-chat-stream__finish_reason-length__gpt-4o.sse.txt")
+        return sse_response("openai-chat__finish_reason-length.sse.txt")
 
     base = OpenAITransport("gpt-4o", api_key="k", client=mock_client(handler))
     mini = base.copy(model="gpt-4o-mini")

@@ -192,7 +192,7 @@ async def test_recordings_never_hold_the_api_key(tmp_path: Path) -> None:
     secret = "sk-live-do-not-record-me"
 
     def handler(request: httpx.Request) -> httpx.Response:
-        body = sse_body("openai-chat-stream__refusal-deltas__gpt-4o.sse.txt")
+        body = sse_body("openai-chat__refusal-deltas.sse.txt")
         return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=body)
 
     client = httpx.AsyncClient(transport=httpx.MockTransport(handler))

@@ -1,6 +1,8 @@
+import pytest
+
 from swarm.transports import SSEEvent, SSEParser
 
-from .recordings import sse_body
+from .recordings import conformance, sse_body
 
 
 def parse(*chunks: bytes) -> list[SSEEvent]:
@@ -74,11 +76,19 @@ def test_id_field_is_kept_on_following_events() -> None:
     ]
 
 
-def test_any_split_of_a_real_stream_gives_the_same_events() -> None:
-    raw = sse_body(
-        "anthropic-stream__max_tokens-truncated-tool_use-partial-json__sonnet-3.7.sse.txt"
-    )
+@pytest.mark.parametrize(
+    ("name", "count"),
+    [
+        ("anthropic-messages__max_tokens-cuts-tool_use-partial-json.sse.txt", 14),
+        ("llamacpp-openai__parallel-tool-calls-split-args__usage.sse.txt", 24),
+        conformance(
+            "anthropic-stream__max_tokens-truncated-tool_use-partial-json__sonnet-3.7.sse.txt", 16
+        ),
+    ],
+)
+def test_any_split_of_a_stream_gives_the_same_events(name: str, count: int) -> None:
+    raw = sse_body(name)
     whole = parse(raw)
-    assert len(whole) == 16
+    assert len(whole) == count
     for size in (1, 2, 3, 7, 64):
         assert parse(*(raw[i : i + size] for i in range(0, len(raw), size))) == whole
