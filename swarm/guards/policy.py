@@ -42,7 +42,15 @@ from swarm.guards.approval import ask
 from swarm.guards.base import PermissionGuard
 from swarm.guards.limits import role_of
 from swarm.guards.registry import GuardContext, guard_factory
-from swarm.guards.rules import Action, Condition, ConditionSpec, Decision, Rule, Unjudgeable
+from swarm.guards.rules import (
+    UNPARSEABLE,
+    Action,
+    Condition,
+    ConditionSpec,
+    Decision,
+    Rule,
+    Unjudgeable,
+)
 from swarm.run import CallRecord, current_call
 
 if TYPE_CHECKING:
@@ -406,12 +414,11 @@ class PolicyGuard(PermissionGuard):
         try:
             decision = policy.decide(tool.name, kwargs, role=role)
         except Unjudgeable as exc:
-            unjudged = exc.rule
-            self._note(call, unjudged)
+            self._note(call, None, rule_id=UNPARSEABLE)
             raise GuardError(
                 f"{exc}; a command that cannot be judged is not run",
                 guard=self.name,
-                rule=unjudged.id,
+                rule=UNPARSEABLE,
             ) from None
         rule = decision.rule
         self._note(call, rule)
@@ -424,12 +431,12 @@ class PolicyGuard(PermissionGuard):
             tool, kwargs, guard=self, reason=decision.reason, rule=rule_id, policy=policy.name
         )
 
-    def _note(self, call: CallRecord | None, rule: Rule | None) -> None:
+    def _note(self, call: CallRecord | None, rule: Rule | None, *, rule_id: str = "") -> None:
         """Say on the call which policy file and rule decided (for the audit log)."""
         if call is None:
             return
         call.guard = self.name
-        call.rule = rule.id if rule is not None else "default"
+        call.rule = rule.id if rule is not None else rule_id or "default"
         call.policy = rule.policy if rule is not None else self.policy.name
         call.policy_hash = rule.policy_hash if rule is not None else self.policy.hash
 

@@ -144,12 +144,12 @@ async def test_denial_names_the_rule_and_the_program(guarded_shell: Tool[Any]) -
     assert "('wget')" in caught.value.reason
 
 
-async def test_unparseable_command_is_denied_by_the_rule_that_could_not_judge_it(
+async def test_unparseable_command_is_denied_under_its_own_rule_id(
     guarded_shell: Tool[Any],
 ) -> None:
     with pytest.raises(GuardError) as caught:
         await guarded_shell.check({"command": "echo 'unterminated"})
-    assert caught.value.rule == "no-privilege-escalation"
+    assert caught.value.rule == "unparseable-command"
     assert "cannot be judged" in caught.value.reason
 
 
@@ -175,8 +175,16 @@ async def test_shell_guard_allow_list_needs_every_program_listed(shell: Tool[Any
 
 async def test_shell_guard_denies_what_it_cannot_parse(shell: Tool[Any]) -> None:
     with pytest.raises(GuardError) as caught:
-        await ShellGuard()(shell, command="$CMD")
+        await ShellGuard()(shell, command="echo 'unterminated")
     assert caught.value.rule == "unparseable"
+
+
+async def test_shell_guard_deny_list_matches_a_program_only_known_at_run_time(
+    shell: Tool[Any],
+) -> None:
+    with pytest.raises(GuardError) as caught:
+        await ShellGuard(deny=["curl"])(shell, command="$CMD example.com")
+    assert caught.value.rule == "deny program=curl"
 
 
 async def test_shell_guard_judges_argv_lists() -> None:
