@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 __all__ = ["DANGEROUS_ENV", "Effects", "effects", "git_env_runs_code", "long_option"]
 
@@ -266,6 +267,7 @@ _INLINE = {
 _AWK_CODE = re.compile(r"system|\||getline|print[^;}]*>|printf[^;}]*>")
 
 
+@lru_cache(maxsize=256)
 def _interpreter(name: str) -> str | None:
     base = re.sub(r"[0-9.]+$", "", name)
     return base if base in _INLINE else None

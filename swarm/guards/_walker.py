@@ -40,6 +40,7 @@ _EXPRESSIONS = frozenset((
     "ansi_c_string", "translated_string", "brace_expression",
 ))  # fmt: skip
 _WHICH = frozenset(("which", "command", "type"))
+_SPECIAL = re.compile(r"[\\*?\[{~]")  # a word with none of these is its own value
 
 
 def _parser() -> Parser:
@@ -249,6 +250,14 @@ class _Walker:
 
     def words(self, node: Node) -> list[Word]:
         """The words ``node`` becomes (brace expansion and splitting may make several)."""
+        kind = node.type
+        if kind == "word" or kind == "raw_string":
+            raw = _text(node)
+            if kind == "raw_string":
+                raw = raw[1:-1]
+                return [Word(raw, True, raw, raw)]
+            if not _SPECIAL.search(raw):
+                return [Word(raw, True, raw, raw)]
         return Word.build(self.parts(node, quoted=False))
 
     def joined(self, node: Node) -> Word:

@@ -70,6 +70,7 @@ POLICY_DIR = Path(__file__).with_name("policies")
 """Where the shipped policies (``default``, ``readonly``, ``strict``) live."""
 
 Globs = str | list[str]
+_SCALARS = frozenset((str, int, float, bool, type(None)))
 
 
 class _Model(pydantic.BaseModel):
@@ -159,6 +160,9 @@ class Policy:
     _by_call: dict[tuple[str, tuple[str, ...]], tuple[Rule, ...]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
+    _decided: dict[tuple[Any, ...], Decision | Unjudgeable] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], *, name: str = "policy") -> Policy:
@@ -197,8 +201,26 @@ class Policy:
         """Decide on a call of ``tool`` with validated ``arguments`` by ``role``.
 
         Raises ``Unjudgeable`` when a rule cannot tell (a shell command that does not
-        parse); callers deny.
+        parse); callers deny. Decisions on calls whose arguments are all scalars are
+        remembered (rules are pure functions of the call; a model repeats calls).
         """
+        if not all(type(v) in _SCALARS for v in arguments.values()):
+            return self._decide(tool, arguments, role)
+        key = (tool, role, *((k, type(v), v) for k, v in arguments.items()))
+        found = self._decided.get(key)
+        if found is None:
+            try:
+                found = self._decide(tool, arguments, role)
+            except Unjudgeable as exc:
+                found = exc
+            if len(self._decided) >= 1024:
+                self._decided.clear()
+            self._decided[key] = found
+        if isinstance(found, Unjudgeable):
+            raise Unjudgeable(str(found), found.rule)
+        return found
+
+    def _decide(self, tool: str, arguments: Mapping[str, Any], role: str | None) -> Decision:
         asked: Rule | None = None
         allowed: Rule | None = None
         parsed: dict[str, Any] = {}
