@@ -37,10 +37,15 @@ def long_option(arg: str, known: Sequence[str]) -> str:
 
 
 def _operands(
-    argv: Sequence[str], with_value: str = "", long_with_value: Sequence[str] = ()
+    argv: Sequence[str],
+    with_value: str = "",
+    long_with_value: Sequence[str] = (),
+    long_flags: Sequence[str] = (),
 ) -> tuple[list[int], dict[str, tuple[int, str]]]:
     """The operand positions of ``argv[1:]`` and the options seen (with their value's
-    position and text); ``with_value``/``long_with_value`` take a value."""
+    position and text); ``with_value``/``long_with_value`` take a value, ``long_flags``
+    are other long options (for abbreviations)."""
+    longs = (*long_with_value, *long_flags)
     operands: list[int] = []
     seen: dict[str, tuple[int, str]] = {}
     i = 1
@@ -50,7 +55,7 @@ def _operands(
             operands += range(i + 1, len(argv))
             break
         if arg.startswith("--"):
-            name = long_option(arg, long_with_value)
+            name = long_option(arg, longs)
             if "=" in arg:
                 seen[name] = (i, arg.split("=", 1)[1])
             elif name in long_with_value and i + 1 < len(argv):
@@ -99,11 +104,11 @@ def _dd(argv: Sequence[str]) -> Effects:
     return Effects(writes=[(i, a[3:]) for i, a in enumerate(argv) if i and a.startswith("of=")])
 
 
-_SED_LONG = ("--expression", "--file", "--in-place", "--line-length", "--separate")
+_SED_LONG = ("--expression", "--file", "--line-length")
 
 
 def _sed(argv: Sequence[str]) -> Effects:
-    operands, seen = _operands(argv, "efl", _SED_LONG)
+    operands, seen = _operands(argv, "efl", _SED_LONG, ("--in-place", "--separate", "--silent"))
     scripts = [v[1] for k, v in seen.items() if k in ("-e", "--expression")]
     found = Effects()
     if "-f" in seen or "--file" in seen:

@@ -27,6 +27,7 @@ __all__ = ["parse", "invoke_argv"]
 _LANGUAGE = Language(tree_sitter_bash.language())
 _LOCAL = threading.local()
 _SILENT_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin"})
+_STDIN_PATHS = frozenset(("/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"))
 _SHELLS = frozenset(("sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "rbash"))
 _BLOCKS = frozenset((
     "program", "list", "compound_statement", "subshell", "do_group", "if_statement",
@@ -545,10 +546,11 @@ class _Walker:
         inner: list[Invocation] = []
         if "/" in argv[0]:
             code = code or self.script_kind(program)
-        if name in ("source", "."):
-            code = self.script_kind(words[1]) if len(words) > 1 else code
-            if len(words) > 1 and not words[1].known and not words[1].procsub:
-                code = "unknown-code"
+        if name in ("source", ".") and len(words) > 1:
+            if words[1].known and words[1].text in _STDIN_PATHS:
+                code = self.stdin_script(redirects, feeds, inner, in_pipe=in_pipe)
+            else:
+                code = self.script_kind(words[1])
         unwrap = WRAPPERS.get(name)
         start: int | None = None
         if unwrap is not None:
@@ -579,7 +581,9 @@ class _Walker:
                     code = code or "xargs"
             elif name in _SHELLS:
                 script = next((w for w in words[1:] if not w.text.startswith(("-", "+"))), None)
-                if script is not None:
+                if script is not None and script.known and script.text in _STDIN_PATHS:
+                    code = code or self.stdin_script(redirects, feeds, inner, in_pipe=in_pipe)
+                elif script is not None:
                     code = code or self.script_kind(script)
             for begin, end in step.extra:
                 extra = [Word("{}", known=False) if w.text == "{}" else w for w in words[begin:end]]
