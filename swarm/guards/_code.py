@@ -20,10 +20,14 @@ __all__ = ["DANGEROUS_ENV", "Effects", "effects", "git_env_runs_code", "long_opt
 @dataclass(slots=True)
 class Effects:
     """``runs_code``: why the program runs other code (``""``: it does not); ``writes``:
-    (argv index, path text) of the files it writes."""
+    (argv index, path text) of the files it writes; ``scripts``: argv indices of words
+    it runs as shell code (``git rebase --exec CMD``)."""
 
     runs_code: str = ""
     writes: list[tuple[int, str]] = field(default_factory=list)
+    scripts: list[int] = field(default_factory=list)
+    program_at: int | None = None
+    """Where an argv the program runs starts (``git bisect run CMD ARGS``)."""
 
 
 def long_option(arg: str, known: Sequence[str]) -> str:
@@ -194,6 +198,20 @@ _TAR_LONG = (*_TAR_EXEC, "--checkpoint", "--file", "--directory", "--exclude", "
 
 
 def _tar(argv: Sequence[str]) -> Effects:
+    found = Effects()
+    first = argv[1] if len(argv) > 1 else ""
+    extracts = (not first.startswith("-") and "x" in first) or any(
+        a in ("-x", "--extract", "--get")
+        or (a.startswith("-") and not a.startswith("--") and "x" in a)
+        for a in argv[1:]
+    )
+    if extracts:
+        found.writes.append((0, "."))
+    for k, arg in enumerate(argv[1:], start=1):
+        if extracts and arg in ("-C", "--directory") and k + 1 < len(argv):
+            found.writes.append((k + 1, argv[k + 1]))
+        elif extracts and arg.startswith("--directory="):
+            found.writes.append((k, arg.split("=", 1)[1]))
     for k, arg in enumerate(argv[1:], start=1):
         if arg.startswith("--"):
             name = long_option(arg, _TAR_LONG)
@@ -203,6 +221,23 @@ def _tar(argv: Sequence[str]) -> Effects:
             letters = arg.lstrip("-")
             if "I" in letters or "F" in letters:
                 return Effects(runs_code="tar-exec")
+    return found
+
+
+def _unzip(argv: Sequence[str]) -> Effects:
+    for k, arg in enumerate(argv[1:], start=1):
+        if arg == "-d" and k + 1 < len(argv):
+            return Effects(writes=[(k + 1, argv[k + 1])])
+        if arg.startswith("-d") and len(arg) > 2:
+            return Effects(writes=[(k, arg[2:])])
+    return Effects()
+
+
+def _editor(argv: Sequence[str]) -> Effects:
+    """``vim -c CMD``, ``+CMD``, ``emacs --eval``: editor commands can run programs."""
+    for arg in argv[1:]:
+        if arg in ("-c", "--cmd", "--eval", "-S", "-x", "--execute") or arg.startswith("+"):
+            return Effects(runs_code="inline-code")
     return Effects()
 
 
@@ -249,12 +284,34 @@ def _git(argv: Sequence[str]) -> Effects:
         elif not arg.startswith("-"):
             break
         i += 1
-    rest = argv[i:]
-    if rest[:1] == ("config",) or list(rest[:1]) == ["config"]:
-        keys = [a.split("=", 1)[0] for a in rest[1:] if not a.startswith("-")]
+    command = argv[i] if i < len(argv) else ""
+    if command == "config":
+        keys = [a.split("=", 1)[0] for a in argv[i + 1 :] if not a.startswith("-")]
         if keys and _GIT_CODE_KEYS.fullmatch(keys[0]):
             return Effects(runs_code="git-config")
-    return Effects()
+    found = Effects()
+    options = _GIT_EXEC_OPTIONS.get(command, ())
+    for k in range(i + 1, len(argv)):
+        arg = argv[k]
+        if arg in options and k + 1 < len(argv):
+            found.scripts.append(k + 1)
+        elif any(arg.startswith(o + "=") for o in options if o.startswith("--")):
+            found.runs_code = "unknown-code"  # --exec=CMD: not read, so not judged
+    sub = argv[i + 1] if i + 2 < len(argv) else ""
+    if command == "bisect" and sub == "run":
+        found.runs_code, found.program_at = "git-exec", i + 2
+    elif command == "submodule" and sub == "foreach":
+        start = i + 2 + (argv[i + 2] == "--recursive")
+        found.runs_code = found.runs_code or "git-exec"
+        found.scripts += range(start, len(argv))
+    return found
+
+
+_GIT_EXEC_OPTIONS = {
+    "rebase": ("-x", "--exec"),
+    "difftool": ("-x", "--extcmd"),
+    "mergetool": ("--tool",),
+}
 
 
 _INLINE = {
@@ -347,6 +404,8 @@ _EFFECTS: dict[str, Callable[[Sequence[str]], Effects]] = {
     "nawk": _awk,
     "find": _find,
     "sort": _sort,
+    "unzip": _unzip,
+    **dict.fromkeys(("vi", "vim", "nvim", "ex", "view", "emacs", "nano"), _editor),
 }
 
 

@@ -531,8 +531,19 @@ class _Walker:
             )
             return [inv]
         name = argv[0].rsplit("/", 1)[-1]
+        inner: list[Invocation] = []
         found = effects(argv)
         code = code or found.runs_code
+        if found.program_at is not None:
+            inner += self.invoke(words[found.program_at :], [], [], in_pipe=False)
+        for index in found.scripts:
+            text = words[index].code
+            if text is None:
+                code = "unknown-code"
+            else:
+                inner += self.child_script(text)
+        if name == "alias" and any("=" in w.text or not w.known for w in words[1:]):
+            code = "alias"
         if found.writes or name in ("tee", "cp", "mv", "install", "ln", "touch", "mkdir", "dd"):
             if any(not w.known for w in words[1:]):
                 unknown_writes = True
@@ -543,7 +554,6 @@ class _Walker:
                 elif path not in _SILENT_TARGETS:
                     writes.append(path)
         out: list[Invocation] = []
-        inner: list[Invocation] = []
         if "/" in argv[0]:
             code = code or self.script_kind(program)
         if name in ("source", ".") and len(words) > 1:

@@ -275,7 +275,7 @@ _OPAQUE = (
 WRAPPERS: dict[str, Callable[[Sequence[str]], Unwrap]] = {
     **dict.fromkeys(_SHELLS, _shell),
     **dict.fromkeys(_OPAQUE, _refused),
-    **dict.fromkeys(("nohup", "builtin", "unbuffer", "busybox", "pkexec"), _plain),
+    **dict.fromkeys(("nohup", "builtin", "unbuffer", "busybox", "pkexec", "coproc"), _plain),
     "env": _env,
     "sudo": _sudo,
     "sudoedit": _sudo,
