@@ -12,7 +12,7 @@ from __future__ import annotations
 import posixpath
 import re
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
@@ -27,6 +27,7 @@ __all__ = ["parse", "invoke_argv"]
 _LANGUAGE = Language(tree_sitter_bash.language())
 _LOCAL = threading.local()
 _SILENT_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin"})
+_HEREDOC_FOLLOWERS = frozenset(("pipeline", "list", "command", "redirected_statement"))
 _STDIN_PATHS = frozenset(("/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"))
 _SHELLS = frozenset(("sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "rbash"))
 _BLOCKS = frozenset((
@@ -79,6 +80,8 @@ class _Redirects:
     kept: list[Redirect]
     feeds: list[Word]
     args: list[Word]
+    after: list[Node] = field(default_factory=list)
+    """Commands the grammar hangs on a heredoc (``cat <<EOF | sh``): they come after."""
 
 
 class _Walker:
@@ -119,6 +122,10 @@ class _Walker:
             self.command(node, _Redirects([], [], []), in_pipe)
         elif kind == "redirected_statement":
             self.redirected(node, in_pipe)
+        elif kind == "compound_statement" and node.children and node.children[0].type == "((":
+            self.arithmetic(node)
+            for child in node.named_children:
+                self.statement(child)
         elif kind in _BLOCKS:
             for child in node.named_children:
                 if child.type == "word" and kind == "function_definition":
@@ -144,6 +151,8 @@ class _Walker:
                 else:
                     self.words(child)
         elif kind in ("c_style_for_statement", "test_command"):
+            if kind == "c_style_for_statement":
+                self.arithmetic(node)
             for child in node.named_children:
                 self.statement(child)
         elif kind in _EXPRESSIONS:
@@ -192,11 +201,14 @@ class _Walker:
             self.statement(body, in_pipe)
         if redirects.kept:
             self.redirects_only(redirects)
+        self.followers(redirects)
 
     def assign(self, node: Node) -> None:
         name_node = node.child_by_field_name("name")
         value_node = node.child_by_field_name("value")
         name = _text(name_node) if name_node is not None else ""
+        if name_node is not None and name_node.type != "variable_name":
+            self.nested(name_node)  # a[$(cmd)]=1 runs cmd
         if value_node is None:
             value = Word("", code="")
         elif value_node.type == "array":
@@ -296,6 +308,7 @@ class _Walker:
                 self.statement(statement)
             return [Part(_text(node), known=False, code=None, procsub=True)]
         if kind == "arithmetic_expansion":
+            self.arithmetic(node)
             has_sub = self.nested(node)
             text = _text(node)
             return [Part(text, known=False, code=None if has_sub else text, quoted=quoted)]
@@ -316,14 +329,41 @@ class _Walker:
             value = self.env.get(_text(names[0]))
             if value is not None:
                 return value.as_part(quoted=quoted)
+        if "@P" in text:  # prompt expansion runs the substitutions in the value
+            self.emit(Invocation((text,), unknown=(UnknownWord(0),), runs_code="unknown-code"))
         has_sub = self.nested(node)
         tainted = any(_text(n) in self.env and self.env[_text(n)].code is None for n in names)
         code = None if has_sub or tainted else text
         return Part(text, known=False, code=code, quoted=quoted)
 
+    def arithmetic(self, node: Node) -> None:
+        """Variables evaluated as arithmetic: bash evaluates their values as expressions,
+        so ``x='a[$(cmd)]'; echo $((x))`` runs cmd."""
+        for child in node.named_children:
+            if child.type in ("variable_name", "word"):
+                value = self.env.get(_text(child))
+                if value is None:
+                    continue
+                if value.known and ("$(" in value.text or "`" in value.text):
+                    self.emit(
+                        Invocation(
+                            (value.text,), unknown=(UnknownWord(0),), runs_code="unknown-code"
+                        )
+                    )
+                elif not value.known and value.code is None:
+                    self.emit(Invocation(("((",), runs_code="arithmetic"))
+            elif child.type not in ("command_substitution", "process_substitution"):
+                self.arithmetic(child)
+
     def substitution(self, node: Node) -> Part:
         """``$( )`` or backticks: its commands run; its value is unknown, except
         ``$(which X)`` / ``$(command -v X)``, which is X."""
+        text = _text(node)
+        if text.startswith("`") and "\\`" in text:
+            # `a \`b\``: bash unescapes the body and runs the inner backticks too
+            body = re.sub(r"\\([`$\\])", r"\1", text[1:-1])
+            self.out += self.child_script(body)
+            return Part(text, known=False, code=None)
         before = len(self.out)
         inner = [c for c in node.named_children if c.type != "comment"]
         for statement in inner:
@@ -402,6 +442,10 @@ class _Walker:
             for child in node.named_children:
                 if child.type.endswith("_redirect"):
                     self.redirect(child, into)
+                elif child.type in _HEREDOC_FOLLOWERS:
+                    into.after.append(child)
+                elif child.type not in ("heredoc_start", "heredoc_body", "heredoc_end"):
+                    raise ShellSyntaxError(f"'{child.type}' after a heredoc is not supported")
         else:
             raise ShellSyntaxError(f"'{kind.replace('_', ' ')}' is not supported")
 
@@ -452,6 +496,8 @@ class _Walker:
                 if value is not None:
                     self.joined(value)
                 if name is not None:
+                    if name.type != "variable_name":
+                        self.nested(name)
                     assigned.append(_text(name))
             elif field == "name":
                 for part in child.named_children:
@@ -471,9 +517,29 @@ class _Walker:
         if not words:
             if redirects.kept:
                 self.redirects_only(redirects)
+            self.followers(redirects)
             return
         self.out += self.invoke(words, redirects.kept, redirects.feeds, in_pipe=in_pipe, code=code)
         self.after(words)
+        self.followers(redirects)
+
+    def followers(self, redirects: _Redirects) -> None:
+        """What follows a heredoc on its line: piped into, or after, the command."""
+        for node in redirects.after:
+            self.piped(node)
+
+    def piped(self, node: Node) -> None:
+        if node.type == "pipeline":
+            for child in node.named_children:
+                self.statement(child, in_pipe=True)
+        elif node.type == "list":
+            children = node.named_children
+            if children:
+                self.piped(children[0])
+            for child in children[1:]:
+                self.statement(child)
+        else:
+            self.statement(node, in_pipe=True)
 
     def after(self, words: list[Word]) -> None:
         """What a builtin changes for the commands after it: ``cd``, ``read``."""
