@@ -80,6 +80,7 @@ class Invocation:
     """The known arguments as a set (for matching)."""
     unknown_args: tuple[UnknownWord, ...] = field(init=False, repr=False, compare=False)
     """The unknown words among the arguments."""
+    _hash: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         unknown_program = any(u.index == 0 for u in self.unknown)
@@ -89,6 +90,14 @@ class Invocation:
         args = frozenset(a for i, a in enumerate(self.argv) if i and i not in skip)
         object.__setattr__(self, "arg_set", args)
         object.__setattr__(self, "unknown_args", tuple(u for u in self.unknown if u.index))
+        object.__setattr__(self, "_hash", 0)
+
+    def __hash__(self) -> int:
+        # computed once: rules look invocations up in caches on every decision
+        if not self._hash:
+            key = (self.argv, self.redirects, self.unknown, self.more_args, self.runs_code)
+            object.__setattr__(self, "_hash", hash((*key, self.writes, self.unknown_writes)) or 1)
+        return self._hash
 
     @property
     def args(self) -> tuple[str, ...]:

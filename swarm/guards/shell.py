@@ -241,7 +241,7 @@ class PatternSet:
     so a call meets only the patterns about its programs (and those with wildcards).
     """
 
-    __slots__ = ("_by_program", "_generic", "_named", "patterns")
+    __slots__ = ("_by_program", "_found", "_generic", "_named", "patterns")
 
     def __init__(self, patterns: Iterable[CommandPattern]) -> None:
         self.patterns = tuple(patterns)
@@ -266,10 +266,21 @@ class PatternSet:
         self._named = named
         self._by_program = {name: tuple(found) for name, found in by_program.items()}
         self._generic = tuple(generic)
+        self._found: dict[tuple[Invocation, bool], CommandPattern | None] = {}
 
     def first(self, invocation: Invocation, *, deny: bool = False) -> CommandPattern | None:
         """A pattern ``invocation`` matches, if any (one naming its program first);
         ``deny``: what is only known at run time matches (see ``CommandPattern``)."""
+        key = (invocation, deny)
+        found = self._found.get(key, self)
+        if found is self:  # not seen yet (None is a result)
+            found = self._first(invocation, deny)
+            if len(self._found) >= 4096:
+                self._found.clear()
+            self._found[key] = found
+        return found  # type: ignore[return-value]
+
+    def _first(self, invocation: Invocation, deny: bool) -> CommandPattern | None:
         if invocation.program_unknown:
             return next((p for p in self.patterns if p.matches(invocation, deny=deny)), None)
         named = self._named.get(invocation.program)
