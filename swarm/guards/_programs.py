@@ -197,8 +197,6 @@ class Programs:
             for begin, end in step.extra:
                 extra = [Word("{}", known=False) if w.text == "{}" else w for w in words[begin:end]]
                 inner += self.invoke(extra, [], [], in_pipe=False)
-        elif name == "xargs":
-            pass
         outer_argv = argv if start is None else argv[:start]
         outer_unknown = tuple(u for u in unknown if start is None or u.index < start)
         out.append(
