@@ -83,13 +83,19 @@ class Invocation:
     _hash: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        unknown_program = any(u.index == 0 for u in self.unknown)
-        program = self.argv[0].rsplit("/", 1)[-1] if self.argv and not unknown_program else ""
-        object.__setattr__(self, "program", program)
-        skip = {u.index for u in self.unknown}
-        args = frozenset(a for i, a in enumerate(self.argv) if i and i not in skip)
-        object.__setattr__(self, "arg_set", args)
-        object.__setattr__(self, "unknown_args", tuple(u for u in self.unknown if u.index))
+        argv, unknown, setattr_ = self.argv, self.unknown, object.__setattr__
+        if not unknown:
+            setattr_(self, "program", argv[0].rsplit("/", 1)[-1] if argv else "")
+            setattr_(self, "arg_set", frozenset(argv[1:]))
+            setattr_(self, "unknown_args", ())
+        else:
+            unknown_program = any(u.index == 0 for u in unknown)
+            program = argv[0].rsplit("/", 1)[-1] if argv and not unknown_program else ""
+            setattr_(self, "program", program)
+            skip = {u.index for u in unknown}
+            args = frozenset(a for i, a in enumerate(argv) if i and i not in skip)
+            setattr_(self, "arg_set", args)
+            setattr_(self, "unknown_args", tuple(u for u in unknown if u.index))
         object.__setattr__(self, "_hash", 0)
 
     def __hash__(self) -> int:

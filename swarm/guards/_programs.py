@@ -110,11 +110,16 @@ class Programs:
         more_args: bool = False,
     ) -> list[Invocation]:
         """The invocation of a simple command, and of whatever program it wraps."""
-        argv = tuple(w.text for w in words)
-        unknown = tuple(
-            UnknownWord(i, w.prefix, w.choices) for i, w in enumerate(words) if not w.known
-        )
-        writes, unknown_writes = self.redirect_writes(redirects)
+        argv = tuple([w.text for w in words])
+        unknown: tuple[UnknownWord, ...] = ()
+        if not all([w.known for w in words]):
+            unknown = tuple(
+                UnknownWord(i, w.prefix, w.choices) for i, w in enumerate(words) if not w.known
+            )
+        writes: list[str] = []
+        unknown_writes = False
+        if redirects:
+            writes, unknown_writes = self.redirect_writes(redirects)
         program = words[0]
         if program.procsub:
             code = "process-substitution"

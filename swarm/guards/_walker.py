@@ -439,8 +439,7 @@ class _Walker(Programs):
     def command(self, node: Node, redirects: _Redirects, in_pipe: bool) -> None:
         words: list[Word] = []
         assigned: list[str] = []
-        for i, child in enumerate(node.children):
-            field = node.field_name_for_child(i)
+        for child in node.named_children:
             kind = child.type
             if kind == "variable_assignment":
                 name = child.child_by_field_name("name")
@@ -451,15 +450,13 @@ class _Walker(Programs):
                     if name.type != "variable_name":
                         self.nested(name)
                     assigned.append(_text(name))
-            elif field == "name":
+            elif kind == "command_name":
                 for part in child.named_children:
                     words += self.words(part)
-            elif field == "argument":
-                words += self.words(child)
             elif kind.endswith("_redirect"):
                 self.redirect(child, redirects)
-            elif kind not in ("comment",) and child.is_named:
-                words += self.words(child)
+            elif kind != "comment":
+                words += self.words(child)  # an argument
         words += redirects.args
         code = ""
         if any(git_env_runs_code(n) for n in assigned):
