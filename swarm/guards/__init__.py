@@ -24,7 +24,7 @@ from swarm.guards.policy import (
 from swarm.guards.registry import GuardContext, guard_names, make_guard, register_guard
 from swarm.guards.rules import Decision, Rule
 from swarm.guards.shell import CommandPattern, ShellGuard
-from swarm.guards.shellparse import Invocation, ShellSyntaxError, parse_command
+from swarm.guards.shellparse import Invocation, ShellSyntaxError, UnknownWord, parse_command
 
 __all__ = [
     "AllowAllGuard",
@@ -50,6 +50,7 @@ __all__ = [
     "Rule",
     "ShellGuard",
     "ShellSyntaxError",
+    "UnknownWord",
     "apply_policy",
     "guard_names",
     "load_policy",

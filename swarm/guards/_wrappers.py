@@ -242,6 +242,23 @@ def _find(argv: Sequence[str]) -> Unwrap:
     return Unwrap(extra=tuple(ranges))
 
 
+def _trap(argv: Sequence[str]) -> Unwrap:
+    i = 2 if argv[1:2] == ["--"] or tuple(argv[1:2]) == ("--",) else 1
+    if i >= len(argv) or argv[i].startswith("-") or len(argv) == i + 1:
+        return Unwrap()  # lists or resets traps
+    return Unwrap(script=argv[i], sources=(i,))
+
+
+def _python(argv: Sequence[str]) -> Unwrap:
+    """``python -m MODULE``: runs MODULE as a program of that name (``pip``)."""
+    _, seen = _options(argv, 1, "cmWXQ")
+    module = seen.get("-m")
+    if module and "-c" not in seen:
+        k = next(k for k, a in enumerate(argv) if k and (a == module or a == "-m" + module))
+        return Unwrap(start=k) if argv[k] == module else Unwrap()
+    return Unwrap()
+
+
 def _refused(argv: Sequence[str]) -> Unwrap:
     name = argv[0].rsplit("/", 1)[-1]
     return Unwrap(refuse=f"'{name}' runs programs in a way this parser does not model")
@@ -258,7 +275,7 @@ _OPAQUE = (
 WRAPPERS: dict[str, Callable[[Sequence[str]], Unwrap]] = {
     **dict.fromkeys(_SHELLS, _shell),
     **dict.fromkeys(_OPAQUE, _refused),
-    **dict.fromkeys(("nohup", "builtin", "unbuffer", "busybox", "pkexec"), _plain),
+    **dict.fromkeys(("nohup", "builtin", "unbuffer", "busybox", "pkexec", "coproc"), _plain),
     "env": _env,
     "sudo": _sudo,
     "sudoedit": _sudo,
@@ -280,5 +297,9 @@ WRAPPERS: dict[str, Callable[[Sequence[str]], Unwrap]] = {
     "watch": _watch,
     "xargs": _xargs,
     "find": _find,
+    "trap": _trap,
+    **dict.fromkeys(
+        ("python", "python2", "python3", *(f"python3.{v}" for v in range(6, 16))), _python
+    ),
 }
 """Wrapper programs by name (without directory)."""

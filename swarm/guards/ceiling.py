@@ -15,17 +15,14 @@ from typing import TYPE_CHECKING, Any
 from swarm.errors import GuardError
 from swarm.guards.base import PermissionGuard
 from swarm.guards.limits import role_of
-from swarm.guards.rules import Decision, Unjudgeable
+from swarm.guards.rules import UNPARSEABLE, Decision, Unjudgeable
 from swarm.run import CallRecord, current_call
 
 if TYPE_CHECKING:
     from swarm.guards.policy import Policy
     from swarm.tools import Tool
 
-__all__ = ["UNPARSEABLE", "CeilingGuard", "inherited_denial"]
-
-UNPARSEABLE = "unparseable-command"
-"""The rule id of a denial because a command could not be judged."""
+__all__ = ["CeilingGuard", "inherited_denial"]
 
 
 def inherited_denial(

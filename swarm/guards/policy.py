@@ -50,7 +50,15 @@ from swarm.guards.base import PermissionGuard
 from swarm.guards.ceiling import CeilingGuard
 from swarm.guards.limits import role_of
 from swarm.guards.registry import GuardContext, guard_factory
-from swarm.guards.rules import Action, Condition, ConditionSpec, Decision, Rule, Unjudgeable
+from swarm.guards.rules import (
+    UNPARSEABLE,
+    Action,
+    Condition,
+    ConditionSpec,
+    Decision,
+    Rule,
+    Unjudgeable,
+)
 from swarm.run import CallRecord, current_call
 from swarm.sandbox import SandboxSettings
 
@@ -71,6 +79,7 @@ POLICY_DIR = Path(__file__).with_name("policies")
 """Where the shipped policies (``default``, ``readonly``, ``strict``) live."""
 
 Globs = str | list[str]
+_SCALARS = frozenset((str, int, float, bool, type(None)))
 
 
 class _Model(pydantic.BaseModel):
@@ -170,6 +179,9 @@ class Policy:
     _by_call: dict[tuple[str, tuple[str, ...]], tuple[Rule, ...]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
+    _decided: dict[tuple[Any, ...], Decision | Unjudgeable] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], *, name: str = "policy") -> Policy:
@@ -208,8 +220,26 @@ class Policy:
         """Decide on a call of ``tool`` with validated ``arguments`` by ``role``.
 
         Raises ``Unjudgeable`` when a rule cannot tell (a shell command that does not
-        parse); callers deny.
+        parse); callers deny. Decisions on calls whose arguments are all scalars are
+        remembered (rules are pure functions of the call; a model repeats calls).
         """
+        if not all(type(v) in _SCALARS for v in arguments.values()):
+            return self._decide(tool, arguments, role)
+        key = (tool, role, *((k, type(v), v) for k, v in arguments.items()))
+        found = self._decided.get(key)
+        if found is None:
+            try:
+                found = self._decide(tool, arguments, role)
+            except Unjudgeable as exc:
+                found = exc
+            if len(self._decided) >= 1024:
+                self._decided.clear()
+            self._decided[key] = found
+        if isinstance(found, Unjudgeable):
+            raise Unjudgeable(str(found), found.rule)
+        return found
+
+    def _decide(self, tool: str, arguments: Mapping[str, Any], role: str | None) -> Decision:
         asked: Rule | None = None
         allowed: Rule | None = None
         parsed: dict[str, Any] = {}
@@ -428,12 +458,11 @@ class PolicyGuard(PermissionGuard):
         try:
             decision = policy.decide(tool.name, kwargs, role=role)
         except Unjudgeable as exc:
-            unjudged = exc.rule
-            self._note(call, unjudged)
+            self._note(call, None, rule_id=UNPARSEABLE)
             raise GuardError(
                 f"{exc}; a command that cannot be judged is not run",
                 guard=self.name,
-                rule=unjudged.id,
+                rule=UNPARSEABLE,
             ) from None
         rule = decision.rule
         self._note(call, rule)
@@ -447,12 +476,12 @@ class PolicyGuard(PermissionGuard):
             tool, kwargs, guard=self, reason=decision.reason, rule=rule_id, policy=policy.name
         )
 
-    def _note(self, call: CallRecord | None, rule: Rule | None) -> None:
+    def _note(self, call: CallRecord | None, rule: Rule | None, *, rule_id: str = "") -> None:
         """Say on the call which policy file and rule decided (for the audit log)."""
         if call is None:
             return
         call.guard = self.name
-        call.rule = rule.id if rule is not None else "default"
+        call.rule = rule.id if rule is not None else rule_id or "default"
         call.policy = rule.policy if rule is not None else self.policy.name
         call.policy_hash = rule.policy_hash if rule is not None else self.policy.hash
 

@@ -10,7 +10,10 @@ programs a shell command would run).
 Conditions fail closed. A missing argument or a value of the wrong type never matches.
 For a list value (or the programs of a shell command) a ``deny`` rule matches when *any*
 item does, while ``ask`` and ``allow`` rules need *every* item to match. A shell command
-that cannot be parsed raises ``Unjudgeable``, which a policy turns into a denial.
+that cannot be parsed raises ``Unjudgeable``, which a policy turns into a denial under the
+rule id ``unparseable-command``. What a shell command only knows at run time (an unknown
+program, argument or write target) matches a ``deny`` rule's shell patterns and never an
+``ask`` or ``allow`` rule's (see ``CommandPattern``).
 """
 
 from __future__ import annotations
@@ -28,7 +31,18 @@ import pydantic
 from swarm.guards.shell import CommandPattern, CommandPatternSpec, PatternSet, invocations_of
 from swarm.guards.shellparse import Invocation, ShellSyntaxError
 
-__all__ = ["Action", "Condition", "ConditionSpec", "Decision", "Rule", "Unjudgeable"]
+__all__ = [
+    "UNPARSEABLE",
+    "Action",
+    "Condition",
+    "ConditionSpec",
+    "Decision",
+    "Rule",
+    "Unjudgeable",
+]
+
+UNPARSEABLE = "unparseable-command"
+"""The rule id under which a command that cannot be parsed is denied and logged."""
 
 Action = Literal["deny", "ask", "allow"]
 Globs = str | list[str]
@@ -191,7 +205,7 @@ class Condition:
             invocations = invocations_of(_lookup(arguments, self.argument))
         except ShellSyntaxError:
             return None
-        return next((i for i in invocations if self.shell.first(i) is not None), None)
+        return next((i for i in invocations if self.shell.first(i, deny=True) is not None), None)
 
     def _shell_holds(
         self, value: Any, *, every: bool, rule: Rule, parsed: dict[str, Any] | None
@@ -207,8 +221,9 @@ class Condition:
         if isinstance(invocations, ShellSyntaxError):
             raise Unjudgeable(f"argument '{self.argument}': {invocations}", rule)
         first = self.shell.first
+        deny = not every
         for invocation in invocations:
-            if (first(invocation) is not None) is not every:
+            if (first(invocation, deny=deny) is not None) is not every:
                 return not every  # a miss fails "every", a hit settles "any"
         return every
 
@@ -305,8 +320,22 @@ class Rule:
         if self.action == "deny":
             for condition in self.conditions:
                 if condition.shell and (hit := condition.matching_program(arguments)):
-                    return f"{text} ('{hit.program}')"
+                    return f"{text} ({_what(hit)})"
         return text
+
+
+def _what(hit: Invocation) -> str:
+    """The denied invocation in words, saying what was only known at run time."""
+    if hit.program_unknown:
+        return f"the program name '{hit.argv[0]}' is only known at run time"
+    notes = []
+    if hit.runs_code:
+        notes.append(f"runs code not on the command line: {hit.runs_code}")
+    if hit.args_unknown:
+        notes.append("some arguments are only known at run time")
+    if hit.unknown_writes:
+        notes.append("writes a file only known at run time")
+    return f"'{hit.program}'" + (f": {'; '.join(notes)}" if notes else "")
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,14 +16,20 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from fnmatch import translate
+from fnmatch import fnmatchcase, translate
 from typing import TYPE_CHECKING, Any
 
 import pydantic
 
 from swarm.errors import GuardError
 from swarm.guards.base import PermissionGuard
-from swarm.guards.shellparse import Invocation, ShellSyntaxError, expand_argv, parse_command
+from swarm.guards.shellparse import (
+    Invocation,
+    ShellSyntaxError,
+    UnknownWord,
+    expand_argv,
+    parse_command,
+)
 
 if TYPE_CHECKING:
     from swarm.tools import Tool
@@ -54,9 +60,19 @@ class CommandPattern:
     ``program``: globs on the program name (``rm``, ``mkfs*``; a glob with a ``/`` is
     matched against the path as written). ``any_arg``: some argument matches one of
     these globs. ``all_args``: each glob is matched by some argument (``git`` with
-    ``push`` and ``--force``). ``redirect``: some file redirection (in or out) matches;
-    ``writes``: some output redirection matches. An empty pattern matches every
+    ``push`` and ``--force``). A long option abbreviated as getopt_long allows counts as
+    the option a glob names (``--recurs`` is ``--recursive``), as does ``--opt=value``.
+    ``redirect``: some file redirection (in or out) matches; ``writes``: some file the
+    invocation writes (redirections, ``tee``, ``cp``, ``sed -i``, ...; normalised paths)
+    matches. ``runs_code``: the invocation runs code that is not on the command line, of
+    one of these kinds (``*``: any; see ``Invocation.runs_code``). ``unknown_program``:
+    the program's name is only known at run time. An empty pattern matches every
     invocation.
+
+    What is only known at run time fails closed (``deny=True``, for deny rules): an
+    unknown program name matches any ``program``, an unknown argument matches the
+    argument globs it could turn out to match, an unknown target matches ``redirect``
+    and ``writes``. For allow and ask rules such conditions do not hold.
     """
 
     program: tuple[str, ...] = ()
@@ -64,6 +80,8 @@ class CommandPattern:
     all_args: tuple[str, ...] = ()
     redirect: tuple[str, ...] = ()
     writes: tuple[str, ...] = ()
+    runs_code: tuple[str, ...] = ()
+    unknown_program: bool = False
     _program: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
     _by_path: bool = field(init=False, repr=False, compare=False)
     _any_names: frozenset[str] = field(init=False, repr=False, compare=False)
@@ -72,15 +90,19 @@ class CommandPattern:
     _all_globs: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
     _redirect: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
     _writes: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+    _runs_code: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+    _longs: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    _wants_args: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        for name in ("program", "any_arg", "all_args", "redirect", "writes"):
+        for name in ("program", "any_arg", "all_args", "redirect", "writes", "runs_code"):
             value = getattr(self, name)
             if isinstance(value, str):
                 object.__setattr__(self, name, (value,))
         # plain names are checked as set members, only real globs as regexes
         any_names = frozenset(g for g in self.any_arg if not _WILD.search(g))
         all_names = frozenset(g for g in self.all_args if not _WILD.search(g))
+        longs = {_literal(g) for g in (*self.any_arg, *self.all_args) if g.startswith("--")}
         compiled = {
             "_program": _compile(self.program),
             "_by_path": any("/" in g for g in self.program),
@@ -92,6 +114,9 @@ class CommandPattern:
             ),
             "_redirect": _compile(self.redirect),
             "_writes": _compile(self.writes),
+            "_runs_code": _compile(self.runs_code),
+            "_longs": tuple(sorted(g for g in longs if len(g) > 2)),
+            "_wants_args": bool(self.any_arg or self.all_args),
         }
         for name, value in compiled.items():
             object.__setattr__(self, name, value)
@@ -112,37 +137,101 @@ class CommandPattern:
             return True
         return self._by_path and bool(invocation.argv) and bool(program.match(invocation.argv[0]))
 
-    def matches(self, invocation: Invocation, *, program_known: bool = False) -> bool:
+    def matches(
+        self, invocation: Invocation, *, program_known: bool = False, deny: bool = False
+    ) -> bool:
         """True when ``invocation`` is one this pattern is about (``program_known``: the
-        caller already matched the program name)."""
+        caller already matched the program name; ``deny``: what is only known at run
+        time matches, as a deny rule needs)."""
+        if self.unknown_program and not invocation.program_unknown:
+            return False
         program = self._program
-        if program is not None and not program_known and not self._names_program(invocation):
-            return False
-        args = invocation.arg_set
-        wants_any = bool(self._any_names) or self._any_globs is not None
-        if wants_any and args.isdisjoint(self._any_names):
-            globs = self._any_globs
-            if globs is None or not _any_match(globs, args):
+        if program is not None and not program_known:
+            if invocation.program_unknown:
+                if not deny:
+                    return False
+            elif not self._names_program(invocation):
                 return False
-        if not self._all_names <= args:
-            return False
-        for wanted in self._all_globs:
-            if not _any_match(wanted, args):
+        if self._runs_code is not None:
+            kind = invocation.runs_code
+            if not kind or not self._runs_code.match(kind):
                 return False
+        if self._wants_args and not self._args_match(invocation, deny):
+            return False
         if self._redirect is None and self._writes is None:
             return True
-        files = [r for r in invocation.redirects if r.is_file]
-        if self._redirect is not None and not any(self._redirect.match(r.target) for r in files):
+        if self._redirect is not None:
+            files = [r for r in invocation.redirects if r.is_file]
+            if not any(self._redirect.match(r.target) if r.known else deny for r in files):
+                return False
+        if self._writes is not None:
+            if invocation.unknown_writes:
+                return deny
+            return any(self._writes.match(t) for t in invocation.writes)
+        return True
+
+    def _args_match(self, invocation: Invocation, deny: bool) -> bool:
+        args = invocation.arg_set
+        if self._longs and any(a.startswith("--") for a in args):
+            args = args | {
+                long
+                for a in args
+                if a.startswith("--") and len(name := a.split("=", 1)[0]) > 2
+                for long in self._longs
+                if long.startswith(name)
+            }
+        unknown = invocation.unknown_args
+        if (unknown or invocation.more_args) and not deny:
             return False
-        return self._writes is None or any(self._writes.match(r.target) for r in files if r.writes)
+        anything = invocation.more_args
+
+        def could_be(glob: str) -> bool:
+            return anything or any(_could_match(u, glob) for u in unknown)
+
+        if self.any_arg and args.isdisjoint(self._any_names):
+            globs = self._any_globs
+            if (globs is None or not _any_match(globs, args)) and not any(
+                could_be(g) for g in self.any_arg
+            ):
+                return False
+        for name in self._all_names:
+            if name not in args and not could_be(name):
+                return False
+        for glob, wanted in zip(
+            (g for g in self.all_args if g not in self._all_names), self._all_globs, strict=True
+        ):
+            if not _any_match(wanted, args) and not could_be(glob):
+                return False
+        return True
 
     def __str__(self) -> str:
         parts = [
             f"{name}={'|'.join(value)}"
-            for name in ("program", "any_arg", "all_args", "redirect", "writes")
+            for name in ("program", "any_arg", "all_args", "redirect", "writes", "runs_code")
             if (value := getattr(self, name))
         ]
+        if self.unknown_program:
+            parts.append("unknown_program")
         return " ".join(parts) or "any command"
+
+
+def _literal(glob: str) -> str:
+    """The text every match of ``glob`` starts with."""
+    found = _WILD.search(glob)
+    return glob if found is None else glob[: found.start()]
+
+
+def _could_match(word: UnknownWord, glob: str) -> bool:
+    """Whether an argument only known at run time could match ``glob``."""
+    if word.choices is not None:
+        return any(
+            fnmatchcase(c, glob)
+            or fnmatchcase(c.split("=", 1)[0], glob)
+            or (c.startswith("--") and len(c) > 2 and _literal(glob).startswith(c))
+            for c in word.choices
+        )
+    literal, prefix = _literal(glob), word.prefix
+    return literal.startswith(prefix) or prefix.startswith(literal)
 
 
 class PatternSet:
@@ -152,7 +241,7 @@ class PatternSet:
     so a call meets only the patterns about its programs (and those with wildcards).
     """
 
-    __slots__ = ("_by_program", "_generic", "_named", "patterns")
+    __slots__ = ("_by_program", "_found", "_generic", "_named", "patterns")
 
     def __init__(self, patterns: Iterable[CommandPattern]) -> None:
         self.patterns = tuple(patterns)
@@ -177,17 +266,31 @@ class PatternSet:
         self._named = named
         self._by_program = {name: tuple(found) for name, found in by_program.items()}
         self._generic = tuple(generic)
+        self._found: dict[tuple[Invocation, bool], CommandPattern | None] = {}
 
-    def first(self, invocation: Invocation) -> CommandPattern | None:
-        """A pattern ``invocation`` matches, if any (one naming its program first)."""
+    def first(self, invocation: Invocation, *, deny: bool = False) -> CommandPattern | None:
+        """A pattern ``invocation`` matches, if any (one naming its program first);
+        ``deny``: what is only known at run time matches (see ``CommandPattern``)."""
+        key = (invocation, deny)
+        found = self._found.get(key, self)
+        if found is self:  # not seen yet (None is a result)
+            found = self._first(invocation, deny)
+            if len(self._found) >= 4096:
+                self._found.clear()
+            self._found[key] = found
+        return found  # type: ignore[return-value]
+
+    def _first(self, invocation: Invocation, deny: bool) -> CommandPattern | None:
+        if invocation.program_unknown:
+            return next((p for p in self.patterns if p.matches(invocation, deny=deny)), None)
         named = self._named.get(invocation.program)
         if named is not None:
             return named
         for pattern in self._by_program.get(invocation.program, ()):
-            if pattern.matches(invocation, program_known=True):
+            if pattern.matches(invocation, program_known=True, deny=deny):
                 return pattern
         for pattern in self._generic:
-            if pattern.matches(invocation):
+            if pattern.matches(invocation, deny=deny):
                 return pattern
         return None
 
@@ -214,6 +317,8 @@ class CommandPatternSpec(pydantic.BaseModel):
     all_args: Globs = []
     redirect: Globs = []
     writes: Globs = []
+    runs_code: bool | Globs = []
+    unknown_program: bool = False
 
     def to_pattern(self) -> CommandPattern:
         """The compiled pattern."""
@@ -227,6 +332,8 @@ class CommandPatternSpec(pydantic.BaseModel):
             all_args=globs(self.all_args),
             redirect=globs(self.redirect),
             writes=globs(self.writes),
+            runs_code=("*",) if self.runs_code is True else globs(self.runs_code or []),
+            unknown_program=self.unknown_program,
         )
 
 
@@ -276,7 +383,7 @@ class ShellGuard(PermissionGuard):
                 rule="unparseable",
             ) from None
         for invocation in invocations:
-            denied = self.deny.first(invocation)
+            denied = self.deny.first(invocation, deny=True)
             if denied is not None:
                 raise GuardError(
                     f"'{invocation}' is not allowed", guard=self.name, rule=f"deny {denied}"

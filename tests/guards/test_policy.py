@@ -415,3 +415,13 @@ async def test_a_role_can_be_denied_delegating_to_a_role() -> None:
 def test_unknown_policy_name_suggests_a_close_one() -> None:
     with pytest.raises(ConfigError, match="did you mean 'readonly'"):
         load_policy("read-only")
+
+
+def test_remembered_decisions_tell_true_from_1() -> None:
+    policy = Policy.from_mapping(
+        {"default": "deny", "rules": [{"allow": "t", "args": {"flag": {"equals": True}}}]}
+    )
+    assert policy.decide("t", {"flag": 1}).action == "deny"
+    assert policy.decide("t", {"flag": True}).action == "allow"
+    assert policy.decide("t", {"flag": 1}).action == "deny"
+    assert policy.decide("t", {"flag": True}, role="x").action == "allow"

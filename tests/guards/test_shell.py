@@ -9,7 +9,7 @@ import pytest
 
 from swarm.audit import AuditLog
 from swarm.errors import GuardError
-from swarm.guards import CommandPattern, ShellGuard, apply_policy, load_policy
+from swarm.guards import CommandPattern, ShellGuard, apply_policy, load_policy, parse_command
 from swarm.tools import Tool
 
 pytestmark = pytest.mark.anyio
@@ -144,12 +144,12 @@ async def test_denial_names_the_rule_and_the_program(guarded_shell: Tool[Any]) -
     assert "('wget')" in caught.value.reason
 
 
-async def test_unparseable_command_is_denied_by_the_rule_that_could_not_judge_it(
+async def test_unparseable_command_is_denied_under_its_own_rule_id(
     guarded_shell: Tool[Any],
 ) -> None:
     with pytest.raises(GuardError) as caught:
         await guarded_shell.check({"command": "echo 'unterminated"})
-    assert caught.value.rule == "no-privilege-escalation"
+    assert caught.value.rule == "unparseable-command"
     assert "cannot be judged" in caught.value.reason
 
 
@@ -175,8 +175,16 @@ async def test_shell_guard_allow_list_needs_every_program_listed(shell: Tool[Any
 
 async def test_shell_guard_denies_what_it_cannot_parse(shell: Tool[Any]) -> None:
     with pytest.raises(GuardError) as caught:
-        await ShellGuard()(shell, command="$CMD")
+        await ShellGuard()(shell, command="echo 'unterminated")
     assert caught.value.rule == "unparseable"
+
+
+async def test_shell_guard_deny_list_matches_a_program_only_known_at_run_time(
+    shell: Tool[Any],
+) -> None:
+    with pytest.raises(GuardError) as caught:
+        await ShellGuard(deny=["curl"])(shell, command="$CMD example.com")
+    assert caught.value.rule == "deny program=curl"
 
 
 async def test_shell_guard_judges_argv_lists() -> None:
@@ -199,3 +207,68 @@ async def test_redirect_patterns_match_output_files(shell: Tool[Any]) -> None:
     assert await guard(shell, command="cat /etc/hosts > hosts.txt")
     with pytest.raises(GuardError):
         await guard(shell, command="echo x | tee -a log >> /etc/hosts")
+
+
+def pattern(**fields: Any) -> CommandPattern:
+    return CommandPattern.of(fields)
+
+
+RM_RF = {"program": "rm", "any_arg": ["-[rRf]*", "-[!-]*[rRf]*", "--recursive", "--force"]}
+
+
+@pytest.mark.parametrize(
+    "command", ["rm $(echo -rf) d", "echo -rf d | xargs rm", "rm * d", "rm -r$(echo f) d"]
+)
+def test_an_unknown_argument_matches_a_deny_pattern_it_could_match(command: str) -> None:
+    (found,) = [i for i in parse_command(command) if i.program == "rm"]
+    assert pattern(**RM_RF).matches(found, deny=True)
+    assert not pattern(**RM_RF).matches(found)  # an allow or ask rule: does not hold
+
+
+@pytest.mark.parametrize("command", ["rm src/*.py", "rm ~/notes", "for f in a b; do rm $f; done"])
+def test_an_unknown_argument_that_cannot_be_an_option_does_not_match(command: str) -> None:
+    (found,) = [i for i in parse_command(command) if i.program == "rm"]
+    assert not pattern(**RM_RF).matches(found, deny=True)
+
+
+@pytest.mark.parametrize(
+    ("arg", "matches"),
+    [("--recurs", True), ("--re", True), ("--recursive=yes", True), ("--rex", False)],
+)
+def test_long_options_match_their_abbreviations(arg: str, matches: bool) -> None:
+    (found,) = parse_command(f"rm {arg} d")
+    assert pattern(program="rm", any_arg="--recursive").matches(found) is matches
+
+
+def test_an_unknown_program_matches_deny_patterns_on_programs_only() -> None:
+    (found,) = parse_command("$CMD x")
+    assert pattern(program="curl").matches(found, deny=True)
+    assert not pattern(program="curl").matches(found)
+    assert pattern(unknown_program=True).matches(found)
+    assert not pattern(unknown_program=True).matches(parse_command("curl x")[0], deny=True)
+
+
+def test_runs_code_pattern_matches_kinds() -> None:
+    (found,) = parse_command("sed '1e id' f")
+    assert pattern(runs_code="sed-*").matches(found)
+    assert pattern(runs_code=True).matches(found)
+    assert not pattern(runs_code="tar-exec").matches(found)
+    assert not pattern(runs_code=True).matches(parse_command("sed -n 1p f")[0])
+
+
+def test_writes_pattern_sees_normalised_and_unknown_targets() -> None:
+    writes = pattern(writes="/etc/*")
+    assert writes.matches(parse_command("cd /tmp/../etc && tee F")[-1])
+    unknown = parse_command("echo x > $OUT")[0]
+    assert writes.matches(unknown, deny=True) and not writes.matches(unknown)
+
+
+async def test_denial_says_what_was_only_known_at_run_time(guarded_shell: Tool[Any]) -> None:
+    with pytest.raises(GuardError) as caught:
+        await guarded_shell.check({"command": "$CMD -rf /"})
+    assert caught.value.rule == "no-unknown-program"
+    assert "'$CMD' is only known at run time" in caught.value.reason
+    with pytest.raises(GuardError) as caught:
+        await guarded_shell.check({"command": "rm $(echo -rf) /"})
+    assert caught.value.rule == "no-recursive-delete"
+    assert "some arguments are only known at run time" in caught.value.reason

@@ -11,7 +11,7 @@ from swarm.audit import AuditLog
 from swarm.errors import GuardError
 from swarm.guards import apply_policy, load_policy
 from swarm.guards.approval import ApprovalRequest
-from swarm.run import current_scope, use_scope
+from swarm.run import CallRecord, current_scope, use_call, use_scope
 from swarm.tools import Tool
 
 pytestmark = pytest.mark.anyio
@@ -112,3 +112,44 @@ async def test_strict_asks_about_everything_but_keeps_the_denials(
     assert caught.value.rule == "no-recursive-delete"
     assert [r.tool for r in asked] == ["read_file", "developer"]
     assert {r.policy for r in asked} == {"strict"}
+
+
+@pytest.mark.parametrize(
+    ("name", "command", "rule"),
+    [
+        ("strict", "python3 -c 'print(1)'", "no-running-code"),
+        ("strict", "find . -name x | xargs grep y", "no-running-code"),
+        ("strict", "bash scripts/test.sh", "no-running-code"),
+        ("readonly", "python3 -c 'print(1)'", "no-running-code"),
+        ("readonly", "bash scripts/test.sh", "no-running-code"),
+        ("readonly", "sed -n '1e id' f", "no-hidden-code"),
+        ("readonly", "echo x > $OUT", "no-system-file-writes"),
+        ("readonly", "find . -exec sed -i s/a/b/ {} +", "no-system-file-writes"),
+        ("readonly", "sed -i s/a/b/ notes.txt", "no-shell-writes"),
+    ],
+)
+async def test_strict_and_readonly_deny_code_running_constructs(
+    tools: list[Tool[Any]], workspace: Path, audited: AuditLog, name: str, command: str, rule: str
+) -> None:
+    with pytest.raises(GuardError) as caught:
+        await guarded(tools, name, workspace)["shell"].check({"command": command})
+    assert caught.value.rule == rule
+
+
+async def test_readonly_allows_read_only_pipelines_through_xargs(
+    tools: list[Tool[Any]], workspace: Path, audited: AuditLog
+) -> None:
+    g = guarded(tools, "readonly", workspace)["shell"]
+    arguments = {"command": "find . -name '*.py' | xargs grep -n TODO"}
+    assert await g.check(arguments) == arguments
+
+
+async def test_unparseable_command_is_noted_on_the_call_under_its_own_rule(
+    tools: list[Tool[Any]], workspace: Path, audited: AuditLog
+) -> None:
+    arguments = {"command": "echo $(unclosed"}
+    call = CallRecord("call", "shell", "agent", arguments)
+    with use_call(call), pytest.raises(GuardError) as caught:
+        await guarded(tools, "default", workspace)["shell"].check(arguments)
+    assert caught.value.rule == call.rule == "unparseable-command"
+    assert call.policy == "default"
