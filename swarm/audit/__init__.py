@@ -1,7 +1,8 @@
 """The audit log: every tool call as a hash-chained, secret-free JSON line.
 
 ``AuditLog`` writes it (a ``CallObserver`` on the run scope), ``verify_log`` checks its
-chain (and, with the run's key, its MACs and anchored head), ``audit_table`` shows it; ``redact`` keeps secrets out of it.
+chain (and, with the run's key, its MACs and anchored head), ``audit_table`` shows
+it; ``redact`` keeps secrets out of it.
 """
 
 from swarm.audit.anchor import (
@@ -14,7 +15,7 @@ from swarm.audit.anchor import (
     write_head,
 )
 from swarm.audit.log import GENESIS, AuditLog, args_hash, canonical_json, record_hash
-from swarm.audit.redact import REDACTED, redact, redact_text, secret_key
+from swarm.audit.redact import REDACTED, environment_secrets, redact, redact_text, secret_key
 from swarm.audit.show import AuditRow, audit_rows, audit_table, read_log
 from swarm.audit.verify import AuditProblem, AuditReport, NotALog, verify_log
 
@@ -32,6 +33,7 @@ __all__ = [
     "audit_table",
     "canonical_json",
     "create_key",
+    "environment_secrets",
     "open_head",
     "read_head",
     "read_key",

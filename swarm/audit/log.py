@@ -16,8 +16,8 @@ handler runs (written and fsynced first, so a crash mid-call leaves it on disk) 
 first), so ``verify_log`` finds any record edited, removed, inserted or reordered. With a
 ``key``, each record also carries ``mac`` (see ``swarm.audit.anchor``): without the key,
 nobody can recompute the chain after changing it. With an ``anchor`` file, the head (count,
-last hash and MAC) is replaced atomically after each record, so cutting records from the
-end is seen as well (the head file is rewritten in place). A call that a crash cut short gets a ``finish`` record with outcome
+last hash and MAC) is rewritten in place after each record, so cutting records from the
+end is seen as well. A call that a crash cut short gets a ``finish`` record with outcome
 ``interrupted`` when the run is resumed (``record_interrupted``). Records are
 rendered by a structlog processor chain and written with one ``write`` under a lock, so
 concurrent agents never interleave lines. One process should append to a log at a time.
@@ -120,9 +120,10 @@ class AuditLog:
     continuing the chain of an existing log).
 
     ``key`` (bytes) adds a MAC to each record; ``anchor`` is a file that holds the head
-    (``AuditHead``), replaced after each record. Each record is appended with one ``write``
-    before ``on_decision``/``on_finish`` returns; ``fsync`` (default on) also makes it durable first, concurrent writers
-    sharing each fsync (run in a worker thread). Use it from one event loop. Raises
+    (``AuditHead``), rewritten after each record. Each record is appended with one
+    ``write`` before ``on_decision``/``on_finish`` returns; ``fsync`` (default on) also
+    makes it durable first, concurrent writers sharing each fsync (run in a worker
+    thread). Use it from one event loop. Raises
     ``ValueError`` when an existing log ends with a damaged record, ``OSError`` when the
     file cannot be opened. Use it as a context manager, or ``close()`` it.
     """

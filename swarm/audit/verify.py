@@ -63,8 +63,9 @@ class AuditReport:
             return f"{self.path}: tampered or damaged at {self.problem}"
         checks = ["chain intact"]
         checks.append(
-            "MACs valid" if self.keyed else "MACs not checked (no key: anyone could recompute"
-            " the chain)"
+            "MACs valid"
+            if self.keyed
+            else "MACs not checked (no key: anyone could recompute the chain)"
         )
         checks.append("head anchored" if self.anchored else "head not checked (no anchor)")
         line = f"{self.path}: {self.records} records, {', '.join(checks)} (head {self.head[:16]})"
@@ -133,7 +134,9 @@ def verify_log(
     path = Path(path)
     keyed, anchored = key is not None, anchor is not None
 
-    def report(count: int, last: str, problem: AuditProblem | None = None, note: str = "") -> Any:
+    def report(
+        count: int, last: str, problem: AuditProblem | None = None, note: str = ""
+    ) -> AuditReport:
         return AuditReport(path, count, last, problem, keyed, anchored, note)
 
     if anchor is not None and key is not None and not anchor.seal_ok(key):
@@ -173,7 +176,9 @@ def verify_log(
         return report(count, prev, note=note)
     if extra:
         reason = f"{extra} records after the anchored head: records were appended"
-        return report(count, prev, _at(AuditProblem(anchor.records + 1, anchor.records, ""), reason))
+        return report(
+            count, prev, _at(AuditProblem(anchor.records + 1, anchor.records, ""), reason)
+        )
     return report(count, prev)
 
 

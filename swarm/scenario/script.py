@@ -12,7 +12,7 @@ transcript.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
 from swarm.context.compaction import DEFAULT_SUMMARY_PROMPT
@@ -46,7 +46,10 @@ def estimate_tokens(messages: Sequence[Message], tools: Sequence[Tool[Any]], sys
 
 class ScriptedModel:
     """Plays ``turns[role]`` in order. Raises ``TransportError`` when a role's script has
-    no turn left, naming the role and how many turns it had."""
+    no turn left, naming the role and how many turns it had. ``on_turn(role, index)``,
+    when set, is called as each turn is handed out (a run record journals it, so a
+    resumed run goes on from the next turn). Call ids name the turn
+    (``call_developer_2_1``), so they stay unique when a run is resumed."""
 
     model = "scripted"
     context_window = 128_000
@@ -63,7 +66,7 @@ class ScriptedModel:
         self.summary = summary
         if context_window is not None:
             self.context_window = context_window
-        self._calls = 0
+        self.on_turn: Callable[[str, int], None] | None = None
 
     def copy(self, **overrides: Any) -> ScriptedModel:
         """The same script (scripted runs ignore per-role models)."""
@@ -95,6 +98,8 @@ class ScriptedModel:
                 f" for turn {number + 1}"
             )
         self.used[role] = number + 1
+        if self.on_turn is not None:
+            self.on_turn(role, number)
         turn = script[number]
         output = 0
         index = 0
@@ -102,9 +107,9 @@ class ScriptedModel:
             yield TextDelta(index, turn.text)
             output += _tokens(turn.text)
             index += 1
-        for call in turn.all_calls:
-            self._calls += 1
-            call_id = f"call_{self._calls}"
+        for k, call in enumerate(turn.all_calls, start=1):
+            # unique in a run, also across resumes: the turn names it
+            call_id = f"call_{role}_{number + 1}_{k}"
             arguments = json.dumps(call.args)
             yield ToolUseStart(index, call_id, call.tool)
             yield ToolInputDelta(index, call_id, arguments)

@@ -288,4 +288,5 @@ def shell_tool(
         " come back together, then the exit code; long output keeps its start and end."
         f" A command is stopped after {timeout:g}s (or timeout_seconds), and anything it"
         " started in the background is killed when it ends.",
+        idempotent=False,
     )
