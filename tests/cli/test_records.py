@@ -27,11 +27,11 @@ model:
 
 
 @pytest.fixture
-def finished_run(swarm: Swarm, examples: Path, tmp_path: Path) -> Path:
+def finished_run(runs: Path, swarm: Swarm, examples: Path, tmp_path: Path) -> Path:
     workspace = tmp_path / "ws"
     done = swarm("run", examples / "denied-shell.yaml", "--workspace", workspace)
     assert done.returncode == 0, done.stderr
-    (record,) = (workspace / ".swarm" / "runs").iterdir()
+    (record,) = runs.iterdir()
     return record
 
 
@@ -74,7 +74,7 @@ def test_sessions_list_and_show(swarm: Swarm, finished_run: Path) -> None:
 
 
 def test_runs_list_and_show(swarm: Swarm, finished_run: Path) -> None:
-    listing = swarm("runs", "list", finished_run.parents[2])
+    listing = swarm("runs", "list", "--all")
     assert listing.returncode == 0 and finished_run.name in listing.stdout
     shown = swarm("runs", "show", finished_run)
     assert shown.returncode == 0
@@ -87,7 +87,13 @@ def test_runs_list_and_show(swarm: Swarm, finished_run: Path) -> None:
     ids=["ctrl-c", "sigterm"],
 )
 def test_a_stopped_run_writes_its_record_and_resumes(
-    swarm: Swarm, roles: Path, tmp_path: Path, stop: signal.Signals, code: int, said: str
+    runs: Path,
+    swarm: Swarm,
+    roles: Path,
+    tmp_path: Path,
+    stop: signal.Signals,
+    code: int,
+    said: str,
 ) -> None:
     scenario = tmp_path / "slow.yaml"
     scenario.write_text(SLOW.format(roles=roles))
@@ -106,7 +112,7 @@ def test_a_stopped_run_writes_its_record_and_resumes(
         pytest.fail(f"swarm did not stop on {stop.name}:\n{out}\n{err}")
     assert process.returncode == code, err
     assert said in err and "resume" in err and "Traceback" not in err
-    (record,) = (workspace / ".swarm" / "runs").iterdir()
+    (record,) = runs.iterdir()
     summary = json.loads((record / "summary.json").read_text())
     assert summary["interrupted"] is True
     assert summary["script_used"] == {"orchestrator": 1, "developer": 1}
@@ -140,13 +146,13 @@ model:
 
 
 def test_a_resumed_run_gives_its_new_sub_agents_new_paths(
-    swarm: Swarm, roles: Path, tmp_path: Path
+    runs: Path, swarm: Swarm, roles: Path, tmp_path: Path
 ) -> None:
     scenario = tmp_path / "twice.yaml"
     scenario.write_text(TWICE.format(roles=roles))
     workspace = tmp_path / "ws"
     assert swarm("run", scenario, "--workspace", workspace, "--plain").returncode == 0
-    (record,) = (workspace / ".swarm" / "runs").iterdir()
+    (record,) = runs.iterdir()
     resumed = swarm("sessions", "resume", record, "Now", "the", "second", "part", "--plain")
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     sessions = json.loads((record / "summary.json").read_text())["sessions"]
