@@ -13,8 +13,8 @@ from rich.console import Console
 
 from swarm.agent import Agent
 from swarm.audit import (
-    AuditHead,
     GENESIS,
+    AuditHead,
     AuditLog,
     args_hash,
     audit_rows,

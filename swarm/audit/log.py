@@ -304,7 +304,7 @@ class AuditLog:
                 "tool": decision.get("tool"),
                 "outcome": "interrupted",
                 "duration": None,
-                "error": "the run stopped before this call finished",
+                "error": "the run stopped before this call's end was recorded",
             },
         )
 

@@ -224,9 +224,10 @@ class Journal:
         """The agent at ``path`` keeps its history in ``session``."""
         self._line({"agent": path, "session": session})
 
-    def turn(self, role: str, index: int) -> None:
-        """A scripted model handed out turn ``index`` of ``role``."""
-        self._line({"turn": role, "index": index})
+    def turn(self, path: str, role: str, index: int, calls: int) -> None:
+        """A scripted model handed the agent at ``path`` turn ``index`` of ``role``'s
+        script, which makes ``calls`` calls."""
+        self._line({"turn": role, "index": index, "path": path, "calls": calls})
 
     async def on_decision(self, call: CallRecord) -> None:
         """Record the call, as the model made it, before its handler runs."""
@@ -259,12 +260,14 @@ class Journal:
 @dataclass(slots=True)
 class JournalState:
     """What a journal says: agents' sessions, calls decided (in order) and finished,
-    scripted turns taken per role, and segments (their start times)."""
+    scripted turns taken per role (and the last one each agent took: role, index, calls),
+    and segments (their start times)."""
 
     sessions: dict[str, str] = field(default_factory=dict)
     decided: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     finished: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     turns: dict[str, int] = field(default_factory=dict)
+    last_turn: dict[str, tuple[str, int, int]] = field(default_factory=dict)
     segments: list[float] = field(default_factory=list)
     last_time: float | None = None
 
@@ -295,6 +298,8 @@ def read_journal(path: Path) -> JournalState:
         elif "turn" in data:
             role = str(data["turn"])
             state.turns[role] = max(state.turns.get(role, 0), int(data["index"]) + 1)
+            if "path" in data:
+                state.last_turn[str(data["path"])] = (role, int(data["index"]), int(data["calls"]))
         elif "decided" in data:
             state.decided[(str(data["path"]), str(data["decided"]))] = data
         elif "finished" in data:

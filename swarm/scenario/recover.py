@@ -17,6 +17,7 @@ from swarm.audit import read_log
 from swarm.context.sqlite import SQLiteContextStore
 from swarm.messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
 from swarm.scenario.record import JournalState, RunRecord
+from swarm.scenario.script import turn_call_id
 
 __all__ = [
     "INTERRUPTED",
@@ -25,6 +26,7 @@ __all__ = [
     "interrupted_calls",
     "repair_sessions",
     "segment_totals",
+    "unstored_turns",
 ]
 
 INTERRUPTED = (
@@ -46,6 +48,35 @@ def _result(entry: dict[str, Any], finished: dict[str, Any] | None) -> ToolResul
     return ToolResultBlock(call_id, text, is_error=True)
 
 
+async def _stored(record: RunRecord, session: str) -> tuple[list[Message], set[str]]:
+    """A session's live history, and the ids of every tool use it ever held."""
+    async with SQLiteContextStore(record.sessions, session) as store:
+        history = await store.get_history()
+        stored = {use.id for m in history for use in m.tool_uses}
+        for segment in await store.archived_segments():
+            stored |= {use.id for m in segment.messages for use in m.tool_uses}
+    return history, stored
+
+
+async def unstored_turns(record: RunRecord, state: JournalState) -> list[tuple[str, int]]:
+    """The scripted turns (role, index) that a crash lost: the last turn an agent took
+    when its session holds neither its calls nor (for a turn without calls) its answer.
+    Call ``repair_sessions`` first: a turn whose calls were decided is stored by it."""
+    lost: list[tuple[str, int]] = []
+    for path, (role, index, calls) in state.last_turn.items():
+        session = state.sessions.get(path)
+        if session is None or not record.sessions.exists():
+            lost.append((role, index))
+            continue
+        history, stored = await _stored(record, session)
+        if calls:
+            if not any(turn_call_id(role, index, k) in stored for k in range(1, calls + 1)):
+                lost.append((role, index))
+        elif not history or history[-1].role != "assistant" or history[-1].tool_uses:
+            lost.append((role, index))
+    return sorted(lost)
+
+
 async def repair_sessions(record: RunRecord, state: JournalState) -> list[str]:
     """Store, in each agent's session, the turn a crash left unstored (the calls the
     journal shows decided whose tool use the session does not hold), with a result for
@@ -58,14 +89,11 @@ async def repair_sessions(record: RunRecord, state: JournalState) -> list[str]:
         session = state.sessions.get(path)
         if session is None or not record.sessions.exists():
             continue
+        history, stored = await _stored(record, session)
+        missing = [e for e in entries if str(e["decided"]) not in stored]
+        if not missing or (history and history[-1].role == "assistant"):
+            continue
         async with SQLiteContextStore(record.sessions, session) as store:
-            history = await store.get_history()
-            stored = {use.id for m in history for use in m.tool_uses}
-            for segment in await store.archived_segments():
-                stored |= {use.id for m in segment.messages for use in m.tool_uses}
-            missing = [e for e in entries if str(e["decided"]) not in stored]
-            if not missing or (history and history[-1].role == "assistant"):
-                continue
             uses = [
                 ToolUseBlock(str(e["decided"]), str(e["tool"]), dict(e.get("input") or {}))
                 for e in missing

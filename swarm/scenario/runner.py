@@ -52,6 +52,7 @@ from swarm.scenario.recover import (
     interrupted_calls,
     repair_sessions,
     segment_totals,
+    unstored_turns,
 )
 from swarm.scenario.script import ScriptedModel
 from swarm.scenario.spec import Scenario, Script, load_scenario
@@ -276,6 +277,11 @@ async def resume_run(
             used[role] = max(int(used.get(role, 0)), taken)
         transport.used.update(used)
     await repair_sessions(record, state)
+    if isinstance(transport, ScriptedModel):
+        for role, index in await unstored_turns(record, state):
+            transport.replay.setdefault(role, []).append(index)
+    if not state.segments:  # killed before the first segment's start was journaled
+        state.segments.append(datetime.fromisoformat(manifest["started"]).timestamp())
     async with SQLiteContextStore(record.sessions, root_session) as store:
         history = await store.get_history()
         tokens = (0, 0)
@@ -377,7 +383,9 @@ async def _execute(
     journal.segment(segment.number)
     journal.agent(team.entry, run.root_session)
     if isinstance(run.transport, ScriptedModel):
-        run.transport.on_turn = journal.turn
+        run.transport.on_turn = lambda role, index, calls: journal.turn(
+            current_scope().path, role, index, calls
+        )
 
     def session_store() -> SQLiteContextStore:
         store = SQLiteContextStore(record.sessions)

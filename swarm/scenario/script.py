@@ -24,7 +24,7 @@ from swarm.scenario.spec import ScriptTurn
 from swarm.tools import Tool
 from swarm.types import StopReason, Usage
 
-__all__ = ["ScriptedModel", "estimate_tokens", "role_of"]
+__all__ = ["ScriptedModel", "estimate_tokens", "role_of", "turn_call_id"]
 
 CHARS_PER_TOKEN = 4
 
@@ -46,10 +46,11 @@ def estimate_tokens(messages: Sequence[Message], tools: Sequence[Tool[Any]], sys
 
 class ScriptedModel:
     """Plays ``turns[role]`` in order. Raises ``TransportError`` when a role's script has
-    no turn left, naming the role and how many turns it had. ``on_turn(role, index)``,
-    when set, is called as each turn is handed out (a run record journals it, so a
-    resumed run goes on from the next turn). Call ids name the turn
-    (``call_developer_2_1``), so they stay unique when a run is resumed."""
+    no turn left, naming the role and how many turns it had. ``on_turn(role, index,
+    calls)``, when set, is called as each turn is handed out (a run record journals it,
+    so a resumed run goes on from the next turn); ``replay[role]`` lists turns to hand
+    out again first (turns a crash lost before they were stored). Call ids name the turn
+    (``turn_call_id``: ``call_developer_2_1``), so they stay unique when a run resumes."""
 
     model = "scripted"
     context_window = 128_000
@@ -66,7 +67,8 @@ class ScriptedModel:
         self.summary = summary
         if context_window is not None:
             self.context_window = context_window
-        self.on_turn: Callable[[str, int], None] | None = None
+        self.on_turn: Callable[[str, int, int], None] | None = None
+        self.replay: dict[str, list[int]] = {}
 
     def copy(self, **overrides: Any) -> ScriptedModel:
         """The same script (scripted runs ignore per-role models)."""
@@ -91,16 +93,18 @@ class ScriptedModel:
         if script is None:
             known = ", ".join(sorted(self.turns)) or "none"
             raise TransportError(f"the script has no turns for role '{role}' (scripted: {known})")
-        number = self.used[role]
+        replay = self.replay.get(role)
+        number = replay.pop(0) if replay else self.used[role]
         if number >= len(script):
             raise TransportError(
                 f"the script for role '{role}' has {len(script)} turns and the agent asked"
                 f" for turn {number + 1}"
             )
-        self.used[role] = number + 1
-        if self.on_turn is not None:
-            self.on_turn(role, number)
+        if not replay:
+            self.used[role] = number + 1
         turn = script[number]
+        if self.on_turn is not None:
+            self.on_turn(role, number, len(turn.all_calls))
         output = 0
         index = 0
         if turn.text:
@@ -109,7 +113,7 @@ class ScriptedModel:
             index += 1
         for k, call in enumerate(turn.all_calls, start=1):
             # unique in a run, also across resumes: the turn names it
-            call_id = f"call_{role}_{number + 1}_{k}"
+            call_id = turn_call_id(role, number, k)
             arguments = json.dumps(call.args)
             yield ToolUseStart(index, call_id, call.tool)
             yield ToolInputDelta(index, call_id, arguments)
@@ -117,6 +121,11 @@ class ScriptedModel:
             index += 1
         stop = StopReason.tool_use if turn.all_calls else StopReason(turn.stop)
         yield IterationEnd(1, stop, Usage(input_tokens, output))
+
+
+def turn_call_id(role: str, turn: int, number: int) -> str:
+    """The id of call ``number`` (from 1) of turn ``turn`` (from 0) of ``role``'s script."""
+    return f"call_{role}_{turn + 1}_{number}"
 
 
 def _tokens(text: str) -> int:
