@@ -120,11 +120,11 @@ def _kill_at(scenario: Path, base: Path, lines: int) -> tuple[Path, str]:
     moment = "never"
     while process.poll() is None and time.monotonic() < deadline:
         record = _run_dir(state)
-        if record is not None and (record / "manifest.json").exists():
-            if _lines(record / "journal.jsonl") >= lines:
-                process.send_signal(signal.SIGKILL)
-                moment = f"journal line {_lines(record / 'journal.jsonl')}"
-                break
+        started = record is not None and (record / "manifest.json").exists()
+        if started and record and _lines(record / "journal.jsonl") >= lines:
+            process.send_signal(signal.SIGKILL)
+            moment = f"journal line {_lines(record / 'journal.jsonl')}"
+            break
         time.sleep(0.002)  # polling the files the run writes, with a bound above
     process.wait(timeout=30)
     record = _run_dir(state)
