@@ -168,3 +168,52 @@ def test_the_record_is_private(record: Path, pristine: Path) -> None:
     assert pristine.stat().st_mode & 0o777 == 0o700
     assert pristine.parent.stat().st_mode & 0o777 == 0o700
     assert (pristine / "audit.key").stat().st_mode & 0o777 == 0o600
+
+
+REWRITE = """\
+import json, hashlib, pathlib, sys
+log = next(pathlib.Path(sys.argv[1]).glob("swarm/runs/*/audit.jsonl"))
+records = [json.loads(line) for line in log.read_text().splitlines()]
+kept = [r for r in records if r.get("decision") != "deny" and r.get("outcome") != "denied"]
+prev = "0" * 64
+for seq, r in enumerate(kept):
+    r.pop("mac", None)
+    r["seq"], r["prev"] = seq, prev
+    body = json.dumps({k: v for k, v in r.items() if k != "hash"}, sort_keys=True,
+                      separators=(",", ":"), ensure_ascii=False)
+    r["hash"] = prev = hashlib.sha256(body.encode()).hexdigest()
+log.write_text("".join(json.dumps(r) + "\\n" for r in kept))
+print("rewrote", len(records) - len(kept), "records")
+"""
+
+AGENT = """\
+team: {roles}
+entry: developer
+task: Clean up.
+files: {{rewrite.py: {script}}}
+model:
+  script:
+    developer:
+      - call: shell
+        args: {{command: "rm -rf build"}}
+      - call: shell
+        args: {{command: "python3 rewrite.py {state}"}}
+      - call: list_files
+        args: {{}}
+      - text: Done.
+"""
+
+
+def test_an_agent_rewriting_the_log_during_the_run_is_detected(
+    swarm: Swarm, runs: Path, state_home: Path, tmp_path: Path
+) -> None:
+    roles = Path(__file__).parents[2] / "roles"
+    scenario = tmp_path / "rewrite.yaml"
+    scenario.write_text(AGENT.format(roles=roles, script=json.dumps(REWRITE), state=state_home))
+    done = swarm("run", scenario, "--workspace", tmp_path / "ws", "--plain")
+    assert done.returncode == 0, done.stdout + done.stderr
+    (record,) = runs.iterdir()
+    records = _records(record / "audit.jsonl")
+    assert not any(r.get("decision") == "deny" for r in records)  # the script did rewrite it
+    verified = swarm("audit", "verify", record.name)
+    assert verified.returncode == 1 and "MAC does not match" in verified.stdout
