@@ -119,6 +119,7 @@ class AuditLog:
     """A ``CallObserver`` writing a tamper-evident audit log to ``path`` (appending, and
     continuing the chain of an existing log).
 
+    ``secrets`` are values redacted wherever they appear (``environment_secrets()``);
     ``key`` (bytes) adds a MAC to each record; ``anchor`` is a file that holds the head
     (``AuditHead``), rewritten after each record. Each record is appended with one
     ``write`` before ``on_decision``/``on_finish`` returns; ``fsync`` (default on) also
@@ -135,10 +136,12 @@ class AuditLog:
         fsync: bool = True,
         key: bytes | None = None,
         anchor: str | os.PathLike[str] | None = None,
+        secrets: tuple[str, ...] = (),
     ) -> None:
         self.path = Path(path)
         self.fsync = fsync
         self._key = key
+        self._secrets = secrets
         self._anchor = Path(anchor) if anchor is not None else None
         self._prev, self._seq, self._mac = _last_record(self.path)
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
@@ -183,13 +186,12 @@ class AuditLog:
         """How many records the log holds."""
         return self._seq
 
-    @staticmethod
-    def _redact(logger: Any, method: str, event: MutableMapping[str, Any]) -> Any:
+    def _redact(self, logger: Any, method: str, event: MutableMapping[str, Any]) -> Any:
         if "arguments" in event:
-            event["arguments"] = redact(event["arguments"])
+            event["arguments"] = redact(event["arguments"], secrets=self._secrets)
         for name in _TEXT_FIELDS:
             if isinstance(event.get(name), str):
-                event[name] = redact_text(event[name])
+                event[name] = redact_text(event[name], secrets=self._secrets)
         return event
 
     def _chain(self, logger: Any, method: str, event: MutableMapping[str, Any]) -> Any:

@@ -422,7 +422,7 @@ async def _execute(
     key = read_key(record.key) if record.key.exists() else None
     events_fd = os.open(record.events, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     with (
-        AuditLog(record.audit, key=key, anchor=record.head) as audit,
+        AuditLog(record.audit, key=key, anchor=record.head, secrets=secrets) as audit,
         os.fdopen(events_fd, "w", encoding="utf-8") as log,
     ):
         for decision in segment.interrupted:
