@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import time
 from pathlib import Path
 from typing import Any as Swarm
 
@@ -178,9 +179,14 @@ def test_a_run_killed_mid_call_resumes_without_rerunning_the_shell_call(
     for line in process.stdout:
         if "calls shell" in line:
             break
+    (record,) = runs.iterdir()
+    journal = record / "journal.jsonl"
+    for _ in range(5000):  # until the shell call is decided (its handler is then running)
+        if '"tool": "shell"' in journal.read_text():
+            break
+        time.sleep(0.01)
     process.send_signal(signal.SIGKILL)  # no cleanup, no summary: a crash
     process.communicate(timeout=30)
-    (record,) = runs.iterdir()
     assert not (record / "summary.json").exists()
 
     resumed = swarm("sessions", "resume", record.name, "--plain")

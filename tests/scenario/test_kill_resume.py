@@ -198,3 +198,67 @@ def test_a_run_killed_at_any_moment_resumes_to_completion(scenario: Path, tmp_pa
 
 async def _resume(record: Path) -> Any:
     return await resume_run(record)
+
+
+COMPACTING_LEAD = """\
+name: lead
+description: Reads a lot.
+system: You read.
+tools: [read_file]
+max_iterations: 10
+compaction: {keep_recent: 2, threshold: 0.5, max_tokens: 1200}
+"""
+COMPACTING = """\
+name: compacting
+team: team
+task: Read the seed three times.
+files: {{seed.txt: "{seed}"}}
+model:
+  script:
+    lead:
+      - call: read_file
+        args: {{path: seed.txt}}
+      - call: read_file
+        args: {{path: seed.txt}}
+      - call: read_file
+        args: {{path: seed.txt}}
+      - text: Read it thrice.
+  summary: The lead read the seed.
+"""
+
+
+def test_a_run_killed_during_a_compaction_resumes(tmp_path: Path) -> None:
+    team = tmp_path / "team"
+    team.mkdir()
+    (team / "lead.yaml").write_text(COMPACTING_LEAD)
+    scenario = tmp_path / "compacting.yaml"
+    scenario.write_text(COMPACTING.format(seed="lorem ipsum dolor sit amet " * 120))
+    runs = tmp_path / "runs"
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            str(Path(__file__).with_name("compacting_run.py")),
+            str(scenario),
+            str(runs),
+            str(tmp_path / "ws"),
+        ],
+        env=_env(tmp_path / "state"),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert process.stdout is not None
+    assert process.stdout.readline() == "COMPACTING\n"
+    process.send_signal(signal.SIGKILL)
+    process.communicate(timeout=30)
+    (record,) = runs.iterdir()
+
+    outcome = anyio.run(_resume, record)
+    assert outcome.stop_reason.value == "end_turn"
+    assert outcome.final_text == "Read it thrice."
+    summary = json.loads((record / "summary.json").read_text())
+    assert [s["stop_reason"] for s in summary["segments"]] == ["killed", "end_turn"]
+    assert not [p for _, p in anyio.run(_histories, record) if p]
+    key = read_key(record / "audit.key")
+    assert verify_log(record / "audit.jsonl", key=key, anchor=read_head(record / "head.json")).ok
