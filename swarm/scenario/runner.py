@@ -244,13 +244,9 @@ async def resume_run(
     """
     record = RunRecord(record_dir)
     summary = record.read_summary()
-    if record.manifest.exists():
-        manifest = record.read_manifest()
-    elif summary is not None and "config" in summary:  # a record from before manifests
-        manifest = {**summary, "workspace": summary.get("workspace")}
-    else:
-        record.read_manifest()  # raises, saying what is missing
-        raise AssertionError("unreachable")
+    legacy = not record.manifest.exists() and summary is not None and "config" in summary
+    # a record from before manifests keeps what resuming needs in its summary
+    manifest = dict(summary) if legacy and summary is not None else record.read_manifest()
     try:
         config = manifest["config"]
         root_session = manifest["root_session"]
@@ -372,11 +368,10 @@ async def _execute(
     on_event: Callable[[StreamEvent], None] | None,
 ) -> RunOutcome:
     scenario, team, record = run.scenario, run.team, run.record
-    # The records' directory, to hide from the agents' tools: the OS sandbox passes it to
-    # make_toolbox(..., protected=protected_paths) once that parameter exists here.
+    # The runs directory, to hide from the agents' tools: the OS sandbox's merge passes it
+    # as make_toolbox(..., protected=protected_paths); that parameter is not on this branch.
     protected_paths = [record.dir.parent]
-    del protected_paths
-    toolbox = make_toolbox(run.workspace, ask=ask_user)
+    toolbox = make_toolbox(run.workspace, ask=ask_user, **_protecting(protected_paths))
     sessions: dict[str, str] = dict(segment.sessions)
     idempotent: dict[str, bool] = {}
     journal = Journal(record.journal, idempotent=idempotent)
@@ -482,6 +477,14 @@ async def _execute(
                 journal.close()
                 await context.close()
     return outcome
+
+
+def _protecting(paths: list[Path]) -> dict[str, Any]:
+    """``make_toolbox``'s ``protected=`` argument, where the toolbox takes one."""
+    import inspect
+
+    accepted = "protected" in inspect.signature(make_toolbox).parameters
+    return {"protected": paths} if accepted else {}
 
 
 def _first(value: Any, fallback: Any) -> Any:
