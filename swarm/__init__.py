@@ -9,6 +9,7 @@ from swarm.agent import (
     ToolSelector,
 )
 from swarm.audit import (
+    AuditHead,
     AuditLog,
     AuditReport,
     audit_table,
@@ -174,6 +175,7 @@ __all__ = [
     "Approver",
     "ArchivedSegment",
     "AuditGuard",
+    "AuditHead",
     "AuditLog",
     "AuditReport",
     "AutoCompactStore",

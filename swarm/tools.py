@@ -289,6 +289,9 @@ class Tool(Generic[T]):
     whoever builds the tool; ``schema`` overrides the input schema derived from the handler.
     ``streams`` says the handler emits events while it runs (``swarm.run.emit``, as a
     sub-agent does), so the loop runs it where they reach the stream live.
+    ``idempotent`` says running a call twice does no more than running it once (reading a
+    file); a call of a tool that is not (``shell``) is never re-run silently when a
+    crashed run is resumed.
     """
 
     name: ToolName
@@ -300,6 +303,7 @@ class Tool(Generic[T]):
     schema: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     timeout: float | None = None
     streams: bool = False
+    idempotent: bool = True
     _semaphore: anyio.Semaphore | None = field(init=False, repr=False, compare=False)
     _sig: _Signature = field(init=False, repr=False, compare=False)
     _is_async: bool = field(init=False, repr=False, compare=False)
@@ -431,6 +435,7 @@ def tool(
     guards: tuple[PermissionGuard, ...] = (),
     concurrency: int | None = None,
     timeout: float | None = None,
+    idempotent: bool = True,
 ) -> Callable[[Callable[..., Any]], Tool[Any]]: ...
 
 
@@ -443,6 +448,7 @@ def tool(
     guards: tuple[PermissionGuard, ...] = (),
     concurrency: int | None = None,
     timeout: float | None = None,
+    idempotent: bool = True,
 ) -> Tool[Any] | Callable[[Callable[..., Any]], Tool[Any]]:
     """Make a ``Tool`` from a function; the description defaults to its docstring.
 
@@ -459,6 +465,7 @@ def tool(
             guards=guards,
             concurrency=concurrency,
             timeout=timeout,
+            idempotent=idempotent,
         )
 
     return make(fn) if fn is not None else make

@@ -1,4 +1,6 @@
-"""Shared fixtures: every async test runs on asyncio through anyio's pytest plugin."""
+"""Shared fixtures: every async test runs on asyncio through anyio's pytest plugin, and no
+test writes run records into the real home (``XDG_STATE_HOME`` points into a temporary
+directory)."""
 
 import os
 import uuid
@@ -42,3 +44,11 @@ def running() -> Callable[[str], list[int]]:
 def marker() -> str:
     """A unique number to put in a command line, e.g. ``sleep {marker}``."""
     return f"300.{uuid.uuid4().int % 10**12:012d}"
+
+
+@pytest.fixture(autouse=True)
+def state_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private ``XDG_STATE_HOME``: run records go to ``<it>/swarm/runs``."""
+    state = tmp_path_factory.mktemp("state")
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    return state

@@ -14,6 +14,7 @@ from rich.console import Console
 from swarm.agent import Agent
 from swarm.audit import (
     GENESIS,
+    AuditHead,
     AuditLog,
     args_hash,
     audit_rows,
@@ -238,10 +239,12 @@ async def test_records_cut_from_the_end_need_the_head(tmp_path: Path) -> None:
     assert report.problem is not None and "cut" in report.problem.reason
 
 
-async def test_an_empty_log_verifies(tmp_path: Path) -> None:
+async def test_an_empty_log_fails_unless_its_anchor_says_it_holds_nothing(tmp_path: Path) -> None:
     path = tmp_path / "audit.jsonl"
     path.write_text("")
-    assert verify_log(path).ok and verify_log(path).records == 0
+    problem = verify_log(path).problem
+    assert problem is not None and "empty" in problem.reason
+    assert verify_log(path, anchor=AuditHead(0, "", "")).ok
 
 
 async def test_reopening_continues_the_chain(tmp_path: Path) -> None:

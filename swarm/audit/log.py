@@ -9,12 +9,17 @@ handler runs (written and fsynced first, so a crash mid-call leaves it on disk) 
     decision: arguments (secrets redacted), args_hash, decision, guard, rule, policy,
               policy_hash, reason, sandbox (the sandbox confining the processes
               the call starts, e.g. "bubblewrap 0.8.0, network none"; null for other tools)
-    finish:   outcome (ok, error, denied, invalid), duration (seconds), error
-    prev, hash
+    finish:   outcome (ok, error, denied, invalid, interrupted), duration (seconds), error
+    prev, hash, mac (with a key)
 
 ``hash`` is the SHA-256 of the record's canonical JSON (sorted keys, no spaces, without
-``hash``), and ``prev`` the hash of the record before it (64 zeros for the first), so
-``verify_log`` finds any record edited, removed, inserted or reordered. Records are
+``hash`` and ``mac``), and ``prev`` the hash of the record before it (64 zeros for the
+first), so ``verify_log`` finds any record edited, removed, inserted or reordered. With a
+``key``, each record also carries ``mac`` (see ``swarm.audit.anchor``): without the key,
+nobody can recompute the chain after changing it. With an ``anchor`` file, the head (count,
+last hash and MAC) is rewritten in place after each record, so cutting records from the
+end is seen as well. A call that a crash cut short gets a ``finish`` record with outcome
+``interrupted`` when the run is resumed (``record_interrupted``). Records are
 rendered by a structlog processor chain and written with one ``write`` under a lock, so
 concurrent agents never interleave lines. One process should append to a log at a time.
 """
@@ -33,6 +38,7 @@ from typing import Any, Literal, Self
 import anyio.to_thread
 import structlog
 
+from swarm.audit.anchor import AuditHead, canonical_json, open_head, record_mac, write_head
 from swarm.audit.redact import redact, redact_text
 from swarm.guards.limits import role_of
 from swarm.messages import ToolResultBlock
@@ -47,14 +53,10 @@ _ORDER = ("time", "event", "seq", "run_id", "path", "role", "call_id", "tool")
 _TEXT_FIELDS = ("reason", "error")
 
 
-def canonical_json(value: Any) -> str:
-    """The canonical JSON text of ``value``: sorted keys, no spaces, UTF-8 kept."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-
-
 def record_hash(record: dict[str, Any]) -> str:
-    """The hash a record must carry: SHA-256 of its canonical JSON without ``hash``."""
-    body = {k: v for k, v in record.items() if k != "hash"}
+    """The hash a record must carry: SHA-256 of its canonical JSON without ``hash`` and
+    ``mac``."""
+    body = {k: v for k, v in record.items() if k not in ("hash", "mac")}
     return hashlib.sha256(canonical_json(body).encode()).hexdigest()
 
 
@@ -71,14 +73,15 @@ def _outcome(call: CallRecord, result: ToolResultBlock) -> str:
     return "error" if result.is_error else "ok"
 
 
-def _last_record(path: Path) -> tuple[str, int]:
-    """The hash and sequence number to continue from (``GENESIS``, 0 for a new log)."""
+def _last_record(path: Path) -> tuple[str, int, str]:
+    """The hash, sequence number and MAC to continue from (``GENESIS``, 0, "" for a new
+    log)."""
     try:
         size = path.stat().st_size
     except FileNotFoundError:
-        return GENESIS, 0
+        return GENESIS, 0, ""
     if size == 0:
-        return GENESIS, 0
+        return GENESIS, 0, ""
     with path.open("rb") as file:
         chunk, start = b"", size
         while start > 0 and chunk.count(b"\n") < 2:
@@ -93,7 +96,7 @@ def _last_record(path: Path) -> tuple[str, int]:
     last = chunk[:-1].rsplit(b"\n", 1)[-1]
     try:
         record = json.loads(last)
-        return str(record["hash"]), int(record["seq"]) + 1
+        return str(record["hash"]), int(record["seq"]) + 1, str(record.get("mac", ""))
     except (ValueError, KeyError, TypeError):
         raise ValueError(
             f"audit log {path} ends with a damaged record: verify it and move it aside"
@@ -117,23 +120,40 @@ class AuditLog:
     """A ``CallObserver`` writing a tamper-evident audit log to ``path`` (appending, and
     continuing the chain of an existing log).
 
-    Each record is appended with one ``write`` before ``on_decision``/``on_finish``
-    returns; ``fsync`` (default on) also makes it durable first, concurrent writers
-    sharing each fsync (run in a worker thread). Use it from one event loop. Raises
+    ``secrets`` are values redacted wherever they appear (``environment_secrets()``);
+    ``key`` (bytes) adds a MAC to each record; ``anchor`` is a file that holds the head
+    (``AuditHead``), rewritten after each record. Each record is appended with one
+    ``write`` before ``on_decision``/``on_finish`` returns; ``fsync`` (default on) also
+    makes it durable first, concurrent writers sharing each fsync (run in a worker
+    thread). Use it from one event loop. Raises
     ``ValueError`` when an existing log ends with a damaged record, ``OSError`` when the
     file cannot be opened. Use it as a context manager, or ``close()`` it.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, fsync: bool = True) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        fsync: bool = True,
+        key: bytes | None = None,
+        anchor: str | os.PathLike[str] | None = None,
+        secrets: tuple[str, ...] = (),
+    ) -> None:
         self.path = Path(path)
         self.fsync = fsync
-        self._prev, self._seq = _last_record(self.path)
+        self._key = key
+        self._secrets = secrets
+        self._anchor = Path(anchor) if anchor is not None else None
+        self._prev, self._seq, self._mac = _last_record(self.path)
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
         self._fd = os.open(self.path, flags, 0o600)
         self._lock = threading.Lock()
         self._synced = self._seq
         self._syncing: anyio.Event | None = None
         self._closed = False
+        self._head_fd = open_head(self._anchor) if self._anchor is not None else None
+        if self._head_fd is not None:
+            write_head(self._head_fd, self.anchor_head)
         self._logger = structlog.wrap_logger(
             _Writer(self._fd),
             processors=[
@@ -157,17 +177,22 @@ class AuditLog:
         return self._prev
 
     @property
+    def anchor_head(self) -> AuditHead:
+        """Where the log ends now: count, last hash and MAC, sealed with the key."""
+        head = AuditHead(self._seq, self._prev if self._seq else "", self._mac)
+        return head.sealed(self._key) if self._key is not None else head
+
+    @property
     def records(self) -> int:
         """How many records the log holds."""
         return self._seq
 
-    @staticmethod
-    def _redact(logger: Any, method: str, event: MutableMapping[str, Any]) -> Any:
+    def _redact(self, logger: Any, method: str, event: MutableMapping[str, Any]) -> Any:
         if "arguments" in event:
-            event["arguments"] = redact(event["arguments"])
+            event["arguments"] = redact(event["arguments"], secrets=self._secrets)
         for name in _TEXT_FIELDS:
             if isinstance(event.get(name), str):
-                event[name] = redact_text(event[name])
+                event[name] = redact_text(event[name], secrets=self._secrets)
         return event
 
     def _chain(self, logger: Any, method: str, event: MutableMapping[str, Any]) -> Any:
@@ -176,6 +201,8 @@ class AuditLog:
         record.update((k, v) for k, v in event.items() if k not in record)
         record["prev"] = self._prev
         record["hash"] = record_hash(record)
+        if self._key is not None:
+            record["mac"] = self._mac = record_mac(record, self._key)
         self._prev = record["hash"]
         self._seq += 1
         return record
@@ -194,12 +221,14 @@ class AuditLog:
         with self._lock:
             if self._closed:
                 raise ValueError(f"audit log {self.path} is closed")
-            prev, seq = self._prev, self._seq
+            prev, seq, mac = self._prev, self._seq, self._mac
             try:
                 self._logger.msg(event, **fields)
             except BaseException:  # not written: the next record must not chain from it
-                self._prev, self._seq = prev, seq
+                self._prev, self._seq, self._mac = prev, seq, mac
                 raise
+            if self._head_fd is not None:  # after the record: a crash leaves head <= log
+                write_head(self._head_fd, self.anchor_head)
             return self._seq
 
     async def _sync(self, records: int) -> None:
@@ -266,12 +295,31 @@ class AuditLog:
             },
         )
 
+    async def record_interrupted(self, decision: dict[str, Any]) -> None:
+        """Write the finish record of a call whose ``decision`` record has no finish
+        because the run died mid-call: outcome ``interrupted``."""
+        await self._append(
+            "finish",
+            {
+                "run_id": decision.get("run_id"),
+                "path": decision.get("path"),
+                "role": decision.get("role"),
+                "call_id": decision.get("call_id"),
+                "tool": decision.get("tool"),
+                "outcome": "interrupted",
+                "duration": None,
+                "error": "the run stopped before this call's end was recorded",
+            },
+        )
+
     def close(self) -> None:
         """Close the file; later writes raise ``ValueError``."""
         with self._lock:
             if not self._closed:
                 self._closed = True
                 os.close(self._fd)
+                if self._head_fd is not None:
+                    os.close(self._head_fd)
 
     def __enter__(self) -> Self:
         return self

@@ -6,17 +6,26 @@ replaced, and in every string (dictionary keys too) anything that looks like a c
 is replaced: provider keys (``sk-...``, ``ghp_...``, ``AKIA...``, ``xoxb-...``), JWTs,
 private key blocks, ``Bearer`` credentials, ``password=...`` pairs, passwords in URLs, and
 long random-looking strings. Long strings are shortened; the audit record's argument hash
-still covers the whole value.
+still covers the whole value. ``secrets`` (for instance ``environment_secrets()``: the values
+of environment variables named like secrets) are replaced wherever they appear, whatever
+their shape.
 """
 
 from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["REDACTED", "holds_credential", "redact", "redact_text", "secret_key"]
+__all__ = [
+    "REDACTED",
+    "environment_secrets",
+    "holds_credential",
+    "redact",
+    "redact_text",
+    "secret_key",
+]
 
 REDACTED = "[REDACTED]"
 MAX_STRING = 2000
@@ -67,6 +76,18 @@ def secret_key(key: str) -> bool:
     return any(pair in _SECRET_PAIRS for pair in itertools.pairwise(words))
 
 
+MIN_SECRET = 8
+"""Shorter values of secret-named variables are not redacted everywhere (``1``, ``true``)."""
+
+
+def environment_secrets(environ: Mapping[str, str]) -> tuple[str, ...]:
+    """The values of the variables in ``environ`` named like secrets (``OPENAI_API_KEY``,
+    ``GITHUB_TOKEN``, ``DB_PASSWORD``) that are long enough to find in text, longest
+    first."""
+    values = {v for k, v in environ.items() if secret_key(k) and len(v) >= MIN_SECRET}
+    return tuple(sorted(values, key=len, reverse=True))
+
+
 def holds_credential(text: str) -> bool:
     """Whether ``text`` contains something shaped like a credential: a provider key
     (``sk-...``, ``ghp_...``, ``AKIA...``), a JWT, a private key block, or a password in a
@@ -84,9 +105,12 @@ def _random_looking(match: re.Match[str]) -> str:
     return REDACTED if mixed else text
 
 
-def redact_text(text: str) -> str:
-    """``text`` with everything that looks like a credential replaced, shortened to at most
-    ``MAX_STRING`` characters."""
+def redact_text(text: str, *, secrets: Iterable[str] = ()) -> str:
+    """``text`` with every one of ``secrets`` and everything that looks like a credential
+    replaced, shortened to at most ``MAX_STRING`` characters."""
+    for secret in secrets:
+        if secret in text:
+            text = text.replace(secret, REDACTED)
     text = _TOKENS.sub(REDACTED, text)
     text = _SCHEMES.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
     text = _PAIRS.sub(lambda m: m.group(1) + REDACTED, text)
@@ -97,19 +121,19 @@ def redact_text(text: str) -> str:
     return text
 
 
-def redact(value: Any) -> Any:
+def redact(value: Any, *, secrets: tuple[str, ...] = ()) -> Any:
     """A JSON-ready copy of ``value`` without secrets (see the module docstring)."""
     if isinstance(value, str):
-        return redact_text(value)
+        return redact_text(value, secrets=secrets)
     if value is None or isinstance(value, bool | int | float):
         return value
     if isinstance(value, Mapping):
         return {
-            redact_text(str(k)): REDACTED
+            redact_text(str(k), secrets=secrets): REDACTED
             if secret_key(str(k)) and v not in (None, "")
-            else redact(v)
+            else redact(v, secrets=secrets)
             for k, v in value.items()
         }
     if isinstance(value, list | tuple | set | frozenset):
-        return [redact(v) for v in value]
-    return redact_text(str(value))
+        return [redact(v, secrets=secrets) for v in value]
+    return redact_text(str(value), secrets=secrets)

@@ -1,22 +1,34 @@
-"""Checking an audit log's hash chain: ``verify_log`` says whether and where it was changed."""
+"""Checking an audit log: ``verify_log`` says whether and where it was changed.
+
+It checks every record's hash and its link to the one before (the plain chain), every
+record's MAC when given the run's key, and the log's end against its anchored head
+(``AuditHead``) when given one. Records are parsed strictly: a record with a key twice
+(a JSON parser would keep only one of the values) is a problem, not a record.
+"""
 
 from __future__ import annotations
 
+import hmac
 import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from swarm.audit.anchor import AuditHead, record_mac
 from swarm.audit.log import GENESIS, record_hash
 
-__all__ = ["AuditProblem", "AuditReport", "verify_log"]
+__all__ = ["AuditProblem", "AuditReport", "NotALog", "verify_log"]
+
+
+class NotALog(ValueError):
+    """The file is not an audit log at all (its first line is not a record)."""
 
 
 @dataclass(frozen=True, slots=True)
 class AuditProblem:
     """The first place a log breaks: its ``line`` (1-based), the ``record`` number the
-    chain expected there, and what is wrong."""
+    chain expected there (0-based), and what is wrong."""
 
     line: int
     record: int
@@ -29,13 +41,17 @@ class AuditProblem:
 @dataclass(frozen=True, slots=True)
 class AuditReport:
     """The result of ``verify_log``: how many records are intact, the hash of the last
-    one (``head``; keep it elsewhere to detect records cut from the end later), and the
-    first ``problem``, if any."""
+    one (``head``), the first ``problem`` if any, whether MACs were checked (``keyed``:
+    the key was given) and whether the end was checked against an anchored head
+    (``anchored``). ``note`` says something a reader should know that is not a problem."""
 
     path: Path
     records: int
     head: str
     problem: AuditProblem | None = None
+    keyed: bool = False
+    anchored: bool = False
+    note: str = ""
 
     @property
     def ok(self) -> bool:
@@ -43,16 +59,53 @@ class AuditReport:
         return self.problem is None
 
     def __str__(self) -> str:
-        if self.problem is None:
-            return f"{self.path}: {self.records} records, chain intact (head {self.head[:16]})"
-        return f"{self.path}: tampered or damaged at {self.problem}"
+        if self.problem is not None:
+            return f"{self.path}: tampered or damaged at {self.problem}"
+        checks = ["chain intact"]
+        checks.append(
+            "MACs valid"
+            if self.keyed
+            else "MACs not checked (no key: anyone could recompute the chain)"
+        )
+        checks.append("head anchored" if self.anchored else "head not checked (no anchor)")
+        line = f"{self.path}: {self.records} records, {', '.join(checks)} (head {self.head[:16]})"
+        return line + (f"\nnote: {self.note}" if self.note else "")
 
 
-def _check(record: Any, expected_seq: int, prev: str) -> str | None:
+def _strict_object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise ValueError(f"the key '{key}' appears twice")
+        result[key] = value
+    return result
+
+
+def _parse(raw: bytes) -> tuple[Any, str | None]:
+    if not raw.endswith(b"\n"):
+        return None, "the last line is incomplete (no newline): cut short or edited"
+    if not raw.strip():
+        return None, "an empty line: a record was removed or blanked"
+    try:
+        return json.loads(raw, object_pairs_hook=_strict_object), None
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None, "not valid JSON: the record was edited or damaged"
+    except ValueError as exc:
+        return None, f"{exc}: the record was edited (a reader would see only one value)"
+
+
+def _check(record: Any, expected_seq: int, prev: str, key: bytes | None) -> str | None:
     if not isinstance(record, dict) or not {"seq", "prev", "hash"} <= record.keys():
         return "not an audit record (it lacks seq, prev or hash)"
     if record_hash(record) != record["hash"]:
         return "its content does not match its hash: the record was edited"
+    if key is not None:
+        mac = record.get("mac")
+        if not isinstance(mac, str) or not hmac.compare_digest(mac, record_mac(record, key)):
+            return (
+                "its MAC does not match: the record was forged or edited (hashes recomputed"
+                " without the key)"
+            )
     if record["seq"] != expected_seq:
         return (
             f"found record {record['seq']} where record {expected_seq} belongs:"
@@ -63,34 +116,71 @@ def _check(record: Any, expected_seq: int, prev: str) -> str | None:
     return None
 
 
-def verify_log(path: str | os.PathLike[str], *, head: str | None = None) -> AuditReport:
-    """Check every record's hash and its link to the one before.
+def verify_log(
+    path: str | os.PathLike[str],
+    *,
+    head: str | None = None,
+    key: bytes | None = None,
+    anchor: AuditHead | None = None,
+) -> AuditReport:
+    """Check every record's hash and its link to the one before; with ``key``, every
+    record's MAC; with ``anchor``, where the log ends.
 
-    ``head``, when given, is the hash the last record must have (records cut from the
-    end cannot be seen otherwise). Raises ``OSError`` when the file cannot be read.
+    ``head``, when given, is the hash the last record must have. An empty log is a
+    problem unless the anchor says it holds no records. Raises ``OSError`` when the file
+    cannot be read and ``NotALog`` when its first line does not even look like an audit
+    record (no ``prev`` or ``hash``) and no anchor says it is a log.
     """
     path = Path(path)
-    prev, count, line_number = GENESIS, 0, 0
+    keyed, anchored = key is not None, anchor is not None
+
+    def report(
+        count: int, last: str, problem: AuditProblem | None = None, note: str = ""
+    ) -> AuditReport:
+        return AuditReport(path, count, last, problem, keyed, anchored, note)
+
+    if anchor is not None and key is not None and not anchor.seal_ok(key):
+        return report(0, GENESIS, AuditProblem(0, 0, "the anchored head's seal does not match"))
+    prev, count, line_number, ends = GENESIS, 0, 0, [("", "")]
     with path.open("rb") as file:
         for line_number, raw in enumerate(file, start=1):
-            record: Any = None
-            problem: str | None
-            if not raw.endswith(b"\n"):
-                problem = "the last line is incomplete (no newline): cut short or edited"
-            elif not raw.strip():
-                problem = "an empty line: a record was removed or blanked"
-            else:
-                try:
-                    record = json.loads(raw)
-                except (UnicodeDecodeError, json.JSONDecodeError):
-                    problem = "not valid JSON: the record was edited or damaged"
-                else:
-                    problem = _check(record, count, prev)
+            record, problem = _parse(raw)
+            if problem is None:
+                problem = _check(record, count, prev, key)
             if problem is not None:
-                return AuditReport(path, count, prev, AuditProblem(line_number, count, problem))
+                if count == 0 and anchor is None and b'"prev"' not in raw and b'"hash"' not in raw:
+                    raise NotALog(f"{path} is not an audit log: line 1: {problem}")
+                return report(count, prev, AuditProblem(line_number, count, problem))
             prev = record["hash"]
+            ends.append((str(record["hash"]), str(record.get("mac", ""))))
             count += 1
+    end = AuditProblem(line_number + 1, count, "")
+    if count == 0 and (anchor is None or anchor.records > 0):
+        return report(0, prev, _at(end, "the log is empty: every record was removed"))
     if head is not None and head != prev:
         reason = f"the log ends here but its head should be {head[:16]}...: records were cut"
-        return AuditReport(path, count, prev, AuditProblem(line_number + 1, count, reason))
-    return AuditReport(path, count, prev)
+        return report(count, prev, _at(end, reason))
+    if anchor is None:
+        return report(count, prev)
+    if count < anchor.records:
+        reason = f"the log ends here but its head says {anchor.records} records: records were cut"
+        return report(count, prev, _at(end, reason))
+    last = anchor.records - 1  # the anchored last record, which must be where it says
+    line = AuditProblem(anchor.records, max(last, 0), "")
+    if anchor.records and ends[anchor.records] != (anchor.hash, anchor.mac):
+        reason = "it is not the record the head names: the log was replaced or rewritten"
+        return report(count, prev, _at(line, reason))
+    extra = count - anchor.records
+    if extra == 1 and key is not None:  # a crash between a record and its anchor
+        note = "one record after the anchored head (written just before the run stopped)"
+        return report(count, prev, note=note)
+    if extra:
+        reason = f"{extra} records after the anchored head: records were appended"
+        return report(
+            count, prev, _at(AuditProblem(anchor.records + 1, anchor.records, ""), reason)
+        )
+    return report(count, prev)
+
+
+def _at(where: AuditProblem, reason: str) -> AuditProblem:
+    return AuditProblem(where.line, where.record, reason)

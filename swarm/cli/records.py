@@ -12,7 +12,14 @@ import anyio
 from rich.console import Console
 from rich.table import Table
 
-from swarm.audit import audit_table, verify_log
+from swarm.audit import (
+    AuditHead,
+    NotALog,
+    audit_table,
+    read_head,
+    read_key,
+    verify_log,
+)
 from swarm.cli.exits import FAILED, OK, Stopped, run_until_stopped
 from swarm.cli.prompt import TerminalPrompt, interactive
 from swarm.cli.view import AgentBoard, LineView, LiveView, print_summary
@@ -26,10 +33,13 @@ from swarm.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
+from swarm.scenario.record import default_runs_dir
 from swarm.scenario.runner import resume_run
 from swarm.types import StopReason
 
-__all__ = ["add_commands", "find_run"]
+__all__ = ["add_commands", "find_run", "resume_command"]
+
+_RUNS_DIR_HELP = "where run records are (default: $XDG_STATE_HOME/swarm/runs)"
 
 
 def add_commands(sub: Any) -> None:
@@ -41,8 +51,11 @@ def add_commands(sub: Any) -> None:
     show.add_argument("--tool")
     show.add_argument("--decision", choices=("allow", "deny", "invalid"))
     show.set_defaults(handler=cmd_audit_show)
-    verify = audit_sub.add_parser("verify", help="check the hash chain; exit 1 if tampered")
-    verify.add_argument("log", type=Path, help="an audit.jsonl, or a run directory")
+    verify = audit_sub.add_parser(
+        "verify", help="check the chain, MACs and head; exit 1 if tampered, 2 if not a log"
+    )
+    verify.add_argument("log", help="a run id, a run directory, or an audit.jsonl")
+    verify.add_argument("--runs-dir", type=Path, help=_RUNS_DIR_HELP)
     verify.set_defaults(handler=cmd_audit_verify)
 
     sessions = sub.add_parser("sessions", help="list, show or resume stored sessions")
@@ -59,11 +72,12 @@ def add_commands(sub: Any) -> None:
     resume.add_argument("message", nargs="*", help="a new message (needed if the run finished)")
     resume.add_argument("--model", help="a model spec to continue with")
     resume.add_argument("--plain", action="store_true", help="plain lines, no live view")
+    resume.add_argument("--runs-dir", type=Path, help=_RUNS_DIR_HELP)
     resume.set_defaults(handler=cmd_sessions_resume)
 
     runs = sub.add_parser("runs", help="list or show run records")
     runs_sub = runs.add_subparsers(dest="runs_command", required=True)
-    runs_list = runs_sub.add_parser("list", help="the runs under a directory")
+    runs_list = runs_sub.add_parser("list", help="the runs whose workspace is under a directory")
     runs_list.add_argument(
         "where",
         nargs="?",
@@ -71,48 +85,91 @@ def add_commands(sub: Any) -> None:
         default=Path("."),
         help="a workspace or project directory (default: here)",
     )
+    runs_list.add_argument("--all", action="store_true", help="every run, wherever it worked")
+    runs_list.add_argument("--runs-dir", type=Path, help=_RUNS_DIR_HELP)
     runs_list.set_defaults(handler=cmd_runs_list)
-    runs_show = runs_sub.add_parser("show", help="one run's summary")
+    runs_show = runs_sub.add_parser("show", help="one run's summary and segments")
     runs_show.add_argument("run", help="a run directory or run id")
+    runs_show.add_argument("--runs-dir", type=Path, help=_RUNS_DIR_HELP)
     runs_show.set_defaults(handler=cmd_runs_show)
+    for parser in (listing, show_session):
+        parser.add_argument("--runs-dir", type=Path, help=_RUNS_DIR_HELP)
 
 
 # -- finding records -------------------------------------------------------------------
 
 
-def _run_dirs(where: Path) -> list[Path]:
-    """Run directories (holding summary.json) under ``where``'s usual places."""
-    patterns = (".swarm/runs/*", ".swarm/workspaces/*/.swarm/runs/*", "runs/*", "*")
+def _is_record(path: Path) -> bool:
+    return (path / "manifest.json").is_file() or (path / "summary.json").is_file()
+
+
+def _record_info(run: Path) -> dict[str, Any]:
+    """What a record says of itself: its summary, else its manifest (a run going on, or
+    killed), marked ``no_summary``."""
+    for name in ("summary.json", "manifest.json"):
+        try:
+            data = json.loads((run / name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict):
+            return data if name == "summary.json" else {**data, "no_summary": True}
+    return {}
+
+
+def _inside(path: str | None, where: Path) -> bool:
+    return path is not None and Path(path).resolve().is_relative_to(where)
+
+
+def _run_dirs(where: Path | None, runs_dir: Path | None = None) -> list[Path]:
+    """Run records: those in the runs directory whose workspace is under ``where`` (all
+    of them when it is ``None``), then those in the old places under ``where``
+    (``<workspace>/.swarm/runs``)."""
     found: dict[Path, None] = {}
-    for pattern in patterns:
-        for path in sorted(where.glob(pattern)):
-            if (path / "summary.json").is_file():
+    root = where.resolve() if where is not None else None
+    state = runs_dir or default_runs_dir()
+    for path in sorted(state.glob("*")) if state.is_dir() else []:
+        if _is_record(path) and (
+            root is None or _inside(_record_info(path).get("workspace"), root)
+        ):
+            found.setdefault(path.resolve())
+    old = (".swarm/runs/*", ".swarm/workspaces/*/.swarm/runs/*", "runs/*", "*")
+    for pattern in old if where is not None else ():
+        for path in sorted(where.glob(pattern)):  # type: ignore[union-attr]
+            if _is_record(path):
                 found.setdefault(path.resolve())
     return list(found)
 
 
-def find_run(ref: str | Path) -> Path:
-    """A run directory from a path or a run id. Raises ``ConfigError``."""
+def find_run(ref: str | Path, runs_dir: Path | None = None) -> Path:
+    """A run directory from a path or a run id (or its start) in the runs directory, or
+    under the current directory's old places. Raises ``ConfigError``."""
     path = Path(ref)
-    if (path / "summary.json").is_file():
+    if path.is_dir() and _is_record(path):
         return path
-    matches = [
-        d for d in _run_dirs(Path.cwd()) if d.name == str(ref) or d.name.startswith(str(ref))
-    ]
-    if len(matches) == 1:
-        return matches[0]
+    runs = [*_run_dirs(None, runs_dir), *_run_dirs(Path.cwd(), runs_dir)]
+    matches = list(dict.fromkeys(d for d in runs if d.name.startswith(str(ref))))
+    exact = [d for d in matches if d.name == str(ref)]
+    if len(exact) == 1 or len(matches) == 1:
+        return (exact or matches)[0]
     if not matches:
-        raise ConfigError(f"no run record '{ref}' here (see 'swarm runs list')")
+        where = runs_dir or default_runs_dir()
+        raise ConfigError(f"no run record '{ref}' in {where} or here (see 'swarm runs list')")
     raise ConfigError(f"'{ref}' matches {len(matches)} runs: " + ", ".join(m.name for m in matches))
 
 
+def resume_command(run: Path, run_id: str) -> str:
+    """The command that resumes the run recorded in ``run``."""
+    if run.parent.resolve() == default_runs_dir().resolve():
+        return f"swarm sessions resume {run_id}"
+    if run.parent.name == "runs" and run.parent.parent.name == ".swarm":  # an old place
+        return f"swarm sessions resume {run}"
+    return f"swarm sessions resume {run_id} --runs-dir {run.parent}"
+
+
 def _summary(run: Path) -> dict[str, Any]:
-    try:
-        data: dict[str, Any] = json.loads((run / "summary.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(
-            f"cannot read the run summary: {exc}", path=run / "summary.json"
-        ) from None
+    data = _record_info(run)
+    if not data:
+        raise ConfigError("cannot read the run record (no summary or manifest)", path=run)
     return data
 
 
@@ -124,11 +181,26 @@ def _audit_path(ref: Path) -> Path:
     return ref
 
 
-def _sessions_db(target: str) -> tuple[Path, dict[str, str]]:
+def _audit_target(ref: str, runs_dir: Path | None) -> tuple[Path, Path | None]:
+    """The log to verify and the run record it belongs to (for its key and head)."""
+    path = Path(ref)
+    if path.is_file():
+        return path, path.parent if _is_record(path.parent) else None
+    if path.is_dir():
+        if not _is_record(path):
+            raise ConfigError("not a run record (no manifest.json or summary.json)", path=path)
+        return path / "audit.jsonl", path
+    if path.suffix == ".jsonl" or "/" in ref:
+        raise ConfigError("no such audit log", path=path)
+    run = find_run(ref, runs_dir)
+    return run / "audit.jsonl", run
+
+
+def _sessions_db(target: str, runs_dir: Path | None) -> tuple[Path, dict[str, str]]:
     path = Path(target)
     if path.is_file() and path.suffix == ".db":
         return path, {}
-    run = find_run(target)
+    run = find_run(target, runs_dir)
     names = {session: agent for agent, session in _summary(run).get("sessions", {}).items()}
     return run / "sessions.db", names
 
@@ -152,11 +224,29 @@ def cmd_audit_show(args: argparse.Namespace) -> int:
 
 
 def cmd_audit_verify(args: argparse.Namespace) -> int:
-    log = _audit_path(args.log)
+    log, run = _audit_target(args.log, args.runs_dir)
+    key: bytes | None = None
+    anchors: list[AuditHead | None] = [None]
     try:
-        report = verify_log(log)
-    except OSError as exc:
-        raise ConfigError(f"cannot read the audit log: {exc}", path=log) from None
+        if run is not None:
+            if (run / "audit.key").exists():
+                key = read_key(run / "audit.key")
+            # head.json follows every record; the summary's head is that of the last
+            # segment's end, so it is the anchor only when head.json is gone
+            if (run / "head.json").exists():
+                anchors = [read_head(run / "head.json")]
+            elif (run / "summary.json").exists() and _record_info(run).get("audit"):
+                anchors = [AuditHead.from_dict(_record_info(run)["audit"])]
+            else:
+                anchors = [AuditHead(0, "", "")] if key is not None else anchors
+            if not log.exists():
+                print(f"{log}: tampered or damaged at record 0: the audit log is missing")
+                return FAILED
+        report = verify_log(log, key=key, anchor=anchors[0])
+    except NotALog as exc:
+        raise ConfigError(str(exc)) from None
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot verify the audit log: {exc}", path=log) from None
     print(report)
     return OK if report.ok else FAILED
 
@@ -165,7 +255,7 @@ def cmd_audit_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_sessions_list(args: argparse.Namespace) -> int:
-    db, names = _sessions_db(args.target)
+    db, names = _sessions_db(args.target, args.runs_dir)
 
     async def read() -> Any:
         async with SQLiteContextStore(db) as store:
@@ -208,7 +298,7 @@ def _render(message: Message) -> str:
 
 
 def cmd_sessions_show(args: argparse.Namespace) -> int:
-    db, names = _sessions_db(args.target)
+    db, names = _sessions_db(args.target, args.runs_dir)
     wanted = args.session
     by_path = {agent: session for session, agent in names.items()}
     session_id = by_path.get(wanted, wanted)
@@ -232,7 +322,7 @@ def cmd_sessions_show(args: argparse.Namespace) -> int:
 
 
 def cmd_sessions_resume(args: argparse.Namespace) -> int:
-    run = find_run(args.run)
+    run = find_run(args.run, args.runs_dir)
     summary = _summary(run)
     console = Console()
     prompt = TerminalPrompt() if interactive() else None
@@ -258,7 +348,8 @@ def cmd_sessions_resume(args: argparse.Namespace) -> int:
     try:
         outcome = run_until_stopped(go)
     except Stopped as stop:
-        sys.stderr.write(f"\n{stop.how} again: the record is written; resume it again later\n")
+        command = resume_command(run, str(summary.get("run_id") or run.name))
+        sys.stderr.write(f"\n{stop.how} again: the record is written; resume with: {command}\n")
         return stop.code
     print_summary(console, outcome)
     return OK if outcome.stop_reason == StopReason.end_turn else FAILED
@@ -267,25 +358,33 @@ def cmd_sessions_resume(args: argparse.Namespace) -> int:
 # -- runs ------------------------------------------------------------------------------
 
 
+def _end_of(data: dict[str, Any]) -> str:
+    if data.get("no_summary"):
+        return "(killed, or still running)"
+    return str(data.get("stop_reason", "?")) + (" (interrupted)" if data.get("interrupted") else "")
+
+
 def cmd_runs_list(args: argparse.Namespace) -> int:
-    runs = _run_dirs(args.where)
-    table = Table(title=f"runs under {args.where}")
-    for column in ("run", "scenario", "end", "tokens", "calls", "denied", "time", "directory"):
+    runs = _run_dirs(None if args.all else args.where, args.runs_dir)
+    title = "every run" if args.all else f"runs working under {args.where}"
+    table = Table(title=title)
+    for column in ("run", "scenario", "end", "segments", "tokens", "calls", "denied", "time"):
         table.add_column(column)
     for run in runs:
         data = _summary(run)
-        usage = data.get("usage", {})
+        totals = data.get("totals") or {}
+        usage = totals.get("usage") or data.get("usage") or {}
         calls = data.get("calls", {})
-        end = data.get("stop_reason", "?") + (" (interrupted)" if data.get("interrupted") else "")
+        scenario = data.get("scenario", "-")
         table.add_row(
             data.get("run_id", run.name),
-            data.get("scenario", "-"),
-            end,
+            scenario.get("name", "-") if isinstance(scenario, dict) else str(scenario),
+            _end_of(data),
+            str(totals.get("segments", 1)),
             f"{usage.get('input_tokens', 0) + usage.get('output_tokens', 0):,}",
             str(calls.get("allowed", 0) + calls.get("denied", 0)),
             str(calls.get("denied", 0)),
-            f"{data.get('duration_seconds', 0):.1f}s",
-            str(run),
+            f"{totals.get('duration_seconds', data.get('duration_seconds', 0)) or 0:.1f}s",
         )
     Console().print(table)
     if not runs:
@@ -294,25 +393,54 @@ def cmd_runs_list(args: argparse.Namespace) -> int:
 
 
 def cmd_runs_show(args: argparse.Namespace) -> int:
-    run = find_run(args.run)
+    run = find_run(args.run, args.runs_dir)
     data = _summary(run)
     console = Console()
-    console.print(f"[bold]Run {data.get('run_id')}[/bold] ({data.get('scenario')})")
-    console.print(
-        f"Stop reason: {data.get('stop_reason')}"
-        + ("  [red](interrupted)[/red]" if data.get("interrupted") else "")
-    )
-    console.print(f"Final answer:\n{data.get('final_text') or '(none)'}")
+    scenario = data.get("scenario")
+    name = scenario.get("name") if isinstance(scenario, dict) else scenario
+    console.print(f"[bold]Run {data.get('run_id')}[/bold] ({name})")
+    if data.get("no_summary"):
+        console.print(
+            "No summary: the run is going on, or was killed. Resume it with: "
+            + resume_command(run, str(data.get("run_id") or run.name)),
+            markup=False,
+        )
+        console.print(f"Record: {run}", markup=False)
+        return OK
+    console.print(f"Stop reason: {_end_of(data)}")
+    console.print(f"Final answer:\n{data.get('final_text') or '(none)'}", markup=False)
     calls = data.get("calls", {})
     console.print(f"Tool calls: {calls.get('allowed', 0)} allowed, {calls.get('denied', 0)} denied")
     for denied in data.get("denied_calls", []):
         console.print(f"  [red]denied[/red] {denied['path']} {denied['tool']}: {denied['reason']}")
     for error in data.get("errors", []):
         console.print(f"  [red]error[/red] {error}")
+    segments = data.get("segments") or []
+    for segment in segments:
+        usage = segment.get("usage") or {}
+        tokens = int(usage.get("input_tokens") or 0) + int(usage.get("output_tokens") or 0)
+        console.print(
+            f"Segment {segment.get('segment')}: {segment.get('stop_reason')}"
+            + (" (interrupted)" if segment.get("interrupted") else "")
+            + f", {tokens:,} tokens, {segment.get('duration_seconds') or 0:.1f}s",
+            markup=False,
+        )
+    totals = data.get("totals")
+    if totals:
+        usage = totals["usage"]
+        console.print(
+            f"Total: {totals['segments']} segments,"
+            f" {usage['input_tokens'] + usage['output_tokens']:,} tokens,"
+            f" {totals['duration_seconds']:.1f}s",
+            markup=False,
+        )
     tree = data.get("usage_tree")
     if tree:
         console.print(_tree_lines(tree))
-    console.print(f"Record: {run}")
+    head = data.get("audit")
+    if head:
+        console.print(f"Audit head: {head['records']} records, MAC {head['mac'] or '-'}")
+    console.print(f"Record: {run}", markup=False)
     return OK
 
 

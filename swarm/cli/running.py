@@ -15,6 +15,7 @@ from rich.console import Console
 
 from swarm.cli.exits import FAILED, OK, Stopped, run_until_stopped
 from swarm.cli.prompt import TerminalPrompt, interactive
+from swarm.cli.records import resume_command
 from swarm.cli.view import AgentBoard, LineView, LiveView, print_summary
 from swarm.errors import ConfigError
 from swarm.events import StreamEvent
@@ -24,6 +25,7 @@ from swarm.scenario import (
     load_scenario,
     run_scenario,
 )
+from swarm.scenario.record import default_runs_dir, new_run_id
 from swarm.scenario.runner import NO_MODEL_HELP, RunOutcome
 from swarm.scenario.sandboxing import sandbox_line
 from swarm.team import Team
@@ -49,7 +51,10 @@ def add_commands(sub: Any) -> None:
     run.add_argument("--policy", help="the guard policy for roles that name none")
     run.add_argument("--workspace", type=Path, help="the directory the agents work in")
     run.add_argument(
-        "--runs-dir", type=Path, help="where run records go (default: <workspace>/.swarm/runs)"
+        "--runs-dir",
+        type=Path,
+        help="where run records go (default: the scenario's runs_dir, else"
+        " $XDG_STATE_HOME/swarm/runs)",
     )
     run.add_argument("--record", type=Path, metavar="CASSETTE", help="record every model call")
     run.add_argument(
@@ -108,6 +113,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     console = Console(stderr=args.json)
     prompt = TerminalPrompt() if interactive() and not args.json else None
     team = Team.load(scenario.team, entry=scenario.entry)
+    run_id = new_run_id()
+    runs_dir = (args.runs_dir or scenario.runs_dir or default_runs_dir()).absolute()
     board = AgentBoard(team.entry, frozenset(team.specs))
     console.print(f"sandbox: {sandbox_line(scenario)}", markup=False, highlight=False)
 
@@ -128,7 +135,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                 scenario,
                 model=args.model,
                 workspace=args.workspace,
-                runs_dir=args.runs_dir,
+                runs_dir=runs_dir,
+                run_id=run_id,
                 record=args.record,
                 replay=args.replay,
                 approver=prompt.approve if prompt else None,
@@ -141,14 +149,27 @@ def cmd_run(args: argparse.Namespace) -> int:
     except Stopped as stop:
         sys.stderr.write(
             f"\n{stop.how}: every agent was stopped and the run record is written;"
-            " resume with 'swarm sessions resume RUN_DIR' (see 'swarm runs list')\n"
+            f" resume with: {resume_command(runs_dir / run_id, run_id)}\n"
         )
         return stop.code
     if args.json:
         sys.stdout.write(json.dumps({"type": "summary", **outcome.summary()}) + "\n")
     else:
         print_summary(console, outcome)
+        head = _audit_head(outcome.record_dir)
+        if head:
+            console.print(head, markup=False)
     return OK if outcome.stop_reason == StopReason.end_turn else FAILED
+
+
+def _audit_head(record: Path) -> str:
+    """The audit log's head as the run left it, to keep somewhere else: with it, any
+    later rewrite of the log is found, even by someone holding the key."""
+    try:
+        audit = json.loads((record / "summary.json").read_text(encoding="utf-8"))["audit"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
+    return f"Audit head: {audit['records']} records, MAC {audit['mac'] or '-'}"
 
 
 class _Null:

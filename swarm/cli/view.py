@@ -29,7 +29,7 @@ from swarm.events import (
     ToolResult,
     ToolUseStart,
 )
-from swarm.scenario.runner import RunOutcome, tree_cost
+from swarm.scenario.outcome import RunOutcome, tree_cost
 from swarm.scenario.script import role_of
 from swarm.transports.models import estimate_cost
 from swarm.types import Usage

@@ -2,7 +2,14 @@
 record of everything, and checked against expectations so they work as tests."""
 
 from swarm.scenario.expect import check_expectations
-from swarm.scenario.runner import CallTally, RunOutcome, prepare_workspace, run_scenario
+from swarm.scenario.record import RunRecord, default_runs_dir
+from swarm.scenario.runner import (
+    CallTally,
+    RunOutcome,
+    prepare_workspace,
+    resume_run,
+    run_scenario,
+)
 from swarm.scenario.script import ScriptedModel, estimate_tokens, role_of
 from swarm.scenario.spec import (
     Expectations,
@@ -20,15 +27,18 @@ __all__ = [
     "Expectations",
     "Limits",
     "RunOutcome",
+    "RunRecord",
     "Scenario",
     "Script",
     "ScriptCall",
     "ScriptTurn",
     "ScriptedModel",
     "check_expectations",
+    "default_runs_dir",
     "estimate_tokens",
     "load_scenario",
     "prepare_workspace",
+    "resume_run",
     "role_of",
     "run_scenario",
     "scenario_from_document",

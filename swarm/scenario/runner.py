@@ -1,18 +1,19 @@
 """Running a scenario: build the team, guard it, run it, and keep a record of the run.
 
-Every run writes one directory (``<workspace>/.swarm/runs/<run id>/`` by default):
-``events.jsonl`` (every event of every agent, tagged with its path), ``audit.jsonl`` (the
-hash-chained audit log), ``sessions.db`` (the SQLite sessions of every agent, so the run
-can be inspected and resumed), ``cassette.jsonl`` when recording, and ``summary.json``
-(written last, also when the run is interrupted).
+Every run writes one directory, outside the workspace (``swarm.scenario.record``): a
+manifest before the first model call, the keyed audit log and its anchored head, the
+events (secrets redacted), the sessions, a crash journal, and ``summary.json`` at the end of
+each segment. ``resume_run`` continues a run from its record after Ctrl-C or after a crash
+at any instant, as a new segment.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,22 +21,39 @@ from typing import Any
 
 import anyio
 
-from swarm.audit import AuditLog
-from swarm.budget import BudgetLimits, UsageNode
+from swarm.audit import (
+    AuditLog,
+    create_key,
+    environment_secrets,
+    read_head,
+    read_key,
+    redact,
+    verify_log,
+)
+from swarm.budget import BudgetLimits
 from swarm.context.sqlite import SQLiteContextStore
 from swarm.errors import ConfigError
 from swarm.events import (
-    ContextCompacted,
-    Error,
-    IterationEnd,
-    SessionEndEvent,
     StreamEvent,
-    SubAgentEvent,
-    TextDelta,
 )
 from swarm.guards.policy import Policy, apply_policy, load_policy
-from swarm.messages import ToolResultBlock
-from swarm.run import CallRecord, current_scope
+from swarm.run import current_scope
+from swarm.scenario.outcome import CallTally, EventTally, RunOutcome, build_outcome
+from swarm.scenario.record import (
+    Journal,
+    RunRecord,
+    default_runs_dir,
+    file_hash,
+    new_run_id,
+    read_journal,
+)
+from swarm.scenario.recover import (
+    crashed_segments,
+    interrupted_calls,
+    repair_sessions,
+    segment_totals,
+    unstored_turns,
+)
 from swarm.scenario.sandboxing import protected_paths, sandbox_line
 from swarm.scenario.script import ScriptedModel
 from swarm.scenario.spec import Scenario, Script, load_scenario
@@ -49,11 +67,9 @@ from swarm.team.delegation import (
 from swarm.toolbox import make_toolbox
 from swarm.tools import Tool
 from swarm.transports.base import CompletionTransport
-from swarm.transports.models import estimate_cost
 from swarm.transports.recording import RecordingTransport, ReplayTransport
 from swarm.transports.serialize import event_to_dict
 from swarm.transports.spec import transport_from_spec
-from swarm.types import StopReason, Usage
 
 __all__ = ["CallTally", "RunOutcome", "prepare_workspace", "resume_run", "run_scenario"]
 
@@ -66,108 +82,6 @@ NO_MODEL_HELP = (
     "  --model openai-compatible:http://127.0.0.1:11434/v1:qwen2.5\n"
     "  --model local                       (a small model on this machine; see the README)"
 )
-
-
-@dataclass(slots=True)
-class CallTally:
-    """A ``CallObserver`` counting decisions, and remembering denied calls by path."""
-
-    allowed: int = 0
-    denied: int = 0
-    invalid: int = 0
-    denied_calls: list[tuple[str, str, str]] = field(default_factory=list)
-
-    async def on_decision(self, call: CallRecord) -> None:
-        if call.decision == "allow":
-            self.allowed += 1
-        elif call.decision == "deny":
-            self.denied += 1
-            self.denied_calls.append((call.path, call.tool, call.reason or ""))
-        else:
-            self.invalid += 1
-
-    async def on_finish(self, call: CallRecord, result: ToolResultBlock, duration: float) -> None:
-        return None
-
-
-@dataclass(frozen=True, slots=True)
-class RunOutcome:
-    """What a run did: how it ended, what it cost, what was allowed and denied."""
-
-    run_id: str
-    scenario: str
-    record_dir: Path
-    workspace: Path
-    stop_reason: StopReason
-    final_text: str
-    usage: Usage
-    usage_tree: UsageNode | None
-    cost: float | None
-    allowed: int
-    denied: int
-    denied_calls: tuple[tuple[str, str, str], ...]
-    delegations: tuple[str, ...]
-    compactions: int
-    errors: tuple[str, ...]
-    duration: float
-    root_session: str
-    sessions: Mapping[str, str]
-    interrupted: bool = False
-
-    def summary(self) -> dict[str, Any]:
-        """The JSON document written as ``summary.json``."""
-        return {
-            "run_id": self.run_id,
-            "scenario": self.scenario,
-            "workspace": str(self.workspace),
-            "stop_reason": self.stop_reason.value,
-            "interrupted": self.interrupted,
-            "final_text": self.final_text,
-            "usage": {
-                "input_tokens": self.usage.input_tokens,
-                "output_tokens": self.usage.output_tokens,
-            },
-            "cost_usd": self.cost,
-            "calls": {"allowed": self.allowed, "denied": self.denied},
-            "denied_calls": [
-                {"path": path, "tool": tool, "reason": reason}
-                for path, tool, reason in self.denied_calls
-            ],
-            "delegations": list(self.delegations),
-            "compactions": self.compactions,
-            "errors": list(self.errors),
-            "duration_seconds": round(self.duration, 3),
-            "root_session": self.root_session,
-            "sessions": dict(self.sessions),
-            "usage_tree": _tree_to_dict(self.usage_tree) if self.usage_tree else None,
-        }
-
-
-def _tree_to_dict(node: UsageNode) -> dict[str, Any]:
-    return {
-        "path": node.path,
-        "model": node.model,
-        "input_tokens": node.usage.input_tokens,
-        "output_tokens": node.usage.output_tokens,
-        "subtree_tokens": node.total.total_tokens,
-        "iterations": node.iterations,
-        "stop_reason": node.stop_reason.value if node.stop_reason else None,
-        "cost_usd": _cost(node.model, node.usage),
-        "children": [_tree_to_dict(child) for child in node.children],
-    }
-
-
-def _cost(model: str | None, usage: Usage) -> float | None:
-    return estimate_cost(model, usage) if model else None
-
-
-def tree_cost(node: UsageNode | None) -> float | None:
-    """The estimated dollars of a usage tree, where prices are known."""
-    if node is None:
-        return None
-    prices = [_cost(n.model, n.usage) for n in node.walk()]
-    known = [p for p in prices if p is not None]
-    return sum(known) if known else None
 
 
 def default_workspace(scenario: Scenario) -> Path:
@@ -201,10 +115,11 @@ def resolve_transport(
 
 
 def _guard_tools(
-    scenario: Scenario, team: Team, workspace: Path
+    scenario: Scenario, team: Team, workspace: Path, idempotent: dict[str, bool]
 ) -> Callable[[AgentSpec, list[Tool[Any]]], list[Tool[Any]]]:
     """Each role's tools behind its policy (its own, else the scenario's, else default),
-    with the ``deny`` rules of the roles above it as a ceiling."""
+    with the ``deny`` rules of the roles above it as a ceiling; notes in ``idempotent``
+    which tools are safe to repeat."""
     loaded: dict[tuple[str, str], Policy] = {}
     by_role: dict[str, Policy] = {}
     for spec in team.specs.values():
@@ -222,6 +137,7 @@ def _guard_tools(
         by_role[spec.name] = loaded[key]
 
     def guard(spec: AgentSpec, tools: list[Tool[Any]]) -> list[Tool[Any]]:
+        idempotent.update((t.name, t.idempotent) for t in tools)
         return apply_policy(
             tools, by_role[spec.name], role=spec.name, workspace=workspace, ceiling=by_role
         )
@@ -255,9 +171,11 @@ async def run_scenario(
         transport = resolve_transport(scenario, model)
     workspace = (workspace or scenario.workspace or default_workspace(scenario)).resolve()
     prepare_workspace(scenario, workspace)
-    run_id = run_id or datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
-    record_dir = (runs_dir or workspace / ".swarm" / "runs") / run_id
-    record_dir.mkdir(parents=True, exist_ok=False)
+    run_id = run_id or new_run_id()
+    record_dir = RunRecord.create(
+        (runs_dir or scenario.runs_dir or default_runs_dir()).absolute(), run_id
+    )
+    create_key(record_dir.key)
     if record is not None:
         transport = RecordingTransport(transport, record)
     config = {
@@ -270,8 +188,49 @@ async def run_scenario(
         "model": model if isinstance(model, str) else None,
         "sandbox": sandbox_line(scenario),
     }
-    run = _Run(scenario, team, transport, workspace, record_dir, run_id, config)
-    return await _execute(run, scenario.task, None, {}, approver, ask_user, on_event)
+    root_session = uuid.uuid4().hex
+    record_dir.write_manifest(
+        _manifest(scenario, team, transport, model, workspace, run_id, root_session, config)
+        | {"key": str(record_dir.key)}
+    )
+    run = _Run(scenario, team, transport, workspace, record_dir, run_id, config, root_session)
+    return await _execute(run, scenario.task, _Segment(1), approver, ask_user, on_event)
+
+
+def _manifest(
+    scenario: Scenario,
+    team: Team,
+    transport: CompletionTransport,
+    model: str | CompletionTransport | None,
+    workspace: Path,
+    run_id: str,
+    root_session: str,
+    config: dict[str, Any],
+) -> dict[str, Any]:
+    """What the run is, written before its first model call."""
+    policy = scenario.policy or "default"
+    base = scenario.path.parent if scenario.path else None
+    try:
+        policy_hash: str | None = "sha256:" + load_policy(policy, relative_to=base).hash
+    except ConfigError:
+        policy_hash = None
+    spec = model if isinstance(model, str) else scenario.model
+    return {
+        "format": 1,
+        "run_id": run_id,
+        "started": datetime.now(UTC).isoformat(timespec="milliseconds"),
+        "scenario": {
+            "name": scenario.name,
+            "path": config["scenario_path"],
+            "hash": file_hash(scenario.path),
+        },
+        "team": {"dir": config["team"], "entry": team.entry, "hash": file_hash(scenario.team)},
+        "policy": {"ref": policy, "hash": policy_hash},
+        "model": spec if isinstance(spec, str) else getattr(transport, "model", None),
+        "workspace": str(workspace),
+        "root_session": root_session,
+        "config": config,
+    }
 
 
 async def resume_run(
@@ -283,19 +242,26 @@ async def resume_run(
     ask_user: Callable[[str], Awaitable[str]] | None = None,
     on_event: Callable[[StreamEvent], None] | None = None,
 ) -> RunOutcome:
-    """Continue a stopped run from its stored sessions, in the same record.
+    """Continue a stopped run (Ctrl-C, or a crash at any instant) from its record, as a
+    new segment of the same run.
 
-    With no ``message`` the entry agent picks up where it stopped (a cancelled call's
-    error result is in its history, so it can redo it). Raises ``ConfigError`` when the
-    record cannot be read, or when the run had finished and no message is given.
+    With no ``message`` the entry agent picks up where it stopped: each call a crash cut
+    short gets a result saying so (and is not re-run), and is recorded ``interrupted`` in
+    the audit log. Raises ``ConfigError`` when the record cannot be read, when its audit
+    log does not verify, or when the run had finished and no message is given.
     """
-    summary_path = record_dir / "summary.json"
+    record = RunRecord(record_dir)
+    summary = record.read_summary()
+    legacy = not record.manifest.exists() and summary is not None and "config" in summary
+    # a record from before manifests keeps what resuming needs in its summary
+    manifest = dict(summary) if legacy and summary is not None else record.read_manifest()
     try:
-        summary = json.loads(summary_path.read_text(encoding="utf-8"))
-        config = summary["config"]
-        root_session = summary["root_session"]
-    except (OSError, ValueError, KeyError) as exc:
-        raise ConfigError(f"not a readable run record: {exc}", path=summary_path) from None
+        config = manifest["config"]
+        root_session = manifest["root_session"]
+        workspace = Path(manifest["workspace"])
+    except (KeyError, TypeError) as exc:
+        raise ConfigError(f"the run record lacks {exc}", path=record.manifest) from None
+    _check_audit(record)
     if config.get("scenario_path"):
         scenario = load_scenario(config["scenario_path"])
     else:
@@ -308,31 +274,63 @@ async def resume_run(
         )
     team = _load_team(scenario)
     transport = resolve_transport(scenario, model or config.get("model"))
+    state = read_journal(record.journal)
     if isinstance(transport, ScriptedModel):
-        transport.used.update(summary.get("script_used") or {})
-    store = SQLiteContextStore(record_dir / "sessions.db", root_session)
-    history = await store.get_history()
-    await store.close()
+        used = dict((summary or {}).get("script_used") or {})
+        for role, taken in state.turns.items():
+            used[role] = max(int(used.get(role, 0)), taken)
+        transport.used.update(used)
+    await repair_sessions(record, state)
+    if isinstance(transport, ScriptedModel):
+        for role, index in await unstored_turns(record, state):
+            transport.replay.setdefault(role, []).append(index)
+    if not state.segments:  # killed before the first segment's start was journaled
+        state.segments.append(datetime.fromisoformat(manifest["started"]).timestamp())
+    async with SQLiteContextStore(record.sessions, root_session) as store:
+        history = await store.get_history()
+        tokens = (0, 0)
+        for info in await store.list_sessions() if record.sessions.exists() else []:
+            tokens = (tokens[0] + info.input_tokens, tokens[1] + info.output_tokens)
     finished = bool(history) and history[-1].role == "assistant" and not history[-1].tool_uses
-    if message is None and finished:
+    segments = crashed_segments(summary, state, tokens)
+    complete = summary is not None and len(segments) >= len(state.segments)
+    if message is None and finished and complete:
         raise ConfigError(
             "this run finished; give a message to continue the conversation",
-            path=summary_path,
+            path=record.summary,
         )
-    run = _Run(
-        scenario,
-        team,
-        transport,
-        Path(summary["workspace"]),
-        record_dir,
-        summary["run_id"],
-        config,
+    if not history and message is None:  # killed before the task was stored
+        message = scenario.task
+    segment = _Segment(
+        len(segments) + 1,
+        segments,
+        dict(state.sessions) | dict((summary or {}).get("sessions") or {}),
+        interrupted_calls(record),
+        run_model=not (message is None and finished),
     )
-    previous = {
-        "resumed": int(summary.get("resumed", 0)) + 1,
-        "sessions": summary.get("sessions", {}),
-    }
-    return await _execute(run, message, root_session, previous, approver, ask_user, on_event)
+    run = _Run(
+        scenario, team, transport, workspace, record, manifest["run_id"], config, root_session
+    )
+    return await _execute(run, message, segment, approver, ask_user, on_event)
+
+
+def _check_audit(record: RunRecord) -> None:
+    """Refuse to go on with a record whose audit log does not verify (a resumed run would
+    otherwise anchor a tampered log)."""
+    try:
+        anchor = read_head(record.head) if record.head.exists() else None
+        key = read_key(record.key) if record.key.exists() else None
+        empty = not record.audit.exists() or record.audit.stat().st_size == 0
+        if empty and (anchor is None or anchor.records == 0):
+            return  # stopped before its first call
+        report = verify_log(record.audit, key=key, anchor=anchor)
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot check the audit log: {exc}", path=record.audit) from None
+    if not report.ok:
+        raise ConfigError(
+            f"the audit log does not verify, so the run is not resumed: {report.problem}",
+            path=record.audit,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -341,9 +339,23 @@ class _Run:
     team: Team
     transport: CompletionTransport
     workspace: Path
-    record_dir: Path
+    record: RunRecord
     run_id: str
     config: dict[str, Any]
+    root_session: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Segment:
+    """One stretch of a run: its number, the segments before it, the agents' sessions so
+    far, the audit decisions a crash left unfinished, and whether the model is asked at all
+    (not when a crash came after the run's last turn)."""
+
+    number: int
+    before: list[dict[str, Any]] = field(default_factory=list)
+    sessions: dict[str, str] = field(default_factory=dict)
+    interrupted: list[dict[str, Any]] = field(default_factory=list)
+    run_model: bool = True
 
 
 def _load_team(scenario: Scenario) -> Team:
@@ -358,21 +370,29 @@ def _load_team(scenario: Scenario) -> Team:
 async def _execute(
     run: _Run,
     message: str | None,
-    root_session: str | None,
-    previous: dict[str, Any],
+    segment: _Segment,
     approver: Any,
     ask_user: Callable[[str], Awaitable[str]] | None,
     on_event: Callable[[StreamEvent], None] | None,
 ) -> RunOutcome:
-    scenario, team, record_dir = run.scenario, run.team, run.record_dir
-    protected = protected_paths(record_dir, run.workspace)
+    scenario, team, record = run.scenario, run.team, run.record
+    protected = protected_paths(record.dir, run.workspace)
     toolbox = make_toolbox(run.workspace, ask=ask_user, protected=protected)
-    db = record_dir / "sessions.db"
-    sessions: dict[str, str] = dict(previous.get("sessions", {}))
+    sessions: dict[str, str] = dict(segment.sessions)
+    idempotent: dict[str, bool] = {}
+    journal = Journal(record.journal, idempotent=idempotent)
+    journal.segment(segment.number)
+    journal.agent(team.entry, run.root_session)
+    if isinstance(run.transport, ScriptedModel):
+        run.transport.on_turn = lambda role, index, calls: journal.turn(
+            current_scope().path, role, index, calls
+        )
 
     def session_store() -> SQLiteContextStore:
-        store = SQLiteContextStore(db)
-        sessions[current_scope().path] = store.session_id
+        store = SQLiteContextStore(record.sessions)
+        path = current_scope().path
+        sessions[path] = store.session_id
+        journal.agent(path, store.session_id)
         return store
 
     agents = build_team(
@@ -380,7 +400,7 @@ async def _execute(
         toolbox,
         run.transport,
         context_factory=session_store,
-        guard_tools=_guard_tools(scenario, team, run.workspace),
+        guard_tools=_guard_tools(scenario, team, run.workspace, idempotent),
     )
     entry_spec = team.specs[team.entry]
     entry = agents[team.entry]
@@ -393,38 +413,46 @@ async def _execute(
         _first(scenario.limits.delegations, entry_spec.budget.delegations),
         entry_spec.budget.depth,
     )
-    root_store = SQLiteContextStore(db, root_session)
+    root_store = SQLiteContextStore(record.sessions, run.root_session)
     sessions[team.entry] = root_store.session_id
     context = compacting_context(root_store, entry.transport, entry_spec.compaction)
     started = time.perf_counter()
-    final = _Final()
-    mode = "a" if root_session is not None else "w"
+    began = datetime.now(UTC).isoformat(timespec="milliseconds")
+    final = EventTally()
+    secrets = environment_secrets(os.environ)
+    key = read_key(record.key) if record.key.exists() else None
+    events_fd = os.open(record.events, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     with (
-        AuditLog(record_dir / "audit.jsonl") as audit,
-        (record_dir / "events.jsonl").open(mode, encoding="utf-8") as log,
+        AuditLog(record.audit, key=key, anchor=record.head, secrets=secrets) as audit,
+        os.fdopen(events_fd, "w", encoding="utf-8") as log,
     ):
+        for decision in segment.interrupted:
+            await audit.record_interrupted(decision)
         scope = team_scope(
             team.entry,
             limits=limits,
-            observers=(audit, tally),
+            observers=(journal, audit, tally),
             approver=approver,
             run_id=run.run_id,
             model=getattr(entry.transport, "model", None),
         )
         continue_numbering(scope, sessions)  # a resumed run's new sub-agents get new paths
         try:
-            async with entry.run_stream(message, context, scope=scope) as stream:
-                async for event in stream:
-                    final.see(event)
-                    log.write(json.dumps(_logged(event)) + "\n")
-                    if on_event is not None:
-                        on_event(event)
+            if not segment.run_model:  # the crash came after the last turn: nothing to run
+                final.finish_from(await root_store.get_history())
+            else:
+                async with entry.run_stream(message, context, scope=scope) as stream:
+                    async for event in stream:
+                        final.see(event)
+                        log.write(json.dumps(_logged(event, secrets)) + "\n")
+                        if on_event is not None:
+                            on_event(event)
         finally:
             with anyio.CancelScope(shield=True):
-                outcome = _outcome(
+                outcome = build_outcome(
                     scenario,
                     run.run_id,
-                    record_dir,
+                    record.dir,
                     run.workspace,
                     final,
                     tally,
@@ -434,94 +462,34 @@ async def _execute(
                     sessions,
                 )
                 document = outcome.summary()
+                this = {
+                    "segment": segment.number,
+                    "started": began,
+                    "stop_reason": document["stop_reason"],
+                    "interrupted": outcome.interrupted,
+                    "usage": document["usage"],
+                    "duration_seconds": document["duration_seconds"],
+                    "calls": document["calls"],
+                }
+                segments = [*segment.before, this]
+                document["segments"] = segments
+                document["totals"] = segment_totals(segments)
                 document["config"] = run.config
-                document["resumed"] = previous.get("resumed", 0)
+                document["resumed"] = segment.number - 1
+                document["audit"] = {"log": str(record.audit), **audit.anchor_head.to_dict()}
                 if isinstance(run.transport, ScriptedModel):
                     document["script_used"] = dict(run.transport.used)
-                _write_atomically(record_dir / "summary.json", json.dumps(document, indent=2))
+                record.write_summary(document)
+                journal.close()
                 await context.close()
     return outcome
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    partial = path.with_suffix(".partial")
-    partial.write_text(text + "\n", encoding="utf-8")
-    partial.replace(path)
 
 
 def _first(value: Any, fallback: Any) -> Any:
     return value if value is not None else fallback
 
 
-def _logged(event: StreamEvent) -> dict[str, Any]:
-    data = event_to_dict(event)
+def _logged(event: StreamEvent, secrets: tuple[str, ...]) -> dict[str, Any]:
+    data: dict[str, Any] = redact(event_to_dict(event), secrets=secrets)
     data["time"] = datetime.now(UTC).isoformat(timespec="milliseconds")
     return data
-
-
-@dataclass(slots=True)
-class _Final:
-    """What the run's events say: the end, the final text, delegations, compactions."""
-
-    end: SessionEndEvent | None = None
-    text: list[str] = field(default_factory=list)
-    last_text: str = ""
-    delegations: dict[str, None] = field(default_factory=dict)
-    compactions: int = 0
-    errors: list[str] = field(default_factory=list)
-
-    def see(self, event: StreamEvent) -> None:
-        inner = event
-        if isinstance(event, SubAgentEvent):
-            self.delegations.setdefault(event.path)
-            inner = event.event
-        if isinstance(inner, ContextCompacted):
-            self.compactions += 1
-        elif isinstance(inner, Error):
-            prefix = f"{event.path}: " if isinstance(event, SubAgentEvent) else ""
-            self.errors.append(prefix + inner.message)
-        if isinstance(event, TextDelta):
-            self.text.append(event.delta)
-        elif isinstance(event, SessionEndEvent):
-            self.end = event
-        elif isinstance(event, IterationEnd) and self.text:
-            self.last_text = "".join(self.text)
-            self.text.clear()
-
-
-def _outcome(
-    scenario: Scenario,
-    run_id: str,
-    record_dir: Path,
-    workspace: Path,
-    final: _Final,
-    tally: CallTally,
-    budget: Any,
-    duration: float,
-    root_session: str,
-    sessions: Mapping[str, str],
-) -> RunOutcome:
-    end = final.end
-    tree = end.usage_tree if end is not None else (budget.report() if budget is not None else None)
-    usage = tree.total if tree is not None else (end.total_usage if end else Usage())
-    return RunOutcome(
-        run_id=run_id,
-        scenario=scenario.name,
-        record_dir=record_dir,
-        workspace=workspace,
-        stop_reason=end.stop_reason if end is not None else StopReason.cancelled,
-        final_text=final.last_text,
-        usage=usage,
-        usage_tree=tree,
-        cost=tree_cost(tree),
-        allowed=tally.allowed,
-        denied=tally.denied,
-        denied_calls=tuple(tally.denied_calls),
-        delegations=tuple(final.delegations),
-        compactions=final.compactions,
-        errors=tuple(final.errors),
-        duration=duration,
-        root_session=root_session,
-        sessions=dict(sessions),
-        interrupted=end is None,
-    )

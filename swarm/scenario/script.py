@@ -12,7 +12,7 @@ transcript.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
 from swarm.context.compaction import DEFAULT_SUMMARY_PROMPT
@@ -24,7 +24,7 @@ from swarm.scenario.spec import ScriptTurn
 from swarm.tools import Tool
 from swarm.types import StopReason, Usage
 
-__all__ = ["ScriptedModel", "estimate_tokens", "role_of"]
+__all__ = ["ScriptedModel", "estimate_tokens", "role_of", "turn_call_id"]
 
 CHARS_PER_TOKEN = 4
 
@@ -46,7 +46,11 @@ def estimate_tokens(messages: Sequence[Message], tools: Sequence[Tool[Any]], sys
 
 class ScriptedModel:
     """Plays ``turns[role]`` in order. Raises ``TransportError`` when a role's script has
-    no turn left, naming the role and how many turns it had."""
+    no turn left, naming the role and how many turns it had. ``on_turn(role, index,
+    calls)``, when set, is called as each turn is handed out (a run record journals it,
+    so a resumed run goes on from the next turn); ``replay[role]`` lists turns to hand
+    out again first (turns a crash lost before they were stored). Call ids name the turn
+    (``turn_call_id``: ``call_developer_2_1``), so they stay unique when a run resumes."""
 
     model = "scripted"
     context_window = 128_000
@@ -63,7 +67,8 @@ class ScriptedModel:
         self.summary = summary
         if context_window is not None:
             self.context_window = context_window
-        self._calls = 0
+        self.on_turn: Callable[[str, int, int], None] | None = None
+        self.replay: dict[str, list[int]] = {}
 
     def copy(self, **overrides: Any) -> ScriptedModel:
         """The same script (scripted runs ignore per-role models)."""
@@ -88,23 +93,27 @@ class ScriptedModel:
         if script is None:
             known = ", ".join(sorted(self.turns)) or "none"
             raise TransportError(f"the script has no turns for role '{role}' (scripted: {known})")
-        number = self.used[role]
+        replay = self.replay.get(role)
+        number = replay.pop(0) if replay else self.used[role]
         if number >= len(script):
             raise TransportError(
                 f"the script for role '{role}' has {len(script)} turns and the agent asked"
                 f" for turn {number + 1}"
             )
-        self.used[role] = number + 1
+        if not replay:
+            self.used[role] = number + 1
         turn = script[number]
+        if self.on_turn is not None:
+            self.on_turn(role, number, len(turn.all_calls))
         output = 0
         index = 0
         if turn.text:
             yield TextDelta(index, turn.text)
             output += _tokens(turn.text)
             index += 1
-        for call in turn.all_calls:
-            self._calls += 1
-            call_id = f"call_{self._calls}"
+        for k, call in enumerate(turn.all_calls, start=1):
+            # unique in a run, also across resumes: the turn names it
+            call_id = turn_call_id(role, number, k)
             arguments = json.dumps(call.args)
             yield ToolUseStart(index, call_id, call.tool)
             yield ToolInputDelta(index, call_id, arguments)
@@ -112,6 +121,11 @@ class ScriptedModel:
             index += 1
         stop = StopReason.tool_use if turn.all_calls else StopReason(turn.stop)
         yield IterationEnd(1, stop, Usage(input_tokens, output))
+
+
+def turn_call_id(role: str, turn: int, number: int) -> str:
+    """The id of call ``number`` (from 1) of turn ``turn`` (from 0) of ``role``'s script."""
+    return f"call_{role}_{turn + 1}_{number}"
 
 
 def _tokens(text: str) -> int:

@@ -7,6 +7,7 @@
     entry: orchestrator              # default: the team's one root role
     policy: default                  # for roles that name none (a name or a path)
     workspace: work/calculator       # default: .swarm/workspaces/<name> in the cwd
+    runs_dir: ~/swarm-runs           # default: $XDG_STATE_HOME/swarm/runs
     files: {README.md: "# calc"}     # written into the workspace before the run
     task: Write calc.py with add and sub, and a test for it.
     model: openai:gpt-4.1-mini       # a provider spec, or a script:
@@ -141,6 +142,7 @@ class ScenarioFile(pydantic.BaseModel):
     entry: str | None = None
     policy: str | None = None
     workspace: str | None = None
+    runs_dir: str | None = None
     files: dict[str, str] = pydantic.Field(default_factory=dict)
     task: str = pydantic.Field(min_length=1)
     model: str | Script | None = None
@@ -160,6 +162,7 @@ class Scenario:
     entry: str | None = None
     policy: str | None = None
     workspace: Path | None = None
+    runs_dir: Path | None = None
     files: dict[str, str] = field(default_factory=dict)
     model: str | Script | None = None
     limits: Limits = field(default_factory=Limits)
@@ -181,6 +184,9 @@ def scenario_from_document(document: Document) -> Scenario:
     workspace = Path(data.workspace) if data.workspace else None
     if workspace is not None and not workspace.is_absolute():
         workspace = base / workspace
+    runs_dir = Path(data.runs_dir).expanduser() if data.runs_dir else None
+    if runs_dir is not None and not runs_dir.is_absolute():
+        runs_dir = base / runs_dir
     return Scenario(
         name=data.name or document.path.stem,
         task=data.task,
@@ -190,6 +196,7 @@ def scenario_from_document(document: Document) -> Scenario:
         entry=data.entry,
         policy=data.policy,
         workspace=workspace,
+        runs_dir=runs_dir,
         files=dict(data.files),
         model=data.model,
         limits=data.limits,

@@ -229,6 +229,7 @@ def _agent_tool(tool_name: str, description: str, ctx: AgentContext) -> Tool[Age
         " as the result.",
         context=ctx,
         streams=True,
+        idempotent=False,  # a delegation is a whole sub-agent run: never repeated silently
     )
 
 

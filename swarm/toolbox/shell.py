@@ -360,4 +360,5 @@ def shell_tool(
         " they may write only in the workspace and /tmp, see an empty home, and usually"
         " have no network.",
         context=MappingProxyType({"sandbox": own}),
+        idempotent=False,
     )

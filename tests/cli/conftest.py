@@ -58,6 +58,12 @@ def swarm(tmp_path: Path) -> Swarm:
 
 
 @pytest.fixture
+def runs(state_home: Path) -> Path:
+    """Where ``swarm run`` writes run records in a test (see ``state_home``)."""
+    return state_home / "swarm" / "runs"
+
+
+@pytest.fixture
 def examples() -> Path:
     return REPO / "examples"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import time
 from pathlib import Path
 from typing import Any as Swarm
 
@@ -27,11 +28,11 @@ model:
 
 
 @pytest.fixture
-def finished_run(swarm: Swarm, examples: Path, tmp_path: Path) -> Path:
+def finished_run(runs: Path, swarm: Swarm, examples: Path, tmp_path: Path) -> Path:
     workspace = tmp_path / "ws"
     done = swarm("run", examples / "denied-shell.yaml", "--workspace", workspace)
     assert done.returncode == 0, done.stderr
-    (record,) = (workspace / ".swarm" / "runs").iterdir()
+    (record,) = runs.iterdir()
     return record
 
 
@@ -74,7 +75,7 @@ def test_sessions_list_and_show(swarm: Swarm, finished_run: Path) -> None:
 
 
 def test_runs_list_and_show(swarm: Swarm, finished_run: Path) -> None:
-    listing = swarm("runs", "list", finished_run.parents[2])
+    listing = swarm("runs", "list", "--all")
     assert listing.returncode == 0 and finished_run.name in listing.stdout
     shown = swarm("runs", "show", finished_run)
     assert shown.returncode == 0
@@ -87,7 +88,13 @@ def test_runs_list_and_show(swarm: Swarm, finished_run: Path) -> None:
     ids=["ctrl-c", "sigterm"],
 )
 def test_a_stopped_run_writes_its_record_and_resumes(
-    swarm: Swarm, roles: Path, tmp_path: Path, stop: signal.Signals, code: int, said: str
+    runs: Path,
+    swarm: Swarm,
+    roles: Path,
+    tmp_path: Path,
+    stop: signal.Signals,
+    code: int,
+    said: str,
 ) -> None:
     scenario = tmp_path / "slow.yaml"
     scenario.write_text(SLOW.format(roles=roles))
@@ -105,8 +112,9 @@ def test_a_stopped_run_writes_its_record_and_resumes(
         out, err = process.communicate()
         pytest.fail(f"swarm did not stop on {stop.name}:\n{out}\n{err}")
     assert process.returncode == code, err
-    assert said in err and "resume" in err and "Traceback" not in err
-    (record,) = (workspace / ".swarm" / "runs").iterdir()
+    (record,) = runs.iterdir()
+    assert said in err and "Traceback" not in err
+    assert f"resume with: swarm sessions resume {record.name}\n" in err
     summary = json.loads((record / "summary.json").read_text())
     assert summary["interrupted"] is True
     assert summary["script_used"] == {"orchestrator": 1, "developer": 1}
@@ -140,13 +148,13 @@ model:
 
 
 def test_a_resumed_run_gives_its_new_sub_agents_new_paths(
-    swarm: Swarm, roles: Path, tmp_path: Path
+    runs: Path, swarm: Swarm, roles: Path, tmp_path: Path
 ) -> None:
     scenario = tmp_path / "twice.yaml"
     scenario.write_text(TWICE.format(roles=roles))
     workspace = tmp_path / "ws"
     assert swarm("run", scenario, "--workspace", workspace, "--plain").returncode == 0
-    (record,) = (workspace / ".swarm" / "runs").iterdir()
+    (record,) = runs.iterdir()
     resumed = swarm("sessions", "resume", record, "Now", "the", "second", "part", "--plain")
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     sessions = json.loads((record / "summary.json").read_text())["sessions"]
@@ -159,3 +167,76 @@ def test_a_resumed_run_gives_its_new_sub_agents_new_paths(
 def test_resume_of_a_finished_run_needs_a_message(swarm: Swarm, finished_run: Path) -> None:
     done = swarm("sessions", "resume", finished_run)
     assert done.returncode == 2 and "give a message" in done.stderr
+
+
+def test_a_run_killed_mid_call_resumes_without_rerunning_the_shell_call(
+    runs: Path, swarm: Swarm, roles: Path, tmp_path: Path
+) -> None:
+    scenario = tmp_path / "slow.yaml"
+    scenario.write_text(SLOW.format(roles=roles))
+    process = swarm.start("run", scenario, "--workspace", tmp_path / "ws", "--plain")
+    assert process.stdout is not None
+    for line in process.stdout:
+        if "calls shell" in line:
+            break
+    (record,) = runs.iterdir()
+    journal = record / "journal.jsonl"
+    for _ in range(5000):  # until the shell call is decided (its handler is then running)
+        if '"tool": "shell"' in journal.read_text():
+            break
+        time.sleep(0.01)
+    process.send_signal(signal.SIGKILL)  # no cleanup, no summary: a crash
+    process.communicate(timeout=30)
+    assert not (record / "summary.json").exists()
+
+    resumed = swarm("sessions", "resume", record.name, "--plain")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert "All tidy." in resumed.stdout
+    developer = swarm("sessions", "show", record.name, "orchestrator/developer#1")
+    assert "NOT re-run" in developer.stdout and "sleep 60" in developer.stdout
+    audit = [json.loads(line) for line in (record / "audit.jsonl").read_text().splitlines()]
+    cut = [r for r in audit if r.get("outcome") == "interrupted"]
+    assert {r["tool"] for r in cut} == {"shell", "developer"}
+    assert swarm("audit", "verify", record.name).returncode == 0
+    shown = swarm("runs", "show", record.name)
+    assert "Segment 1: killed (interrupted)" in shown.stdout
+    assert "Segment 2: end_turn" in shown.stdout and "Total: 2 segments" in shown.stdout
+
+
+def test_runs_list_finds_a_run_by_its_workspace(
+    swarm: Swarm, finished_run: Path, tmp_path: Path
+) -> None:
+    assert finished_run.name in swarm("runs", "list", tmp_path / "ws").stdout
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    assert finished_run.name not in swarm("runs", "list", elsewhere).stdout
+
+
+def test_events_hold_no_secret_that_the_sessions_keep(
+    runs: Path, swarm: Swarm, roles: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    token = "s3cr3t-value-9f8e7d6c"
+    github = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    monkeypatch.setenv("DEPLOY_TOKEN", token)
+    scenario = tmp_path / "leak.yaml"
+    scenario.write_text(LEAK.format(roles=roles, token=token, github=github))
+    done = swarm("run", scenario, "--workspace", tmp_path / "ws", "--plain")
+    assert done.returncode == 0, done.stdout + done.stderr
+    (record,) = runs.iterdir()
+    events = (record / "events.jsonl").read_text()
+    assert "deploy.txt" in events and "[REDACTED]" in events
+    assert token not in events and github not in events
+    assert token in (record / "sessions.db").read_bytes().decode(errors="replace")
+
+
+LEAK = """team: {roles}
+entry: researcher
+task: What is in deploy.txt?
+files: {{deploy.txt: "token {token} and {github}"}}
+model:
+  script:
+    researcher:
+      - call: read_file
+        args: {{path: deploy.txt}}
+      - text: It holds credentials.
+"""

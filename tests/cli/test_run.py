@@ -21,13 +21,13 @@ def test_scenario_runs_offline_and_builds_the_program(
 
 
 def test_run_record_holds_events_audit_sessions_and_summary(
-    swarm: Swarm, examples: Path, tmp_path: Path
+    runs: Path, swarm: Swarm, examples: Path, tmp_path: Path
 ) -> None:
     workspace = tmp_path / "ws"
     assert (
         swarm("run", examples / "build-a-calculator.yaml", "--workspace", workspace).returncode == 0
     )
-    (record,) = (workspace / ".swarm" / "runs").iterdir()
+    (record,) = runs.iterdir()
     assert {p.name for p in record.iterdir()} >= {
         "events.jsonl",
         "audit.jsonl",
@@ -54,14 +54,14 @@ def test_json_streams_events_then_a_summary(swarm: Swarm, examples: Path, tmp_pa
 
 
 def test_denied_sub_agent_call_is_reported_and_audited(
-    swarm: Swarm, examples: Path, tmp_path: Path
+    runs: Path, swarm: Swarm, examples: Path, tmp_path: Path
 ) -> None:
     workspace = tmp_path / "ws"
     done = swarm("run", examples / "denied-shell.yaml", "--workspace", workspace)
     assert done.returncode == 0, done.stderr
     assert "DENIED shell" in done.stdout and "no-recursive-delete" in done.stdout
     assert "1 denied" in done.stdout
-    (record,) = (workspace / ".swarm" / "runs").iterdir()
+    (record,) = runs.iterdir()
     audit = [json.loads(line) for line in (record / "audit.jsonl").read_text().splitlines()]
     denials = [r for r in audit if r.get("decision") == "deny"]
     assert len(denials) == 1 and denials[0]["rule"] == "no-recursive-delete"

@@ -1,0 +1,206 @@
+"""What a run did: the outcome of a segment, from its events and its calls.
+
+``CallTally`` counts the decisions of a run's calls, ``EventTally`` follows its events (the
+end, the final text, delegations, compactions, errors), and ``build_outcome`` makes the
+``RunOutcome`` whose ``summary()`` becomes ``summary.json``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from swarm.budget import UsageNode
+from swarm.events import (
+    ContextCompacted,
+    Error,
+    IterationEnd,
+    SessionEndEvent,
+    StreamEvent,
+    SubAgentEvent,
+    TextDelta,
+)
+from swarm.messages import ToolResultBlock
+from swarm.run import CallRecord
+from swarm.scenario.spec import Scenario
+from swarm.transports.models import estimate_cost
+from swarm.types import StopReason, Usage
+
+__all__ = ["CallTally", "EventTally", "RunOutcome", "build_outcome", "tree_cost"]
+
+
+@dataclass(slots=True)
+class CallTally:
+    """A ``CallObserver`` counting decisions, and remembering denied calls by path."""
+
+    allowed: int = 0
+    denied: int = 0
+    invalid: int = 0
+    denied_calls: list[tuple[str, str, str]] = field(default_factory=list)
+
+    async def on_decision(self, call: CallRecord) -> None:
+        if call.decision == "allow":
+            self.allowed += 1
+        elif call.decision == "deny":
+            self.denied += 1
+            self.denied_calls.append((call.path, call.tool, call.reason or ""))
+        else:
+            self.invalid += 1
+
+    async def on_finish(self, call: CallRecord, result: ToolResultBlock, duration: float) -> None:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutcome:
+    """What a run did: how it ended, what it cost, what was allowed and denied."""
+
+    run_id: str
+    scenario: str
+    record_dir: Path
+    workspace: Path
+    stop_reason: StopReason
+    final_text: str
+    usage: Usage
+    usage_tree: UsageNode | None
+    cost: float | None
+    allowed: int
+    denied: int
+    denied_calls: tuple[tuple[str, str, str], ...]
+    delegations: tuple[str, ...]
+    compactions: int
+    errors: tuple[str, ...]
+    duration: float
+    root_session: str
+    sessions: Mapping[str, str]
+    interrupted: bool = False
+
+    def summary(self) -> dict[str, Any]:
+        """The JSON document written as ``summary.json``."""
+        return {
+            "run_id": self.run_id,
+            "scenario": self.scenario,
+            "workspace": str(self.workspace),
+            "stop_reason": self.stop_reason.value,
+            "interrupted": self.interrupted,
+            "final_text": self.final_text,
+            "usage": {
+                "input_tokens": self.usage.input_tokens,
+                "output_tokens": self.usage.output_tokens,
+            },
+            "cost_usd": self.cost,
+            "calls": {"allowed": self.allowed, "denied": self.denied},
+            "denied_calls": [
+                {"path": path, "tool": tool, "reason": reason}
+                for path, tool, reason in self.denied_calls
+            ],
+            "delegations": list(self.delegations),
+            "compactions": self.compactions,
+            "errors": list(self.errors),
+            "duration_seconds": round(self.duration, 3),
+            "root_session": self.root_session,
+            "sessions": dict(self.sessions),
+            "usage_tree": _tree_to_dict(self.usage_tree) if self.usage_tree else None,
+        }
+
+
+def _tree_to_dict(node: UsageNode) -> dict[str, Any]:
+    return {
+        "path": node.path,
+        "model": node.model,
+        "input_tokens": node.usage.input_tokens,
+        "output_tokens": node.usage.output_tokens,
+        "subtree_tokens": node.total.total_tokens,
+        "iterations": node.iterations,
+        "stop_reason": node.stop_reason.value if node.stop_reason else None,
+        "cost_usd": _cost(node.model, node.usage),
+        "children": [_tree_to_dict(child) for child in node.children],
+    }
+
+
+def _cost(model: str | None, usage: Usage) -> float | None:
+    return estimate_cost(model, usage) if model else None
+
+
+def tree_cost(node: UsageNode | None) -> float | None:
+    """The estimated dollars of a usage tree, where prices are known."""
+    if node is None:
+        return None
+    prices = [_cost(n.model, n.usage) for n in node.walk()]
+    known = [p for p in prices if p is not None]
+    return sum(known) if known else None
+
+
+@dataclass(slots=True)
+class EventTally:
+    """What the run's events say: the end, the final text, delegations, compactions."""
+
+    end: SessionEndEvent | None = None
+    text: list[str] = field(default_factory=list)
+    last_text: str = ""
+    delegations: dict[str, None] = field(default_factory=dict)
+    compactions: int = 0
+    errors: list[str] = field(default_factory=list)
+
+    def finish_from(self, history: list[Any]) -> None:
+        """End as the stored history did (its last message is the final answer)."""
+        self.last_text = history[-1].text if history else ""
+        self.end = SessionEndEvent(StopReason.end_turn, Usage(), None)
+
+    def see(self, event: StreamEvent) -> None:
+        inner = event
+        if isinstance(event, SubAgentEvent):
+            self.delegations.setdefault(event.path)
+            inner = event.event
+        if isinstance(inner, ContextCompacted):
+            self.compactions += 1
+        elif isinstance(inner, Error):
+            prefix = f"{event.path}: " if isinstance(event, SubAgentEvent) else ""
+            self.errors.append(prefix + inner.message)
+        if isinstance(event, TextDelta):
+            self.text.append(event.delta)
+        elif isinstance(event, SessionEndEvent):
+            self.end = event
+        elif isinstance(event, IterationEnd) and self.text:
+            self.last_text = "".join(self.text)
+            self.text.clear()
+
+
+def build_outcome(
+    scenario: Scenario,
+    run_id: str,
+    record_dir: Path,
+    workspace: Path,
+    final: EventTally,
+    tally: CallTally,
+    budget: Any,
+    duration: float,
+    root_session: str,
+    sessions: Mapping[str, str],
+) -> RunOutcome:
+    end = final.end
+    tree = end.usage_tree if end is not None else (budget.report() if budget is not None else None)
+    usage = tree.total if tree is not None else (end.total_usage if end else Usage())
+    return RunOutcome(
+        run_id=run_id,
+        scenario=scenario.name,
+        record_dir=record_dir,
+        workspace=workspace,
+        stop_reason=end.stop_reason if end is not None else StopReason.cancelled,
+        final_text=final.last_text,
+        usage=usage,
+        usage_tree=tree,
+        cost=tree_cost(tree),
+        allowed=tally.allowed,
+        denied=tally.denied,
+        denied_calls=tuple(tally.denied_calls),
+        delegations=tuple(final.delegations),
+        compactions=final.compactions,
+        errors=tuple(final.errors),
+        duration=duration,
+        root_session=root_session,
+        sessions=dict(sessions),
+        interrupted=end is None,
+    )

@@ -1,0 +1,307 @@
+"""A run's record on disk: where it lives, its manifest, and its journal.
+
+Records live outside the workspace, in the user's state directory
+(``$XDG_STATE_HOME/swarm/runs/<run id>``, default ``~/.local/state``; on macOS
+``~/Library/Application Support/swarm/runs``), in directories created ``0700``, so an
+agent working in the workspace neither sees nor edits them. One run's directory holds::
+
+    manifest.json   what the run is (scenario, team, policy, model, workspace, hashes),
+                    written atomically before the first model call
+    audit.key       the run's audit key (0600), never handed to a tool
+    audit.jsonl     the keyed, hash-chained audit log; head.json its anchored head
+    events.jsonl    every event, secrets redacted
+    sessions.db     every agent's history (what the model saw), for inspection and resume
+    journal.jsonl   what resuming after a crash needs: agents' sessions, tool calls decided
+                    and finished, scripted turns taken, segments started
+    summary.json    written when a segment ends; every segment and the totals
+
+A run killed at any instant leaves a manifest and a journal that ``resume_run`` reads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import time
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from swarm.errors import ConfigError
+from swarm.messages import ToolResultBlock
+from swarm.run import CallRecord
+
+__all__ = [
+    "JOURNAL",
+    "Journal",
+    "JournalState",
+    "RunRecord",
+    "default_runs_dir",
+    "file_hash",
+    "new_run_id",
+    "read_journal",
+]
+
+JOURNAL = "journal.jsonl"
+_PRIVATE = 0o700
+
+
+def default_runs_dir(environ: Mapping[str, str] | None = None) -> Path:
+    """Where run records go unless told: ``$XDG_STATE_HOME/swarm/runs`` (default
+    ``~/.local/state``), or ``~/Library/Application Support/swarm/runs`` on macOS."""
+    env = os.environ if environ is None else environ
+    state = env.get("XDG_STATE_HOME")
+    if state and Path(state).is_absolute():
+        return Path(state) / "swarm" / "runs"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / "swarm" / "runs"
+    return Path.home() / ".local" / "state" / "swarm" / "runs"
+
+
+def new_run_id() -> str:
+    """A new run id: the UTC time and six random hex digits (``20261123-233918-1a2b3c``)."""
+    return datetime.now(UTC).strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+
+
+def file_hash(path: Path | None) -> str | None:
+    """``sha256:`` and the hash of a file's bytes, or of a directory's files (names and
+    bytes, sorted); ``None`` when there is nothing to hash."""
+    if path is None or not path.exists():
+        return None
+    digest = hashlib.sha256()
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    for file in files:
+        digest.update(str(file.relative_to(path) if path.is_dir() else file.name).encode())
+        digest.update(b"\0" + file.read_bytes() + b"\0")
+    return "sha256:" + digest.hexdigest()
+
+
+def _private_dir(path: Path) -> None:
+    """Create ``path`` and its missing parents ``0700`` (``mkdir(parents=True)`` would give
+    the parents the umask's mode)."""
+    missing = [p for p in (path, *path.parents) if not p.exists()]
+    for directory in reversed(missing):
+        directory.mkdir(mode=_PRIVATE, exist_ok=True)
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    partial = path.with_name(path.name + ".partial")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(partial, flags, 0o600)
+    try:
+        os.write(fd, (text + "\n").encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(partial, path)
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    """The directory of one run, and the names of its files."""
+
+    dir: Path
+
+    @property
+    def manifest(self) -> Path:
+        """``manifest.json``: what the run is; written before the first model call."""
+        return self.dir / "manifest.json"
+
+    @property
+    def key(self) -> Path:
+        """``audit.key``: the audit log's key (``0600``)."""
+        return self.dir / "audit.key"
+
+    @property
+    def audit(self) -> Path:
+        """``audit.jsonl``: the audit log."""
+        return self.dir / "audit.jsonl"
+
+    @property
+    def head(self) -> Path:
+        """``head.json``: the audit log's anchored head."""
+        return self.dir / "head.json"
+
+    @property
+    def events(self) -> Path:
+        """``events.jsonl``: every event, secrets redacted."""
+        return self.dir / "events.jsonl"
+
+    @property
+    def sessions(self) -> Path:
+        """``sessions.db``: the agents' histories."""
+        return self.dir / "sessions.db"
+
+    @property
+    def journal(self) -> Path:
+        """``journal.jsonl``: what resuming after a crash needs."""
+        return self.dir / JOURNAL
+
+    @property
+    def summary(self) -> Path:
+        """``summary.json``: every segment and the totals; absent while a run is going or
+        after a crash."""
+        return self.dir / "summary.json"
+
+    @classmethod
+    def create(cls, runs_dir: Path, run_id: str) -> RunRecord:
+        """Make a new run's directory (``0700``, parents too). Raises ``ConfigError`` when
+        it exists or cannot be made."""
+        try:
+            _private_dir(runs_dir)
+            directory = runs_dir / run_id
+            directory.mkdir(mode=_PRIVATE)
+            directory.chmod(_PRIVATE)
+        except FileExistsError:
+            raise ConfigError("a run record with this id exists", path=runs_dir / run_id) from None
+        except OSError as exc:
+            raise ConfigError(f"cannot create the run record: {exc}", path=runs_dir) from None
+        return cls(directory)
+
+    def write_manifest(self, manifest: Mapping[str, Any]) -> None:
+        """Write ``manifest.json`` atomically (a temporary file, fsynced, renamed)."""
+        _write_atomically(self.manifest, json.dumps(manifest, indent=2))
+
+    def write_summary(self, summary: Mapping[str, Any]) -> None:
+        """Write ``summary.json`` atomically."""
+        _write_atomically(self.summary, json.dumps(summary, indent=2))
+
+    def read_manifest(self) -> dict[str, Any]:
+        """The manifest. Raises ``ConfigError`` when it is missing or unreadable."""
+        try:
+            data = json.loads(self.manifest.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(
+                "this run record has no manifest: the run stopped before it started, or it"
+                " is not a run record",
+                path=self.dir,
+            ) from None
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"cannot read the manifest: {exc}", path=self.manifest) from None
+        if not isinstance(data, dict) or "run_id" not in data:
+            raise ConfigError("not a run manifest", path=self.manifest)
+        return data
+
+    def read_summary(self) -> dict[str, Any] | None:
+        """The summary, or ``None`` when there is none yet (the run is going or was
+        killed). Raises ``ConfigError`` when it exists but cannot be read."""
+        try:
+            data = json.loads(self.summary.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"cannot read the run summary: {exc}", path=self.summary) from None
+        return data if isinstance(data, dict) else None
+
+
+class Journal:
+    """The crash journal of a run: appended with one ``write`` per line, so a process
+    killed at any instant leaves whole lines (and, at worst, a cut last line that readers
+    skip). A ``CallObserver``: it records each call decided (with its arguments as the
+    model sent them) and finished (with its result), so a resumed run can give every call
+    that a crash cut short a result, in the history the model sees.
+    """
+
+    def __init__(self, path: Path, *, idempotent: Mapping[str, bool] | None = None) -> None:
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+        self._fd = os.open(path, flags, 0o600)
+        self._idempotent = idempotent if idempotent is not None else {}
+
+    def _line(self, data: dict[str, Any]) -> None:
+        data["t"] = round(time.time(), 3)
+        os.write(self._fd, (json.dumps(data, default=str) + "\n").encode())
+
+    def segment(self, number: int) -> None:
+        """A segment (the first run, or a resume) starts."""
+        self._line({"segment": number})
+
+    def agent(self, path: str, session: str) -> None:
+        """The agent at ``path`` keeps its history in ``session``."""
+        self._line({"agent": path, "session": session})
+
+    def turn(self, path: str, role: str, index: int, calls: int) -> None:
+        """A scripted model handed the agent at ``path`` turn ``index`` of ``role``'s
+        script, which makes ``calls`` calls."""
+        self._line({"turn": role, "index": index, "path": path, "calls": calls})
+
+    async def on_decision(self, call: CallRecord) -> None:
+        """Record the call, as the model made it, before its handler runs."""
+        self._line(
+            {
+                "decided": call.call_id,
+                "path": call.path,
+                "tool": call.tool,
+                "input": call.input,
+                "idempotent": self._idempotent.get(call.tool, False),
+            }
+        )
+
+    async def on_finish(self, call: CallRecord, result: ToolResultBlock, duration: float) -> None:
+        """Record the call's result (what the model will see)."""
+        self._line(
+            {
+                "finished": call.call_id,
+                "path": call.path,
+                "text": result.text,
+                "error": result.is_error,
+            }
+        )
+
+    def close(self) -> None:
+        """Close the file."""
+        os.close(self._fd)
+
+
+@dataclass(slots=True)
+class JournalState:
+    """What a journal says: agents' sessions, calls decided (in order) and finished,
+    scripted turns taken per role (and the last one each agent took: role, index, calls),
+    and segments (their start times)."""
+
+    sessions: dict[str, str] = field(default_factory=dict)
+    decided: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    finished: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    turns: dict[str, int] = field(default_factory=dict)
+    last_turn: dict[str, tuple[str, int, int]] = field(default_factory=dict)
+    segments: list[float] = field(default_factory=list)
+    last_time: float | None = None
+
+    def unfinished(self) -> Iterable[dict[str, Any]]:
+        """Calls decided that never finished."""
+        return (entry for key, entry in self.decided.items() if key not in self.finished)
+
+
+def read_journal(path: Path) -> JournalState:
+    """Read a journal (a missing one is empty); lines a crash cut short are skipped."""
+    state = JournalState()
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return state
+    for line in raw.splitlines():
+        try:
+            data = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(data, dict):
+            continue
+        state.last_time = data.get("t", state.last_time)
+        if "segment" in data:
+            state.segments.append(float(data.get("t", 0)))
+        elif "agent" in data:
+            state.sessions[str(data["agent"])] = str(data["session"])
+        elif "turn" in data:
+            role = str(data["turn"])
+            state.turns[role] = max(state.turns.get(role, 0), int(data["index"]) + 1)
+            if "path" in data:
+                state.last_turn[str(data["path"])] = (role, int(data["index"]), int(data["calls"]))
+        elif "decided" in data:
+            state.decided[(str(data["path"]), str(data["decided"]))] = data
+        elif "finished" in data:
+            state.finished[(str(data["path"]), str(data["finished"]))] = data
+    return state
