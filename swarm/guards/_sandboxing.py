@@ -42,6 +42,16 @@ class SandboxFile(pydantic.BaseModel):
     network: Network | None = None
     env: list[EnvName] | None = None
 
+    @pydantic.field_validator("mode", mode="before")
+    @classmethod
+    def _yaml_off(cls, value: Any) -> Any:
+        """YAML reads a bare ``off`` as false: take it as the word it was."""
+        if value is False:
+            return "off"
+        if value is True:
+            raise ValueError("say which mode: required, auto or off")
+        return value
+
 
 def merge_sandbox(spec: SandboxFile | None, base: SandboxSettings | None) -> SandboxSettings | None:
     """The settings ``spec`` gives over those it inherits, field by field."""

@@ -131,7 +131,7 @@ class _PolicyFile(_Model):
     @classmethod
     def _mode_alone(cls, value: Any) -> Any:
         """``sandbox: required`` is short for ``sandbox: {mode: required}``."""
-        return {"mode": value} if isinstance(value, str) else value
+        return {"mode": value} if isinstance(value, str | bool) else value
 
 
 def _globs(value: Globs | None) -> tuple[str, ...]:

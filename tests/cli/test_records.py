@@ -180,9 +180,9 @@ def test_a_run_killed_mid_call_resumes_without_rerunning_the_shell_call(
         if "calls shell" in line:
             break
     (record,) = runs.iterdir()
-    journal = record / "journal.jsonl"
+    journal, log = record / "journal.jsonl", record / "audit.jsonl"
     for _ in range(5000):  # until the shell call is decided (its handler is then running)
-        if '"tool": "shell"' in journal.read_text():
+        if '"tool": "shell"' in journal.read_text() and '"shell"' in log.read_text():
             break
         time.sleep(0.01)
     process.send_signal(signal.SIGKILL)  # no cleanup, no summary: a crash

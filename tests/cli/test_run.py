@@ -172,10 +172,12 @@ def test_run_prints_records_and_audits_its_sandbox_and_hides_the_records(
     scenario = tmp_path / "spy.yaml"
     scenario.write_text(SPY.format(roles=roles))
     workspace = tmp_path / "ws"
-    done = swarm("run", scenario, "--workspace", workspace, "--plain")
+    # records inside the workspace: the hardest place to hide them from its commands
+    runs = workspace / ".swarm" / "runs"
+    done = swarm("run", scenario, "--workspace", workspace, "--runs-dir", runs, "--plain")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[0] == f"sandbox: {expected}"
-    (record,) = (workspace / ".swarm" / "runs").iterdir()
+    (record,) = runs.iterdir()
     assert json.loads((record / "summary.json").read_text())["config"]["sandbox"] == expected
     audit = [json.loads(line) for line in (record / "audit.jsonl").read_text().splitlines()]
     [decision] = [r for r in audit if r["event"] == "decision" and r["tool"] == "shell"]

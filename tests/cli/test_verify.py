@@ -204,16 +204,35 @@ model:
 """
 
 
-def test_an_agent_rewriting_the_log_during_the_run_is_detected(
-    swarm: Swarm, runs: Path, state_home: Path, tmp_path: Path
-) -> None:
+def _rewrite_run(
+    swarm: Swarm, runs: Path, state_home: Path, tmp_path: Path, policy: str
+) -> tuple[Path, list[dict[str, Any]]]:
+    """A run whose agent runs a script rewriting the audit log, under ``policy``."""
     roles = Path(__file__).parents[2] / "roles"
+    (tmp_path / "policy.yaml").write_text(policy)
     scenario = tmp_path / "rewrite.yaml"
-    scenario.write_text(AGENT.format(roles=roles, script=json.dumps(REWRITE), state=state_home))
+    text = AGENT.format(roles=roles, script=json.dumps(REWRITE), state=state_home)
+    scenario.write_text(text + "policy: policy.yaml\n")
     done = swarm("run", scenario, "--workspace", tmp_path / "ws", "--plain")
     assert done.returncode == 0, done.stdout + done.stderr
     (record,) = runs.iterdir()
-    records = _records(record / "audit.jsonl")
+    return record, _records(record / "audit.jsonl")
+
+
+def test_an_agent_cannot_reach_the_log_from_the_sandbox(
+    swarm: Swarm, runs: Path, state_home: Path, tmp_path: Path
+) -> None:
+    policy = "name: sandboxed\nextend: builtin:default\nsandbox: required\n"
+    record, records = _rewrite_run(swarm, runs, state_home, tmp_path, policy)
+    assert any(r.get("decision") == "deny" for r in records)  # the denial is still there
+    assert swarm("audit", "verify", record.name).returncode == 0
+
+
+def test_an_agent_rewriting_the_log_without_a_sandbox_is_detected(
+    swarm: Swarm, runs: Path, state_home: Path, tmp_path: Path
+) -> None:
+    policy = "name: unsandboxed\nextend: builtin:default\nsandbox: off\n"
+    record, records = _rewrite_run(swarm, runs, state_home, tmp_path, policy)
     assert not any(r.get("decision") == "deny" for r in records)  # the script did rewrite it
     verified = swarm("audit", "verify", record.name)
     assert verified.returncode == 1 and "MAC does not match" in verified.stdout

@@ -28,6 +28,16 @@ def test_a_mode_alone(tmp_path: Path) -> None:
     assert p.sandbox == SandboxSettings(mode="required")
 
 
+@pytest.mark.parametrize("text", ["sandbox: off\n", "sandbox: {mode: off}\n", "sandbox: 'off'\n"])
+def test_off_written_bare_is_off_though_yaml_reads_it_as_false(tmp_path: Path, text: str) -> None:
+    assert load_policy(write(tmp_path, "p.yaml", text)).sandbox == SandboxSettings(mode="off")
+
+
+def test_a_bare_yes_is_refused_naming_the_modes(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="required, auto or off"):
+        load_policy(write(tmp_path, "p.yaml", "sandbox: {mode: yes}\n"))
+
+
 def test_a_mapping_with_every_field(tmp_path: Path) -> None:
     text = "sandbox:\n  mode: auto\n  network: host\n  env: [CARGO_HOME, GOPATH]\n"
     p = load_policy(write(tmp_path, "p.yaml", text))
