@@ -1,15 +1,18 @@
 """The built-in workspace tools: files, search, shell, notes, todo and ask_user.
 
-Every tool is confined to its workspace by itself (paths through ``..``, absolute paths
-elsewhere and symlinks leading out are refused), whatever policy guards the run; path
-arguments are named ``path`` or ``directory`` so the policy's ``PathGuard`` finds them.
-swarm keeps its own state in the workspace's ``.swarm/`` folder (notes, the task list,
-run records): listing and searching skip it and the file tools do not write there.
+Every tool is confined to its workspace by itself, whatever policy guards the run: paths
+through ``..`` out of it and absolute paths elsewhere are refused, and the file tools open
+paths a component at a time relative to directory descriptors, refusing every symlink, so
+a process racing them (a shell command swapping a directory for a link) cannot lead them
+out. Path arguments are named ``path`` or ``directory`` so the policy's ``PathGuard``
+finds them. swarm keeps its own state in the workspace's ``.swarm/`` folder (notes, the
+task list, run records): listing and searching skip it, the file tools do not write there,
+and run records (``.swarm/runs`` and any ``protected`` path) are not read either.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +49,7 @@ def make_toolbox(
     output_limit: int = 40_000,
     ask: Ask | None = None,
     shell_env: Mapping[str, str] | None = None,
+    protected: Iterable[Path] = (),
 ) -> dict[str, Tool[Any]]:
     """The built-in tools for ``workspace`` (created if missing), by name (``TOOL_NAMES``).
 
@@ -56,6 +60,8 @@ def make_toolbox(
     ``shell_env`` is the environment of shell commands (``None``: this process's without
     anything that looks like a secret, as ``safe_environment`` gives; pass ``os.environ``
     to hand the agents everything, API keys included).
+    ``protected`` are absolute paths (run records) that no file tool reads, writes or
+    lists, even inside the workspace; the workspace's ``.swarm/runs`` always is.
 
     Raises ``ValueError`` for a timeout or limit that is not positive.
     """
@@ -65,7 +71,7 @@ def make_toolbox(
         raise ValueError(f"output_limit must be at least 100 characters, not {output_limit!r}")
     root = Path(workspace)
     root.mkdir(parents=True, exist_ok=True)
-    space = Workspace(root)
+    space = Workspace(root, protected=protected)
     tools: list[Tool[Any]] = [
         *file_tools(space, output_limit=output_limit),
         list_files_tool(space, output_limit=output_limit),
