@@ -102,10 +102,30 @@ def open_leaf(parent: int, parts: Parts) -> tuple[int, os.stat_result]:
     closes the descriptor. Raises ``ToolError`` for a symlink, ``OSError`` otherwise."""
     fd = _open_component(parent, parts, _LEAF_FLAGS)
     try:
-        return fd, os.fstat(fd)
+        return fd, _still_named(fd, parent, parts)
     except BaseException:
         os.close(fd)
         raise
+
+
+def _still_named(fd: int, parent: int, parts: Parts) -> os.stat_result:
+    """The ``fstat`` of ``fd``, opened as ``parts[-1]`` in ``parent``, for a regular file
+    taken after checking that the name still leads to it.
+
+    A hard link to an outside file can be opened and then unlinked, leaving a descriptor
+    whose file has one link, outside. Once the name is seen to lead to the open file,
+    the link count it shows counts the name in the workspace.
+    """
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        return info
+    try:
+        named = os.stat(parts[-1], dir_fd=parent, follow_symlinks=False)
+    except FileNotFoundError:
+        named = None
+    if named is None or (named.st_dev, named.st_ino) != (info.st_dev, info.st_ino):
+        raise ToolError(f"'{'/'.join(parts)}' changed while it was being opened; try again")
+    return named
 
 
 @contextmanager
@@ -187,7 +207,8 @@ def append_at(parent: int, parts: Parts, data: bytes) -> None:
             raise _symlink(parts) from None
         raise
     try:
-        require_single_file(os.fstat(fd), "/".join(parts), "nothing is appended to it")
+        info = _still_named(fd, parent, parts)
+        require_single_file(info, "/".join(parts), "nothing is appended to it")
         os.write(fd, data)
     finally:
         os.close(fd)

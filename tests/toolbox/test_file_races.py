@@ -24,7 +24,7 @@ from swarm import Tool, ToolError
 from swarm.toolbox import make_toolbox
 
 MIN_FLIPS = 1_000
-MIN_CALLS = 300
+MIN_CALLS = 1_000
 
 Snapshot = dict[str, tuple[str, bytes, int]]
 
@@ -109,8 +109,9 @@ def file_states(ws: Path, outside: Path) -> Iterator[Callable[[], None]]:
     def as_fifo() -> None:
         os.mkfifo(f)
 
-    states = [as_file, as_link, as_file, as_hard_link, as_dir_link, as_dir, as_fifo]
-    return itertools.cycle(states)
+    # Mostly ways out, so that many calls meet one.
+    states = [as_file, as_link, as_hard_link, as_dir_link, as_hard_link, as_dir, as_link]
+    return itertools.cycle([*states, as_hard_link, as_fifo, as_hard_link])
 
 
 class Flipper(threading.Thread):
