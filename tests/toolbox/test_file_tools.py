@@ -164,7 +164,7 @@ async def test_write_file_refuses_a_symlink_even_one_pointing_inside(
 ) -> None:
     (ws / "real.txt").write_text("old")
     os.symlink("real.txt", ws / "alias.txt")
-    with pytest.raises(ToolError, match="'alias.txt' is a symbolic link; the file tools do not"):
+    with pytest.raises(ToolError, match=r"'alias\.txt' is a symbolic link; the file tools do not"):
         await tools["write_file"](path="alias.txt", content="new")
     assert (ws / "alias.txt").is_symlink() and (ws / "real.txt").read_text() == "old"
 
