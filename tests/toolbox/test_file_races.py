@@ -82,7 +82,7 @@ def directory_states(ws: Path, outside: Path) -> Iterator[Callable[[], None]]:
     def as_link() -> None:
         os.symlink(outside, ws / "d")
 
-    return itertools.cycle([as_dir, as_link, as_file, as_link])
+    return itertools.cycle([as_dir, as_link, as_dir, as_link, as_file, as_link])
 
 
 def file_states(ws: Path, outside: Path) -> Iterator[Callable[[], None]]:
