@@ -152,7 +152,7 @@ def calls() -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
-def race(tools: dict[str, Tool[Any]], flipper: Flipper, secret: str) -> list[str]:
+def race(tools: dict[str, Tool[Any]], flipper: Flipper) -> list[str]:
     """Call the tools' handlers round and round until the flipper has flipped
     ``MIN_FLIPS`` times and at least ``MIN_CALLS`` calls ran; every result and error."""
     seen: list[str] = []
@@ -200,7 +200,7 @@ def test_racing_a_path_through_a_flipped_entry_never_leaves_the_workspace(
     states = directory_states(ws, outside) if flipped == "directory" else file_states(ws, outside)
     target = ws / "d" if flipped == "directory" else ws / "d" / "f"
     before = snapshot(outside)
-    seen = race(tools, Flipper(target, states), secret)
+    seen = race(tools, Flipper(target, states))
     assert len(seen) >= MIN_CALLS
     assert_nothing_escaped(ws, outside, before, seen, secret)
 
