@@ -63,7 +63,8 @@ def make_toolbox(
     ``protected`` are absolute paths (run records) that no file tool reads, writes or
     lists, even inside the workspace; the workspace's ``.swarm/runs`` always is.
 
-    Raises ``ValueError`` for a timeout or limit that is not positive.
+    Raises ``ValueError`` for a timeout or limit that is not positive, or a protected
+    path that is not absolute.
     """
     if shell_timeout <= 0:
         raise ValueError(f"shell_timeout must be positive, not {shell_timeout!r}")

@@ -36,7 +36,8 @@ class Workspace:
 
     The tools check confinement themselves, whatever policy guards the calls. ``protected``
     are absolute paths (run records) that no file tool reads, writes or lists even when
-    they lie inside; the workspace's own ``.swarm/runs`` always is.
+    they lie inside; the workspace's own ``.swarm/runs`` always is. Raises
+    ``ValueError`` for a protected path that is not absolute.
     """
 
     def __init__(self, root: str | Path, *, protected: Iterable[Path] = ()) -> None:
@@ -45,6 +46,8 @@ class Workspace:
         self._aliases = (self.root, given)
         hidden = {tuple(RUNS_DIR.split("/"))}
         for path in protected:
+            if not Path(path).is_absolute():
+                raise ValueError(f"protected paths must be absolute, not {str(path)!r}")
             for alias in {Path(os.path.abspath(path)), Path(os.path.realpath(path))}:
                 parts = self._inside(alias)
                 if parts is not None:

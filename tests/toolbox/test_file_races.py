@@ -343,6 +343,11 @@ async def test_protected_run_records_are_refused(
     assert (records / "audit.jsonl").read_text() == "the audit log\n"
 
 
+def test_a_relative_protected_path_is_refused(ws: Path) -> None:
+    with pytest.raises(ValueError, match="protected paths must be absolute, not 'records'"):
+        make_toolbox(ws, protected=[Path("records")])
+
+
 @pytest.mark.anyio
 async def test_protected_run_records_are_left_out_of_listing_and_search(
     ws: Path, records: Path
