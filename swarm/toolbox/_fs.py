@@ -99,33 +99,52 @@ def open_dir(root: Path, parts: Parts, *, create: bool = False) -> Iterator[int]
 def open_leaf(parent: int, parts: Parts) -> tuple[int, os.stat_result]:
     """The entry ``parts[-1]`` of directory ``parent`` opened for reading, and its
     ``fstat``: a file, a directory or anything else (a FIFO does not block). The caller
-    closes the descriptor. Raises ``ToolError`` for a symlink, ``OSError`` otherwise."""
+    closes the descriptor. Raises ``ToolError`` for a symlink, or when the name was
+    changed to another file while it was opened; ``OSError`` otherwise.
+
+    For a regular file, ``st_nlink`` is the most links seen in four looks: the name
+    before opening, the open file, the name again, the open file again. A hard link to
+    an outside file can be opened and then unlinked, leaving a descriptor whose one link
+    is outside; and a ``stat`` of a name racing its unlink can find it and then count
+    the links left. To pass, a link made and removed by another process must fall
+    inside both name lookups' own instants; nothing narrower is possible without a
+    lock on the directory, which the system does not offer.
+    """
+    before = _lstat(parent, parts[-1])
     fd = _open_component(parent, parts, _LEAF_FLAGS)
     try:
-        return fd, _still_named(fd, parent, parts)
+        return fd, _judged(fd, parent, parts, before)
     except BaseException:
         os.close(fd)
         raise
 
 
-def _still_named(fd: int, parent: int, parts: Parts) -> os.stat_result:
-    """The ``fstat`` of ``fd``, opened as ``parts[-1]`` in ``parent``, for a regular file
-    taken after checking that the name still leads to it.
+def _lstat(parent: int, name: str) -> os.stat_result | None:
+    try:
+        return os.stat(name, dir_fd=parent, follow_symlinks=False)
+    except OSError:
+        return None  # opening it says why
 
-    A hard link to an outside file can be opened and then unlinked, leaving a descriptor
-    whose file has one link, outside. Once the name is seen to lead to the open file,
-    the link count it shows counts the name in the workspace.
-    """
+
+def _judged(
+    fd: int, parent: int, parts: Parts, before: os.stat_result | None, *, created: bool = False
+) -> os.stat_result:
+    """The ``fstat`` of ``fd``, opened as ``parts[-1]`` in ``parent``; for a regular file
+    with the most links of the four looks (see ``open_leaf``). ``created``: nothing
+    may have been there before (``O_CREAT`` made it)."""
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
         return info
-    try:
-        named = os.stat(parts[-1], dir_fd=parent, follow_symlinks=False)
-    except FileNotFoundError:
-        named = None
-    if named is None or (named.st_dev, named.st_ino) != (info.st_dev, info.st_ino):
+    looks = [before, info, _lstat(parent, parts[-1]), os.fstat(fd)]
+    if created and before is None:
+        looks[0] = info
+    if any(look is None or _inode(look) != _inode(info) for look in looks):
         raise ToolError(f"'{'/'.join(parts)}' changed while it was being opened; try again")
-    return named
+    return max((look for look in looks if look is not None), key=lambda look: look.st_nlink)
+
+
+def _inode(info: os.stat_result) -> tuple[int, int]:
+    return info.st_dev, info.st_ino
 
 
 @contextmanager
@@ -200,6 +219,7 @@ def append_at(parent: int, parts: Parts, data: bytes) -> None:
     missing. Raises ``ToolError`` for a symlink, a FIFO or device, or a file with several
     hard links (appending would write through the link); ``OSError`` otherwise."""
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | _CLOEXEC
+    before = _lstat(parent, parts[-1])
     try:
         fd = os.open(parts[-1], flags, 0o666, dir_fd=parent)
     except OSError as exc:
@@ -207,7 +227,7 @@ def append_at(parent: int, parts: Parts, data: bytes) -> None:
             raise _symlink(parts) from None
         raise
     try:
-        info = _still_named(fd, parent, parts)
+        info = _judged(fd, parent, parts, before, created=True)
         require_single_file(info, "/".join(parts), "nothing is appended to it")
         os.write(fd, data)
     finally:
