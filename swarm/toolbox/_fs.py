@@ -5,7 +5,9 @@ opened relative to its parent's descriptor with ``O_NOFOLLOW``: a symlink anywhe
 path is refused, and what was checked is what is used, whatever another process renames
 or swaps meanwhile. Files are opened with ``O_NONBLOCK`` (a FIFO cannot block the call)
 and judged by ``fstat`` on the open descriptor. A regular file with more than one hard
-link may be the same file as one outside the workspace, so it is not read.
+link may be the same file as one outside the workspace, so it is not read; its link count
+is taken from four looks (``open_leaf``), because one can be fooled by a link removed
+while it is read. Writes never go through an existing file: a new one is renamed over it.
 """
 
 from __future__ import annotations

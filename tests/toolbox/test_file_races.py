@@ -264,9 +264,7 @@ async def test_a_hard_linked_file_is_refused(
 
 
 @pytest.mark.anyio
-async def test_listing_and_search_leave_hard_linked_files_out(
-    ws: Path, outside: Path, secret: str
-) -> None:
+async def test_listing_and_search_leave_hard_linked_files_out(ws: Path, outside: Path) -> None:
     os.link(outside / "f", ws / "linked.txt")
     (ws / "mine.txt").write_text("inside mine\n")
     tools = make_toolbox(ws)
