@@ -372,3 +372,25 @@ async def test_notes_refuse_a_notes_file_linked_outside(ws: Path, outside: Path)
     with pytest.raises(ToolError, match=r"'\.swarm/notes\.md' is a symbolic link"):
         await notes(action="list")
     assert snapshot(outside) == before
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("name", ["todo.db", "todo.db-journal"])
+async def test_todo_refuses_a_database_file_linked_outside(
+    ws: Path, outside: Path, name: str
+) -> None:
+    (ws / ".swarm").mkdir()
+    os.symlink(outside / "f", ws / ".swarm" / name)
+    before = snapshot(outside)
+    with pytest.raises(ToolError, match=rf"\.swarm/{name} is not a plain file"):
+        await make_toolbox(ws)["todo"](action="add", text="a task")
+    assert snapshot(outside) == before
+
+
+@pytest.mark.anyio
+async def test_todo_refuses_a_state_folder_linked_outside(ws: Path, outside: Path) -> None:
+    os.symlink(outside, ws / ".swarm")
+    before = snapshot(outside)
+    with pytest.raises(ToolError, match=r"'\.swarm' is a symbolic link"):
+        await make_toolbox(ws)["todo"](action="add", text="a task")
+    assert snapshot(outside) == before
