@@ -1,10 +1,13 @@
 """The built-in workspace tools: files, search, shell, notes, todo and ask_user.
 
-Every tool is confined to its workspace by itself (paths through ``..``, absolute paths
-elsewhere and symlinks leading out are refused), whatever policy guards the run; path
-arguments are named ``path`` or ``directory`` so the policy's ``PathGuard`` finds them.
-swarm keeps its own state in the workspace's ``.swarm/`` folder (notes, the task list,
-run records): listing and searching skip it and the file tools do not write there.
+Every tool is confined to its workspace by itself, whatever policy guards the run: paths
+through ``..`` out of it and absolute paths elsewhere are refused, and the file tools open
+paths a component at a time relative to directory descriptors, refusing every symlink, so
+a process racing them (a shell command swapping a directory for a link) cannot lead them
+out. Path arguments are named ``path`` or ``directory`` so the policy's ``PathGuard``
+finds them. swarm keeps its own state in the workspace's ``.swarm/`` folder (notes, the
+task list, run records): listing and searching skip it, the file tools do not write there,
+and run records (``.swarm/runs`` and any ``protected`` path) are not read either.
 """
 
 from __future__ import annotations
@@ -65,11 +68,13 @@ def make_toolbox(
 
     Shell commands run in a sandbox: ``sandbox`` gives the settings used when no policy
     notes its own on the call (default ``SandboxSettings()``: a sandbox when one works,
-    else unconfined with a warning; no network); ``protected`` paths (run records) are
-    invisible to commands; ``find`` picks the tier (default ``find_sandbox``; tests pass
-    one that finds nothing).
+    else unconfined with a warning; no network); ``find`` picks the tier (default
+    ``find_sandbox``; tests pass one that finds nothing). ``protected`` are absolute paths
+    (run records) invisible to commands and that no file tool reads, writes or lists,
+    even inside the workspace; the workspace's ``.swarm/runs`` always is.
 
-    Raises ``ValueError`` for a timeout or limit that is not positive.
+    Raises ``ValueError`` for a timeout or limit that is not positive, or a protected
+    path that is not absolute.
     """
     if shell_timeout <= 0:
         raise ValueError(f"shell_timeout must be positive, not {shell_timeout!r}")
@@ -77,7 +82,8 @@ def make_toolbox(
         raise ValueError(f"output_limit must be at least 100 characters, not {output_limit!r}")
     root = Path(workspace)
     root.mkdir(parents=True, exist_ok=True)
-    space = Workspace(root)
+    hidden = tuple(Path(p) for p in protected)
+    space = Workspace(root, protected=hidden)
     tools: list[Tool[Any]] = [
         *file_tools(space, output_limit=output_limit),
         list_files_tool(space, output_limit=output_limit),
@@ -88,7 +94,7 @@ def make_toolbox(
             output_limit=output_limit,
             env=shell_env,
             sandbox=ToolSandbox(sandbox or SandboxSettings(), find),
-            protected=tuple(Path(p) for p in protected),
+            protected=hidden,
         ),
         notes_tool(space, output_limit=output_limit),
         todo_tool(space),

@@ -1,116 +1,110 @@
-"""Confinement: every path a built-in tool touches resolves inside the workspace.
+"""Confinement: which workspace entry a path argument names, decided on the text alone.
 
-Also the two things every file-walking tool shares: which directories are never walked
-(``SKIPPED_DIRS``) and how a glob such as ``src/**/*.py`` or ``*.{ts,tsx}`` is matched.
+A path is turned into its components below the workspace root (``..`` resolved lexically,
+never on disk); ``swarm.toolbox._fs`` then walks those components with directory
+descriptors, refusing symlinks, so what is checked is what is opened. Also the two things
+every file-walking tool shares: which directories are never walked (``SKIPPED_DIRS``) and
+how a glob such as ``src/**/*.py`` or ``*.{ts,tsx}`` is matched.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from swarm.errors import ToolError
 
-__all__ = ["SKIPPED_DIRS", "STATE_DIR", "Workspace", "glob_matcher"]
+__all__ = ["RUNS_DIR", "SKIPPED_DIRS", "STATE_DIR", "Parts", "Workspace", "glob_matcher"]
 
 STATE_DIR = ".swarm"
 """The workspace folder holding swarm's own state: notes, the task list, run records."""
 
+RUNS_DIR = f"{STATE_DIR}/runs"
+"""Where run records go by default; the file tools never read, write or list it."""
+
 SKIPPED_DIRS = frozenset({".git", STATE_DIR, "__pycache__", ".venv", "venv", "node_modules"})
 """Directories that listing and searching never walk into."""
 
+Parts = tuple[str, ...]
+"""A workspace entry as its path components below the root; ``()`` is the root itself."""
+
 
 class Workspace:
-    """The directory the agents work in; ``resolve`` refuses anything outside it.
+    """The directory the agents work in; ``locate`` refuses anything outside it.
 
-    The tools check confinement themselves, whatever policy guards the calls: a path
-    through ``..``, an absolute path elsewhere or a symlink may name anything, but only
-    where it really leads (symlinks resolved) decides.
+    The tools check confinement themselves, whatever policy guards the calls. ``protected``
+    are absolute paths (run records) that no file tool reads, writes or lists even when
+    they lie inside; the workspace's own ``.swarm/runs`` always is. Raises
+    ``ValueError`` for a protected path that is not absolute.
     """
 
-    def __init__(self, root: str | Path) -> None:
+    def __init__(self, root: str | Path, *, protected: Iterable[Path] = ()) -> None:
+        given = Path(os.path.abspath(root))
         self.root = Path(os.path.realpath(root))
+        self._aliases = (self.root, given)
+        hidden = {tuple(RUNS_DIR.split("/"))}
+        for path in protected:
+            if not Path(path).is_absolute():
+                raise ValueError(f"protected paths must be absolute, not {str(path)!r}")
+            for alias in {Path(os.path.abspath(path)), Path(os.path.realpath(path))}:
+                parts = self._inside(alias)
+                if parts is not None:
+                    hidden.add(parts)
+        self._protected = frozenset(hidden)
 
-    def resolve(self, path: str, *, must_exist: bool = False, writable: bool = False) -> Path:
-        """The real absolute path of ``path`` (relative to the workspace root, or absolute).
+    def locate(self, path: str, *, writable: bool = False) -> Parts:
+        """The components of ``path`` (relative to the workspace root, or absolute).
 
-        Raises ``ToolError`` when it leads outside the workspace (through ``..``, as an
-        absolute path elsewhere, or through a symlink pointing out); with ``must_exist``,
-        when nothing is there; with ``writable``, when it lies in swarm's own ``.swarm``
-        folder, which the file tools may not change.
+        ``..`` is resolved on the text, before anything is opened. Raises ``ToolError``
+        when ``path`` holds a NUL, leads outside the workspace (through ``..``, as an
+        absolute path elsewhere, or starting with ``~``), names protected run records, or,
+        with ``writable``, lies in swarm's own ``.swarm`` folder, which the file tools may
+        not change. Symlinks are refused later, by the walk that opens the path.
         """
         if "\x00" in path:
             raise ToolError(f"{path!r} is not a valid path (it holds a NUL character)")
         candidate = Path(os.path.expanduser(path)) if path.startswith("~") else Path(path)
         if not candidate.is_absolute():
             candidate = self.root / candidate
-        try:
-            resolved = Path(os.path.realpath(candidate))
-        except (OSError, RuntimeError) as exc:
-            raise ToolError(f"'{path}' cannot be resolved: {exc}") from None
-        if not self.contains(resolved):
-            if self.contains(Path(os.path.normpath(candidate))):
-                raise ToolError(
-                    f"'{path}' goes through a symlink that leads outside the workspace;"
-                    " only files inside the workspace can be used"
-                )
+        parts = self._inside(Path(os.path.normpath(candidate)))
+        if parts is None:
             raise ToolError(
                 f"'{path}' is outside the workspace; use a path inside it (relative paths"
                 " start at the workspace root)"
             )
-        if writable and self.contains(resolved, self.root / STATE_DIR):
+        if self.is_protected(parts):
+            raise ToolError(
+                f"'{path}' holds run records, which the file tools do not read, write or list"
+            )
+        if writable and parts[:1] == (STATE_DIR,):
             raise ToolError(
                 f"'{path}' is in {STATE_DIR}/, which holds swarm's own notes, tasks and run"
                 " records; the file tools do not change it (use the notes and todo tools)"
             )
-        if must_exist and not resolved.exists():
-            raise ToolError(
-                f"'{path}' does not exist in the workspace; list_files shows what is there"
-            )
-        return resolved
+        return parts
 
-    def contains(self, path: Path, root: Path | None = None) -> bool:
-        """Whether the absolute ``path`` is ``root`` (default: the workspace) or below it."""
-        root = self.root if root is None else root
-        return path == root or path.is_relative_to(root)
+    def is_protected(self, parts: Parts) -> bool:
+        """Whether ``parts`` is a protected path or lies below one."""
+        return any(parts[: len(hidden)] == hidden for hidden in self._protected)
 
-    def relative(self, path: Path) -> str:
-        """``path`` as the model should see it: relative to the workspace root."""
-        try:
-            text = path.relative_to(self.root).as_posix()
-        except ValueError:
-            return str(path)
-        return text or "."
+    def protected_below(self, parts: Parts) -> Callable[[Parts], bool]:
+        """A test for entries below the directory ``parts``, given as components below
+        it: whether each is protected (for ``swarm.toolbox._fs.walk``'s ``skip``)."""
+        return lambda below: self.is_protected((*parts, *below))
 
-    def walk(
-        self, directory: Path, pattern: str = "*", *, recursive: bool = True
-    ) -> Iterator[Path]:
-        """Files under ``directory`` whose names match ``pattern`` (see ``glob_matcher``;
-        a pattern with ``/`` matches the path relative to ``directory``), in sorted order.
+    @staticmethod
+    def relative(parts: Parts) -> str:
+        """``parts`` as the model should see it: relative to the workspace root."""
+        return "/".join(parts) or "."
 
-        Never enters ``SKIPPED_DIRS`` or symlinked directories, and leaves out symlinks
-        whose target is outside the workspace.
-        """
-        matches = glob_matcher(pattern)
-        by_path = "/" in pattern
-        for top, dirs, files in os.walk(directory):
-            dirs[:] = sorted(
-                d for d in dirs if d not in SKIPPED_DIRS and not os.path.islink(Path(top, d))
-            )
-            if not recursive:
-                dirs.clear()
-            base = Path(top)
-            prefix = base.relative_to(directory).as_posix()
-            for name in sorted(files):
-                rel = name if prefix == "." else f"{prefix}/{name}"
-                if not matches(rel if by_path else name):
-                    continue
-                path = base / name
-                if path.is_symlink() and not self.contains(Path(os.path.realpath(path))):
-                    continue
-                yield path
+    def _inside(self, path: Path) -> Parts | None:
+        """The components of the normalised absolute ``path`` below the root, if inside."""
+        for alias in self._aliases:
+            if path == alias or path.is_relative_to(alias):
+                return path.relative_to(alias).parts
+        return None
 
 
 def glob_matcher(pattern: str) -> Callable[[str], bool]:

@@ -7,17 +7,16 @@ I/O never blocks the event loop.
 from __future__ import annotations
 
 import os
-import secrets
 import stat
 import threading
-from pathlib import Path
 from typing import Annotated
 
 from swarm.errors import ToolError
+from swarm.toolbox._fs import open_dir, open_entry, open_leaf, require_single_file, write_file_at
 from swarm.toolbox._paths import Workspace
 from swarm.tools import Field, Tool
 
-__all__ = ["SNIFF_BYTES", "failed", "file_tools", "is_binary", "write_atomically"]
+__all__ = ["SNIFF_BYTES", "failed", "file_tools", "is_binary", "missing"]
 
 SNIFF_BYTES = 8192
 MAX_LINE_CHARS = 2000
@@ -29,47 +28,21 @@ def is_binary(head: bytes) -> bool:
     return b"\x00" in head
 
 
-def write_atomically(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` at once: a temporary file in the same directory,
-    synced, then renamed over it. Parent directories are created; an existing file keeps
-    its permissions. Raises ``OSError``; never leaves the temporary file behind."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode: int | None = stat.S_IMODE(path.stat().st_mode)
-    except FileNotFoundError:
-        mode = None
-    temp = path.with_name(f".{path.name[:200]}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(temp, mode)
-        os.replace(temp, path)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
-
-
 def failed(action: str, path: str, exc: OSError) -> ToolError:
     """The error for an ``OSError`` met while doing ``action`` to ``path``."""
     return ToolError(f"could not {action} '{path}': {exc.strerror or exc}")
 
 
-def _regular_file(target: Path, shown_as: str) -> None:
-    # Opening a FIFO or a device could block the worker thread for good.
-    if not target.is_file():
-        raise ToolError(f"'{shown_as}' is not a regular file (a FIFO, socket or device)")
+def missing(path: str) -> ToolError:
+    """The error for a path that names nothing in the workspace."""
+    return ToolError(f"'{path}' does not exist in the workspace; list_files shows what is there")
 
 
-def _read_page(path: Path, shown_as: str, offset: int, limit: int, cap: int) -> str:
-    size = path.stat().st_size
+def _read_page(fd: int, size: int, shown_as: str, offset: int, limit: int, cap: int) -> str:
     shown: list[tuple[int, str]] = []
     chars, total, undecodable = 0, 0, False
     capped = False
-    with path.open("rb") as handle:
+    with open(fd, "rb", closefd=False) as handle:
         if is_binary(handle.read(SNIFF_BYTES)):
             raise ToolError(
                 f"'{shown_as}' is a binary file; read_file shows text files only"
@@ -143,14 +116,69 @@ def _mismatch_hint(text: str, old_text: str) -> str:
     return ""
 
 
+def _edited(
+    text: str, path: str, old_text: str, new_text: str, replace_all: bool
+) -> tuple[str, str]:
+    """``text`` with ``old_text`` replaced, and what the edit did; ``ToolError`` when
+    ``old_text`` is missing or, without ``replace_all``, not unique."""
+    count = text.count(old_text)
+    if count == 0 and "\r\n" in text and "\n" in old_text and "\r\n" not in old_text:
+        # The model saw the lines without their Windows line endings.
+        old_text = old_text.replace("\n", "\r\n")
+        new_text = new_text.replace("\r\n", "\n").replace("\n", "\r\n")
+        count = text.count(old_text)
+    if count == 0:
+        raise ToolError(
+            f"old_text was not found in '{path}'. It must match the file exactly,"
+            " whitespace and indentation included; read the file again with read_file"
+            " and copy the text from it." + _mismatch_hint(text, old_text)
+        )
+    lines = _occurrence_lines(text, old_text)
+    if count > 1 and not replace_all:
+        at = ", ".join(map(str, lines)) + (", …" if count > len(lines) else "")
+        raise ToolError(
+            f"old_text occurs {count} times in '{path}' (at lines {at}). Include more"
+            " of the surrounding text to make it unique, or set replace_all to"
+            f" replace all {count}."
+        )
+    updated = text.replace(old_text, new_text, -1 if replace_all else 1)
+    done = (
+        f"replaced the text at line {lines[0]}"
+        if count == 1
+        else f"replaced all {count} occurrences"
+    )
+    return updated, done
+
+
+def _text_of(fd: int, info: os.stat_result, path: str) -> str:
+    """The UTF-8 text of the open file ``fd`` that edit_file is about to change."""
+    if stat.S_ISDIR(info.st_mode):
+        raise ToolError(f"'{path}' is a directory; give a file path")
+    require_single_file(info, path, "edit_file does not change it (write_file replaces it whole)")
+    with open(fd, "rb", closefd=False) as handle:
+        data = handle.read()
+    if is_binary(data[:SNIFF_BYTES]):
+        raise ToolError(f"'{path}' is a binary file; edit_file edits text files only")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ToolError(
+            f"'{path}' is not valid UTF-8 text; edit_file would damage it"
+            " (write_file replaces a file whole)"
+        ) from None
+
+
 def file_tools(workspace: Workspace, *, output_limit: int) -> list[Tool[None]]:
     """read_file, write_file and edit_file, confined to ``workspace``.
 
+    Paths are opened through ``swarm.toolbox._fs``: a symlink on the way is refused, and a
+    concurrent process swapping directories cannot make a call leave the workspace.
     ``output_limit`` caps the characters of a file that one read_file call shows.
     Writes and edits in one toolbox happen one at a time, so parallel edits of the same
     file do not lose each other's changes.
     """
     writing = threading.Lock()
+    root = workspace.root
 
     def read_file(
         path: Annotated[str, Field(description="The file, relative to the workspace root.")],
@@ -161,12 +189,15 @@ def file_tools(workspace: Workspace, *, output_limit: int) -> list[Tool[None]]:
             int, Field(description="How many lines to show at most (default 2000).", ge=1)
         ] = 2000,
     ) -> str:
-        target = workspace.resolve(path, must_exist=True)
-        if target.is_dir():
-            raise ToolError(f"'{path}' is a directory; use list_files to see what is in it")
-        _regular_file(target, path)
+        parts = workspace.locate(path)
         try:
-            return _read_page(target, path, offset, limit, output_limit)
+            with open_entry(root, parts) as (fd, info):
+                if stat.S_ISDIR(info.st_mode):
+                    raise ToolError(f"'{path}' is a directory; use list_files to see what is in it")
+                require_single_file(info, path, "read_file does not read it")
+                return _read_page(fd, info.st_size, path, offset, limit, output_limit)
+        except (FileNotFoundError, NotADirectoryError):
+            raise missing(path) from None
         except OSError as exc:
             raise failed("read", path, exc) from None
 
@@ -176,18 +207,20 @@ def file_tools(workspace: Workspace, *, output_limit: int) -> list[Tool[None]]:
         ],
         content: Annotated[str, Field(description="The complete new content of the file.")],
     ) -> str:
-        target = workspace.resolve(path, writable=True)
-        if target.is_dir():
-            raise ToolError(f"'{path}' is a directory; give a file path")
+        parts = workspace.locate(path, writable=True)
         data = content.encode("utf-8")
         with writing:
-            existed = target.exists()
             try:
-                write_atomically(target, data)
+                if not parts:
+                    raise IsADirectoryError
+                with open_dir(root, parts[:-1], create=True) as parent:
+                    existed = write_file_at(parent, parts, data)
+            except IsADirectoryError:
+                raise ToolError(f"'{path}' is a directory; give a file path") from None
             except OSError as exc:
                 raise failed("write", path, exc) from None
         verb = "Replaced" if existed else "Created"
-        return f"{verb} {workspace.relative(target)} ({len(data):,} bytes)."
+        return f"{verb} {workspace.relative(parts)} ({len(data):,} bytes)."
 
     def edit_file(
         path: Annotated[str, Field(description="The file to edit, relative to the workspace.")],
@@ -205,10 +238,9 @@ def file_tools(workspace: Workspace, *, output_limit: int) -> list[Tool[None]]:
             Field(description="Replace every occurrence instead of exactly one (default false)."),
         ] = False,
     ) -> str:
-        target = workspace.resolve(path, must_exist=True, writable=True)
-        if target.is_dir():
+        parts = workspace.locate(path, writable=True)
+        if not parts:
             raise ToolError(f"'{path}' is a directory; give a file path")
-        _regular_file(target, path)
         if not old_text:
             raise ToolError(
                 "old_text is empty; give the exact text to replace (write_file creates files)"
@@ -217,46 +249,23 @@ def file_tools(workspace: Workspace, *, output_limit: int) -> list[Tool[None]]:
             raise ToolError("old_text and new_text are the same; there is nothing to change")
         with writing:
             try:
-                data = target.read_bytes()
+                # Read and replace in the one directory descriptor: whatever is swapped
+                # meanwhile, the edited text comes from, and goes back to, the same place.
+                with open_dir(root, parts[:-1]) as parent:
+                    fd, info = open_leaf(parent, parts)
+                    try:
+                        text = _text_of(fd, info, path)
+                    finally:
+                        os.close(fd)
+                    updated, done = _edited(text, path, old_text, new_text, replace_all)
+                    write_file_at(parent, parts, updated.encode("utf-8"))
+            except (FileNotFoundError, NotADirectoryError):
+                raise missing(path) from None
+            except IsADirectoryError:
+                raise ToolError(f"'{path}' is a directory; give a file path") from None
             except OSError as exc:
-                raise failed("read", path, exc) from None
-            if is_binary(data[:SNIFF_BYTES]):
-                raise ToolError(f"'{path}' is a binary file; edit_file edits text files only")
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError:
-                raise ToolError(
-                    f"'{path}' is not valid UTF-8 text; edit_file would damage it"
-                    " (write_file replaces a file whole)"
-                ) from None
-            count = text.count(old_text)
-            if count == 0 and "\r\n" in text and "\n" in old_text and "\r\n" not in old_text:
-                # The model saw the lines without their Windows line endings.
-                old_text = old_text.replace("\n", "\r\n")
-                new_text = new_text.replace("\r\n", "\n").replace("\n", "\r\n")
-                count = text.count(old_text)
-            if count == 0:
-                raise ToolError(
-                    f"old_text was not found in '{path}'. It must match the file exactly,"
-                    " whitespace and indentation included; read the file again with read_file"
-                    " and copy the text from it." + _mismatch_hint(text, old_text)
-                )
-            lines = _occurrence_lines(text, old_text)
-            if count > 1 and not replace_all:
-                at = ", ".join(map(str, lines)) + (", …" if count > len(lines) else "")
-                raise ToolError(
-                    f"old_text occurs {count} times in '{path}' (at lines {at}). Include more"
-                    " of the surrounding text to make it unique, or set replace_all to"
-                    f" replace all {count}."
-                )
-            updated = text.replace(old_text, new_text, -1 if replace_all else 1)
-            try:
-                write_atomically(target, updated.encode("utf-8"))
-            except OSError as exc:
-                raise failed("write", path, exc) from None
-        if count == 1:
-            return f"Edited {workspace.relative(target)}: replaced the text at line {lines[0]}."
-        return f"Edited {workspace.relative(target)}: replaced all {count} occurrences."
+                raise failed("edit", path, exc) from None
+        return f"Edited {workspace.relative(parts)}: {done}."
 
     return [
         Tool(
@@ -264,19 +273,22 @@ def file_tools(workspace: Workspace, *, output_limit: int) -> list[Tool[None]]:
             read_file,
             "Read a text file of the workspace. Lines come numbered (number, tab, text; the"
             " numbers are not part of the file). Long files come a page at a time: use offset"
-            " and limit to read on. Binary files are refused.",
+            " and limit to read on. Binary files, symbolic links and files with several hard"
+            " links are refused.",
         ),
         Tool(
             "write_file",
             write_file,
             "Create a file of the workspace, or replace one whole, with the given content."
-            " Parent directories are created. Prefer edit_file for changing part of a file.",
+            " Parent directories are created. Paths through symbolic links are refused."
+            " Prefer edit_file for changing part of a file.",
         ),
         Tool(
             "edit_file",
             edit_file,
             "Change part of a text file: replace old_text, which must occur in the file exactly"
             " once (whitespace included), with new_text; set replace_all to replace every"
-            " occurrence. Read the file first so old_text matches it exactly.",
+            " occurrence. Read the file first so old_text matches it exactly. Symbolic links"
+            " and files with several hard links are refused.",
         ),
     ]

@@ -5,13 +5,13 @@ The handler is a plain function: ``Tool`` runs it in a worker thread.
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
+import stat
 from typing import Annotated
 
 from swarm.errors import ToolError
-from swarm.toolbox._paths import SKIPPED_DIRS, Workspace, glob_matcher
-from swarm.toolbox.files import failed
+from swarm.toolbox._fs import open_entry, walk, walk_files
+from swarm.toolbox._paths import SKIPPED_DIRS, Parts, Workspace, glob_matcher
+from swarm.toolbox.files import failed, missing
 from swarm.tools import Field, Tool
 
 __all__ = ["list_files_tool"]
@@ -20,39 +20,32 @@ MAX_LISTED = 500
 MAX_WALKED = 50_000
 
 
-def _one_level(workspace: Workspace, target: Path, pattern: str) -> tuple[list[str], int]:
-    """Subdirectories (with a trailing ``/``) and files of ``target``, sorted."""
+def _one_level(
+    workspace: Workspace, directory: int, parts: Parts, pattern: str
+) -> tuple[list[str], int]:
+    """Subdirectories (with a trailing ``/``) and files of ``directory``, sorted."""
     matches = glob_matcher(pattern)
     entries: list[str] = []
-    with os.scandir(target) as found:
-        names = sorted(entry.name for entry in found)
-    for name in names:
-        if name in SKIPPED_DIRS or not matches(name):
+    for entry in walk(directory, recursive=False, skip=workspace.protected_below(parts)):
+        if not matches(entry.name):
             continue
-        real = Path(os.path.realpath(target / name))
-        if not workspace.contains(real):
-            continue
-        shown = workspace.relative(target / name)
-        if real.is_dir():
-            entries.append(f"{shown}/")
-        elif real.is_file():
-            entries.append(f"{shown}  ({real.stat().st_size:,} bytes)")
+        shown = workspace.relative((*parts, *entry.below))
+        entries.append(f"{shown}/" if entry.is_dir else f"{shown}  ({entry.info.st_size:,} bytes)")
     return entries, len(entries)
 
 
-def _tree(workspace: Workspace, target: Path, pattern: str) -> tuple[list[str], int]:
-    """Files below ``target``, the first ``MAX_LISTED`` of them, and how many there are
+def _tree(
+    workspace: Workspace, directory: int, parts: Parts, pattern: str
+) -> tuple[list[str], int]:
+    """Files below ``directory``, the first ``MAX_LISTED`` of them, and how many there are
     (``-1``: more than ``MAX_WALKED``, the walk stopped)."""
     entries: list[str] = []
     count = 0
-    for path in workspace.walk(target, pattern):
+    for entry in walk_files(directory, pattern, skip=workspace.protected_below(parts)):
         count += 1
         if count <= MAX_LISTED:
-            try:
-                size = f"{path.stat().st_size:,} bytes"
-            except OSError:
-                size = "a broken symlink"
-            entries.append(f"{workspace.relative(path)}  ({size})")
+            shown = workspace.relative((*parts, *entry.below))
+            entries.append(f"{shown}  ({entry.info.st_size:,} bytes)")
         elif count >= MAX_WALKED:
             return entries, -1
     return entries, count
@@ -84,18 +77,21 @@ def list_files_tool(workspace: Workspace, *, output_limit: int) -> Tool[None]:
             ),
         ] = True,
     ) -> str:
-        target = workspace.resolve(directory, must_exist=True)
-        if not target.is_dir():
-            raise ToolError(f"'{directory}' is a file, not a directory; read it with read_file")
+        parts = workspace.locate(directory)
+        listing = _tree if recursive else _one_level
         try:
-            if recursive:
-                entries, count = _tree(workspace, target, pattern)
-            else:
-                entries, count = _one_level(workspace, target, pattern)
+            with open_entry(workspace.root, parts) as (fd, info):
+                if not stat.S_ISDIR(info.st_mode):
+                    raise ToolError(
+                        f"'{directory}' is a file, not a directory; read it with read_file"
+                    )
+                entries, count = listing(workspace, fd, parts, pattern)
+        except (FileNotFoundError, NotADirectoryError):
+            raise missing(directory) from None
         except OSError as exc:
             raise failed("list", directory, exc) from None
         if not entries:
-            return f"No files matching '{pattern}' in {workspace.relative(target)}."
+            return f"No files matching '{pattern}' in {workspace.relative(parts)}."
         shown: list[str] = []
         used = 0
         for entry in entries[:MAX_LISTED]:
@@ -113,5 +109,6 @@ def list_files_tool(workspace: Workspace, *, output_limit: int) -> Tool[None]:
         "list_files",
         list_files,
         "List files of the workspace with their sizes, optionally filtered by a glob;"
-        f" never looks into {', '.join(sorted(SKIPPED_DIRS))}.",
+        f" never looks into {', '.join(sorted(SKIPPED_DIRS))}. Symbolic links and files"
+        " with several hard links are left out.",
     )

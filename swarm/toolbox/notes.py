@@ -5,19 +5,21 @@ The handler is a plain function: ``Tool`` runs it in a worker thread.
 
 from __future__ import annotations
 
+import os
 import threading
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Annotated, Literal
 
 from swarm.errors import ToolError
 from swarm.run import current_scope
+from swarm.toolbox._fs import append_at, open_dir, open_leaf, require_single_file
 from swarm.toolbox._paths import STATE_DIR, Workspace
 from swarm.tools import Field, Tool
 
 __all__ = ["notes_tool"]
 
 NOTES_FILE = f"{STATE_DIR}/notes.md"
+_NOTES = (STATE_DIR, "notes.md")
 
 
 def notes_tool(workspace: Workspace, *, output_limit: int) -> Tool[None]:
@@ -37,10 +39,14 @@ def notes_tool(workspace: Workspace, *, output_limit: int) -> Tool[None]:
         ],
         text: Annotated[str, Field(description="The note to keep (for add).")] = "",
     ) -> str:
-        path = workspace.resolve(NOTES_FILE)
         with lock:
             try:
-                return _apply(path, action, text, output_limit)
+                # Opened a component at a time like the file tools' paths, so a shell
+                # command swapping .swarm or the notes file for a link cannot redirect it.
+                with open_dir(workspace.root, _NOTES[:1], create=action == "add") as state:
+                    return _apply(state, action, text, output_limit)
+            except FileNotFoundError:
+                return "No notes yet." if action == "list" else "Notes cleared (0 removed)."
             except OSError as exc:
                 raise ToolError(
                     f"the notes in {NOTES_FILE} could not be used: {exc.strerror or exc}"
@@ -55,7 +61,8 @@ def notes_tool(workspace: Workspace, *, output_limit: int) -> Tool[None]:
     )
 
 
-def _apply(path: Path, action: str, text: str, output_limit: int) -> str:
+def _apply(state: int, action: str, text: str, output_limit: int) -> str:
+    """Do ``action`` on the notes file of the open ``.swarm`` directory ``state``."""
     if action == "add":
         lines = [line.rstrip() for line in text.strip().splitlines()]
         if not lines:
@@ -63,13 +70,13 @@ def _apply(path: Path, action: str, text: str, output_limit: int) -> str:
         stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M")
         author = current_scope().path
         by = f" {author}" if author else ""
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8") as handle:
-            handle.write(f"- [{stamp}{by}] " + "\n  ".join(lines) + "\n")
+        note = f"- [{stamp}{by}] " + "\n  ".join(lines) + "\n"
+        append_at(state, _NOTES, note.encode("utf-8"))
         return "Noted."
-    content = path.read_text(encoding="utf-8").strip() if path.exists() else ""
+    content = _read(state).strip()
     if action == "clear":
-        path.unlink(missing_ok=True)
+        if content:
+            os.unlink(_NOTES[-1], dir_fd=state)
         return f"Notes cleared ({_count(content)} removed)."
     if not content:
         return "No notes yet."
@@ -77,6 +84,20 @@ def _apply(path: Path, action: str, text: str, output_limit: int) -> str:
         content = content[len(content) - output_limit :]
         content = "[… older notes cut …]\n" + content[content.find("\n- [") + 1 :]
     return content
+
+
+def _read(state: int) -> str:
+    """The notes file's text ("" when there is none)."""
+    try:
+        fd, info = open_leaf(state, _NOTES)
+    except FileNotFoundError:
+        return ""
+    try:
+        require_single_file(info, NOTES_FILE, "the notes tool does not read it")
+        with open(fd, encoding="utf-8", closefd=False) as handle:
+            return handle.read()
+    finally:
+        os.close(fd)
 
 
 def _count(content: str) -> int:

@@ -5,14 +5,17 @@ The handler is a plain function: ``Tool`` runs it in a worker thread.
 
 from __future__ import annotations
 
+import os
 import re
 import stat
-from pathlib import Path
+from collections.abc import Generator
+from contextlib import closing
 from typing import Annotated
 
 from swarm.errors import ToolError
-from swarm.toolbox._paths import Workspace
-from swarm.toolbox.files import SNIFF_BYTES, is_binary
+from swarm.toolbox._fs import open_entry, open_leaf, require_single_file, walk_files
+from swarm.toolbox._paths import Parts, Workspace
+from swarm.toolbox.files import SNIFF_BYTES, failed, is_binary, missing
 from swarm.tools import Field, Tool
 
 __all__ = ["search_tool"]
@@ -30,9 +33,33 @@ def _excerpt(line: str, match: re.Match[str]) -> str:
     return ("…" if start else "") + window + ("…" if start + MAX_LINE < len(line) else "")
 
 
-def _search_file(path: Path, regex: re.Pattern[str]) -> list[tuple[int, str]] | None:
-    """The matching lines of ``path``; ``None`` for a binary file."""
-    data = path.read_bytes()
+def _files(
+    workspace: Workspace, parts: Parts, path: str, glob: str
+) -> Generator[tuple[Parts, int, os.stat_result]]:
+    """The files to search: ``parts`` itself if it is a file, else the single-link regular
+    files below it matching ``glob``; each open while the caller looks at it."""
+    with open_entry(workspace.root, parts) as (fd, info):
+        if not stat.S_ISDIR(info.st_mode):
+            require_single_file(info, path, "search does not look in it")
+            yield parts, fd, info
+            return
+        for entry in walk_files(fd, glob, skip=workspace.protected_below(parts)):
+            try:
+                child, found = open_leaf(entry.parent, entry.below)
+            except (OSError, ToolError):
+                continue  # gone, or swapped for a symlink since it was listed
+            try:
+                # Judged again on the open file: the entry may have changed since.
+                if stat.S_ISREG(found.st_mode) and found.st_nlink == 1:
+                    yield (*parts, *entry.below), child, found
+            finally:
+                os.close(child)
+
+
+def _search_file(fd: int, regex: re.Pattern[str]) -> list[tuple[int, str]] | None:
+    """The matching lines of the open file ``fd``; ``None`` for a binary file."""
+    with open(fd, "rb", closefd=False) as handle:
+        data = handle.read(MAX_FILE_BYTES + 1)
     if is_binary(data[:SNIFF_BYTES]):
         return None
     found = []
@@ -77,35 +104,39 @@ def search_tool(workspace: Workspace, *, output_limit: int) -> Tool[None]:
                 " escape special characters such as ( [ . * + ? with a backslash to match"
                 " them literally."
             ) from None
-        target = workspace.resolve(path, must_exist=True)
-        files = [target] if target.is_file() else workspace.walk(target, glob)
+        parts = workspace.locate(path)
         hits: list[str] = []
         used, searched, too_big, stopped = 0, 0, 0, False
-        for file in files:
-            try:
-                info = file.stat()
-                if not stat.S_ISREG(info.st_mode):
-                    continue  # a FIFO or device could block the search for good
-                if info.st_size > MAX_FILE_BYTES:
-                    too_big += 1
-                    continue
-                found = _search_file(file, regex)
-            except OSError:
-                continue
-            if found is None:
-                if file == target:
-                    raise ToolError(f"'{path}' is a binary file; search looks in text files only")
-                continue
-            searched += 1
-            for number, line in found:
-                hit = f"{workspace.relative(file)}:{number}: {line}"
-                used += len(hit) + 1
-                if len(hits) >= max_results or used > output_limit:
-                    stopped = True
-                    break
-                hits.append(hit)
-            if stopped:
-                break
+        try:
+            with closing(_files(workspace, parts, path, glob)) as files:
+                for file, fd, info in files:
+                    if info.st_size > MAX_FILE_BYTES:
+                        too_big += 1
+                        continue
+                    try:
+                        found = _search_file(fd, regex)
+                    except OSError:
+                        continue
+                    if found is None:
+                        if file == parts:
+                            raise ToolError(
+                                f"'{path}' is a binary file; search looks in text files only"
+                            )
+                        continue
+                    searched += 1
+                    for number, line in found:
+                        hit = f"{workspace.relative(file)}:{number}: {line}"
+                        used += len(hit) + 1
+                        if len(hits) >= max_results or used > output_limit:
+                            stopped = True
+                            break
+                        hits.append(hit)
+                    if stopped:
+                        break
+        except (FileNotFoundError, NotADirectoryError):
+            raise missing(path) from None
+        except OSError as exc:
+            raise failed("search", path, exc) from None
         notes = []
         if stopped:
             notes.append(
@@ -124,5 +155,5 @@ def search_tool(workspace: Workspace, *, output_limit: int) -> Tool[None]:
         search,
         "Search the text files of the workspace for a regular expression, line by line."
         " Results are path:line: text. Use it to find definitions, uses and strings before"
-        " reading files.",
+        " reading files. Symbolic links and files with several hard links are left out.",
     )

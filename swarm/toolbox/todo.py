@@ -7,18 +7,21 @@ locking keeps concurrent calls (from several agents, or several toolboxes) consi
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import stat
 from contextlib import closing
-from pathlib import Path
 from typing import Annotated, Literal
 
 from swarm.errors import ToolError
+from swarm.toolbox._fs import open_dir
 from swarm.toolbox._paths import STATE_DIR, Workspace
 from swarm.tools import Field, Tool
 
 __all__ = ["todo_tool"]
 
-TODO_FILE = f"{STATE_DIR}/todo.db"
+_DB = "todo.db"
+TODO_FILE = f"{STATE_DIR}/{_DB}"
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS tasks (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -30,9 +33,22 @@ CREATE TABLE IF NOT EXISTS tasks (
 """
 
 
-def _connect(path: Path) -> sqlite3.Connection:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(path, timeout=10)
+def _connect(workspace: Workspace) -> sqlite3.Connection:
+    """A connection to the task list, after checking that neither ``.swarm`` nor the
+    database's files are links. sqlite3 opens its files by name, so a swap between this
+    check and the open is narrowed to that moment, not excluded as in the file tools."""
+    with open_dir(workspace.root, (STATE_DIR,), create=True) as state:
+        for name in (_DB, f"{_DB}-journal", f"{_DB}-wal", f"{_DB}-shm"):
+            try:
+                info = os.stat(name, dir_fd=state, follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
+                raise ToolError(
+                    f"{STATE_DIR}/{name} is not a plain file (a link or something else);"
+                    " the todo tool does not open it"
+                )
+    conn = sqlite3.connect(workspace.root / TODO_FILE, timeout=10)
     conn.execute(SCHEMA)
     return conn
 
@@ -63,9 +79,8 @@ def todo_tool(workspace: Workspace) -> Tool[None]:
             int | None, Field(description="The task's id, as list shows it (for done and remove).")
         ] = None,
     ) -> str:
-        path = workspace.resolve(TODO_FILE)
         try:
-            with closing(_connect(path)) as conn, conn:
+            with closing(_connect(workspace)) as conn, conn:
                 return _apply(conn, action, " ".join(text.split()), task_id)
         except (sqlite3.Error, OSError) as exc:
             raise ToolError(f"the task list in {TODO_FILE} could not be used: {exc}") from None

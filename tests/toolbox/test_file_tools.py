@@ -159,15 +159,14 @@ async def test_write_file_gives_new_files_the_usual_mode(
 
 
 @pytest.mark.anyio
-async def test_write_file_writes_through_a_symlink_inside(
+async def test_write_file_refuses_a_symlink_even_one_pointing_inside(
     tools: dict[str, Tool[Any]], ws: Path
 ) -> None:
     (ws / "real.txt").write_text("old")
     os.symlink("real.txt", ws / "alias.txt")
-    assert await tools["write_file"](path="alias.txt", content="new") == (
-        "Replaced real.txt (3 bytes)."
-    )
-    assert (ws / "alias.txt").is_symlink() and (ws / "real.txt").read_text() == "new"
+    with pytest.raises(ToolError, match=r"'alias\.txt' is a symbolic link; the file tools do not"):
+        await tools["write_file"](path="alias.txt", content="new")
+    assert (ws / "alias.txt").is_symlink() and (ws / "real.txt").read_text() == "old"
 
 
 @pytest.mark.anyio

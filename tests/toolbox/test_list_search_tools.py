@@ -111,11 +111,15 @@ async def test_list_files_of_a_file_is_an_error(tools: dict[str, Tool[Any]], pro
 
 
 @pytest.mark.anyio
-async def test_list_files_shows_broken_symlinks_as_such(
+async def test_list_files_leaves_symlinks_out_even_those_pointing_inside(
     tools: dict[str, Tool[Any]], ws: Path
 ) -> None:
+    (ws / "real.txt").write_text("x")
     os.symlink(ws / "gone.txt", ws / "dangling.txt")
-    assert await tools["list_files"]() == "dangling.txt  (a broken symlink)"
+    os.symlink(ws / "real.txt", ws / "alias.txt")
+    os.symlink(ws, ws / "loop")
+    assert await tools["list_files"]() == "real.txt  (1 bytes)"
+    assert await tools["list_files"](recursive=False) == "real.txt  (1 bytes)"
 
 
 # search
