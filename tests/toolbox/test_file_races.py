@@ -63,10 +63,19 @@ def snapshot(top: Path) -> Snapshot:
 
 
 def _remove(path: Path) -> None:
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path, ignore_errors=True)
-    else:
-        path.unlink(missing_ok=True)
+    # The tools under test create entries here at the same time (write_file makes missing
+    # directories and temporary files): try again until the entry is gone.
+    for _ in range(10_000):
+        try:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink(missing_ok=True)
+        except OSError:
+            continue
+        if not os.path.lexists(path):
+            return
+    raise AssertionError(f"{path} could not be removed")
 
 
 def directory_states(ws: Path, outside: Path) -> Iterator[Callable[[], None]]:
