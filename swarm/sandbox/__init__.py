@@ -11,13 +11,17 @@ from swarm.sandbox.base import (
     SandboxSettings,
     SandboxUnavailable,
 )
+from swarm.sandbox.landlock import LandlockSandbox, NetworkMethod, landlock_abi
 
 __all__ = [
     "Confinement",
+    "LandlockSandbox",
     "Launch",
     "Mode",
     "Network",
+    "NetworkMethod",
     "Sandbox",
     "SandboxSettings",
     "SandboxUnavailable",
+    "landlock_abi",
 ]

@@ -1,0 +1,384 @@
+"""The Landlock launcher: confine one command, run it, and leave nothing behind.
+
+Run as a script by ``swarm.sandbox.landlock`` (``python -I -S _landlock_exec.py OPTIONS --
+ARGV...``); stdlib and ctypes only, so it starts in tens of milliseconds and never imports
+the rest of swarm. The launcher itself stays unconfined and outside the command's Landlock
+domain; only the forked child confines itself before it execs the command, so with Landlock
+ABI 6 or later the command can neither signal nor ptrace the launcher that cleans up after it.
+
+The child, in this order: leaves the network (a network namespace, plain as root or inside a
+new user namespace otherwise; or, as the weaker method the caller asked for, a Landlock rule
+set that handles TCP bind/connect with no rule allowing any), sets no-new-privileges, builds
+the Landlock rule set (read+execute on the read roots, every right on the write roots, a few
+character devices, signal and abstract-socket scoping from ABI 6), restricts itself, drops
+every capability (a root caller gets a root-owned command with no capability), and execs the
+command with the environment read from ``--env-file``.
+
+The parent is a child subreaper: it waits for the command, then SIGKILLs every remaining
+descendant (orphans of ``setsid cmd &`` and double forks are reparented to it) and reaps them,
+and exits with the command's status (128+N for signal N). SIGTERM, SIGINT and SIGHUP do the
+same at once. Exit status 126 with a ``swarm-landlock:`` message means the confinement could
+not be set up; the command did not run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ctypes
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+
+# Syscall numbers: the same on every architecture (the unified table, from Linux 5.13).
+_SYS_CREATE_RULESET = 444
+_SYS_ADD_RULE = 445
+_SYS_RESTRICT_SELF = 446
+_CREATE_RULESET_VERSION = 1
+_RULE_PATH_BENEATH = 1
+
+_EXECUTE = 1 << 0
+_WRITE_FILE = 1 << 1
+_READ_FILE = 1 << 2
+_READ_DIR = 1 << 3
+_TRUNCATE = 1 << 14
+_IOCTL_DEV = 1 << 15
+_FILE_ONLY = _EXECUTE | _WRITE_FILE | _READ_FILE | _TRUNCATE | _IOCTL_DEV
+_NET_BIND_TCP = 1 << 0
+_NET_CONNECT_TCP = 1 << 1
+_SCOPE_ABSTRACT_UNIX_SOCKET = 1 << 0
+_SCOPE_SIGNAL = 1 << 1
+
+_PR_SET_NO_NEW_PRIVS = 38
+_PR_SET_CHILD_SUBREAPER = 36
+_PR_CAPBSET_DROP = 24
+_PR_SET_SECUREBITS = 28
+_PR_CAP_AMBIENT = 47
+_PR_CAP_AMBIENT_CLEAR_ALL = 4
+# NOROOT, NO_SETUID_FIXUP and KEEP_CAPS off, each with its lock bit.
+_SECUREBITS_LOCKED_NOROOT = 0x01 | 0x02 | 0x04 | 0x08 | 0x20
+_CLONE_NEWNET = 0x40000000
+_CLONE_NEWUSER = 0x10000000
+
+_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty")
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.syscall.restype = ctypes.c_long
+
+
+class SetupError(Exception):
+    """The confinement could not be set up; the command must not run."""
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = (
+        ("handled_access_fs", ctypes.c_uint64),
+        ("handled_access_net", ctypes.c_uint64),
+        ("scoped", ctypes.c_uint64),
+    )
+
+
+class _PathBeneathAttr(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = (("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32))
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = (("version", ctypes.c_uint32), ("pid", ctypes.c_int))
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = (
+        ("effective", ctypes.c_uint32),
+        ("permitted", ctypes.c_uint32),
+        ("inheritable", ctypes.c_uint32),
+    )
+
+
+def _check(result: int, what: str) -> int:
+    if result < 0:
+        errno = ctypes.get_errno()
+        raise SetupError(f"{what}: {os.strerror(errno)}")
+    return result
+
+
+def abi_version() -> int:
+    """The Landlock ABI version of the running kernel; 0 when Landlock is unavailable."""
+    version = _libc.syscall(_SYS_CREATE_RULESET, None, 0, _CREATE_RULESET_VERSION)
+    return max(int(version), 0)
+
+
+def fs_rights(abi: int) -> int:
+    """Every filesystem right the ABI knows (REFER from 2, TRUNCATE from 3, IOCTL_DEV from 5)."""
+    rights = (1 << 13) - 1
+    if abi >= 2:
+        rights |= 1 << 13
+    if abi >= 3:
+        rights |= _TRUNCATE
+    if abi >= 5:
+        rights |= _IOCTL_DEV
+    return rights
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def plan_read_rules(roots: list[Path], deny: list[Path]) -> list[Path]:
+    """The read roots with every denied path carved out.
+
+    Landlock only adds rights, so a root that holds a denied path is replaced by its
+    entries, except the one on the way to the denied path, which is split in turn. The
+    directories on the way lose their listing; a denied path is never granted through a
+    root above it (a root at or below it, given on purpose, still is).
+    """
+    planned: list[Path] = []
+    pending = list(roots)
+    while pending:
+        root = pending.pop()
+        inner = [d for d in deny if _inside(d, root)]
+        if not inner:
+            planned.append(root)
+            continue
+        if any(d == root for d in inner) or not root.is_dir() or root.is_symlink():
+            continue
+        try:
+            entries = sorted(root.iterdir())
+        except OSError:
+            continue
+        pending.extend(e for e in entries if e not in inner)
+    return planned
+
+
+def _add_rule(ruleset: int, path: Path, access: int) -> None:
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return  # a root that does not exist here (/lib32, a stale PATH entry) grants nothing
+    try:
+        if not os.path.isdir(path):
+            access &= _FILE_ONLY
+        attr = _PathBeneathAttr(access, fd)
+        result = _libc.syscall(_SYS_ADD_RULE, ruleset, _RULE_PATH_BENEATH, ctypes.byref(attr), 0)
+        _check(int(result), f"landlock_add_rule {path}")
+    finally:
+        os.close(fd)
+
+
+def _leave_network(method: str) -> None:
+    if method == "netns":
+        _check(_libc.unshare(_CLONE_NEWNET), "unshare(CLONE_NEWNET)")
+    elif method == "userns":
+        uid, gid = os.geteuid(), os.getegid()
+        _check(_libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNET), "unshare(CLONE_NEWUSER|NEWNET)")
+        Path("/proc/self/setgroups").write_text("deny")
+        Path("/proc/self/uid_map").write_text(f"{uid} {uid} 1")
+        Path("/proc/self/gid_map").write_text(f"{gid} {gid} 1")
+    elif method != "landlock-tcp":
+        raise SetupError(f"unknown network method {method!r}")
+
+
+def _restrict(options: argparse.Namespace, abi: int) -> None:
+    all_fs = fs_rights(abi)
+    attr = _RulesetAttr(all_fs, 0, 0)
+    size = 8
+    if abi >= 4:
+        size = 16
+        if options.network == "none" and options.net_method == "landlock-tcp":
+            attr.handled_access_net = _NET_BIND_TCP | _NET_CONNECT_TCP
+    if abi >= 6:
+        size = 24
+        attr.scoped = _SCOPE_ABSTRACT_UNIX_SOCKET | _SCOPE_SIGNAL
+    if options.network == "none" and options.net_method == "landlock-tcp" and abi < 4:
+        raise SetupError(f"Landlock ABI {abi} cannot block TCP (needs 4)")
+    ruleset = _check(
+        int(_libc.syscall(_SYS_CREATE_RULESET, ctypes.byref(attr), size, 0)),
+        "landlock_create_ruleset",
+    )
+    try:
+        deny = [Path(p) for p in options.deny]
+        writes = [Path(p) for p in options.write]
+        for path in deny:
+            for root in writes:
+                if _inside(path, root):
+                    raise SetupError(f"cannot hide {path}: it lies inside writable {root}")
+        reads = plan_read_rules([Path(p) for p in options.read], deny)
+        for path in reads:
+            _add_rule(ruleset, path, _EXECUTE | _READ_FILE | _READ_DIR)
+        for path in writes:
+            _add_rule(ruleset, path, all_fs)
+        for device in _DEVICES:
+            _add_rule(ruleset, Path(device), _READ_FILE | _WRITE_FILE | _TRUNCATE | _IOCTL_DEV)
+        _check(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(NO_NEW_PRIVS)")
+        _check(int(_libc.syscall(_SYS_RESTRICT_SELF, ruleset, 0)), "landlock_restrict_self")
+    finally:
+        os.close(ruleset)
+
+
+def _drop_capabilities() -> None:
+    """No capability survives into the command, even for a root caller."""
+    last = int(Path("/proc/sys/kernel/cap_last_cap").read_text())
+    for cap in range(last + 1):
+        _libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)  # EPERM without CAP_SETPCAP: none to drop
+    _libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    if os.geteuid() == 0:
+        # Without these an exec by uid 0 would get every capability back.
+        _check(_libc.prctl(_PR_SET_SECUREBITS, _SECUREBITS_LOCKED_NOROOT, 0, 0, 0), "securebits")
+    header = _CapHeader(0x20080522, 0)
+    data = (_CapData * 2)()
+    _check(_libc.capset(ctypes.byref(header), data), "capset")
+
+
+def _child(options: argparse.Namespace, env: dict[str, str], argv: list[str]) -> None:
+    """In the forked child: confine, then exec; never returns."""
+    status = 126
+    try:
+        stops = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
+        for sig in stops:
+            signal.signal(sig, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, stops)
+        abi = abi_version()
+        if abi < 1:
+            raise SetupError("Landlock is not available")
+        if options.network == "none":
+            _leave_network(options.net_method)
+        _restrict(options, abi)
+        _drop_capabilities()
+        os.chdir(options.workspace)
+        status = 127
+        os.execvpe(argv[0], argv, env)
+    except SetupError as error:
+        print(f"swarm-landlock: {error}", file=sys.stderr, flush=True)
+    except FileNotFoundError:
+        print(f"swarm-landlock: {argv[0]}: command not found", file=sys.stderr, flush=True)
+    except OSError as error:
+        status = 126
+        print(f"swarm-landlock: {argv[0]}: {error.strerror}", file=sys.stderr, flush=True)
+    os._exit(status)
+
+
+def _descendants() -> list[int]:
+    """Every live process below this one, found from the parent ids in /proc."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue  # gone meanwhile
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(ppid, []).append(int(entry))
+    found: list[int] = []
+    pending = [os.getpid()]
+    while pending:
+        for pid in children.get(pending.pop(), []):
+            found.append(pid)
+            pending.append(pid)
+    return found
+
+
+def _kill_all() -> None:
+    """SIGKILL every descendant and reap them all, until none is left."""
+    while True:
+        remaining = _descendants()
+        if not remaining:
+            return
+        for pid in remaining:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        try:
+            os.waitpid(-1, 0)
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        except ChildProcessError:
+            pass
+
+
+class _Stopped(Exception):
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+
+
+def _stop(signum: int, _frame: object) -> None:
+    raise _Stopped(signum)
+
+
+def _parse(args: list[str]) -> tuple[argparse.Namespace, list[str]]:
+    if "--" not in args:
+        raise SetupError("usage: _landlock_exec.py OPTIONS -- ARGV...")
+    split = args.index("--")
+    parser = argparse.ArgumentParser(prog="swarm-landlock")
+    parser.add_argument("--workspace", required=True)
+    parser.add_argument("--env-file", required=True)
+    parser.add_argument("--network", choices=("none", "host"), default="none")
+    parser.add_argument("--net-method", choices=("netns", "userns", "landlock-tcp"))
+    parser.add_argument("--read", action="append", default=[])
+    parser.add_argument("--write", action="append", default=[])
+    parser.add_argument("--deny", action="append", default=[])
+    options = parser.parse_args(args[:split])
+    argv = args[split + 1 :]
+    if not argv:
+        raise SetupError("no command given after --")
+    if options.network == "none" and options.net_method is None:
+        raise SetupError("--network none needs --net-method")
+    return options, argv
+
+
+def probe() -> dict[str, int | bool]:
+    """What this machine allows: the Landlock ABI and which network namespaces work."""
+    found: dict[str, int | bool] = {"abi": abi_version()}
+    for method in ("netns", "userns"):
+        pid = os.fork()
+        if pid == 0:
+            try:
+                _leave_network(method)
+            except (SetupError, OSError):
+                os._exit(1)
+            os._exit(0)
+        found[method] = os.waitpid(pid, 0)[1] == 0
+    return found
+
+
+def main(args: list[str]) -> int:
+    """Run ``args`` (launcher options, ``--``, the command); return the exit status."""
+    if args == ["--probe"]:
+        print(json.dumps(probe()))
+        return 0
+    try:
+        options, argv = _parse(args)
+        env_path = Path(options.env_file)
+        env = json.loads(env_path.read_text())
+        env_path.unlink()
+    except (SetupError, OSError, ValueError) as error:
+        print(f"swarm-landlock: {error}", file=sys.stderr, flush=True)
+        return 126
+    stops = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
+    for sig in stops:
+        signal.signal(sig, _stop)
+    try:
+        _check(_libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), "prctl(CHILD_SUBREAPER)")
+        # Blocked across the fork so the child never runs this process's handlers.
+        signal.pthread_sigmask(signal.SIG_BLOCK, stops)
+        pid = os.fork()
+        if pid == 0:
+            _child(options, env, argv)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, stops)
+        _, status = os.waitpid(pid, 0)
+        code = os.waitstatus_to_exitcode(status)
+        result = 128 - code if code < 0 else code
+    except _Stopped as stopped:
+        result = 128 + stopped.signum
+    except SetupError as error:
+        print(f"swarm-landlock: {error}", file=sys.stderr, flush=True)
+        result = 126
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_IGN)  # cleanup runs to the end once started
+    _kill_all()
+    return result
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

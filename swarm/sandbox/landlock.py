@@ -1,0 +1,221 @@
+"""The Landlock tier: confinement for Linux without bubblewrap, with no binary and no privilege.
+
+``LandlockSandbox.launch`` wraps a command in the launcher ``_landlock_exec.py`` (run by path
+with ``python -I -S``: importing the ``swarm`` package would cost most of a second per
+command, and ``-I`` keeps the workspace off ``sys.path`` so a planted module cannot run
+before the confinement). The launcher forks a child that confines itself and execs the
+command, then kills whatever the command left behind (see its docstring).
+
+What the command gets: read and execute on the system (``/usr``, ``/bin``, ``/sbin``,
+``/lib*``, ``/etc``, ``/opt``, ``/proc``, ``/sys``, ``/dev``), on the directories of its
+``PATH`` and on the Python installation; every right on the workspace, the extra writable
+directories and a private ``HOME`` and ``TMPDIR`` (made per launch, removed after); read and
+write on ``/dev/null``-like devices. Nothing else: the real home (``~/.ssh``, ``~/.aws``,
+``~/.netrc``) is unreadable except ``PATH`` directories below it, ``/tmp`` and ``/var`` are
+out of reach, and hidden paths are never granted through a root above them. As root, the
+command keeps uid 0 but no capability, and ``/etc/shadow``, ``/etc/gshadow``, ``/etc/sudoers``,
+``/etc/ssh`` and ``/etc/ssl/private`` are carved out of ``/etc``. With no network, the command
+runs in an empty network namespace (plainly as root, else in a user namespace): no TCP, UDP
+or DNS. With Landlock ABI 6 or later it cannot signal processes outside its domain (swarm, the
+launcher) nor reach their abstract unix sockets; Landlock already forbids ptrace of them, so
+``/proc/<swarm pid>/environ`` is unreadable.
+
+What Landlock cannot do, and this tier therefore does not:
+
+- make a path inside a writable tree read-only: the workspace's ``.swarm/`` stays writable
+  (the policy layer still answers for it); a hidden path inside a writable tree makes the
+  launcher refuse to run the command at all;
+- give an empty home at the real home's path: ``HOME`` points at a private directory
+  elsewhere, and a program that finds the home by uid (``getpwuid``) sees the real path,
+  unreadable;
+- block UDP and DNS without a network namespace: where neither namespace works and the ABI
+  is 4 or later, only TCP bind and connect are blocked, and ``describe`` says so;
+- hide other processes: ``/proc`` lists every process and its command line (not its
+  environment or memory);
+- stop ``connect()`` to a unix socket file on a readable path (Landlock ABI 7 has no right
+  for it), nor signals to swarm with an ABI below 6.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Literal
+
+from swarm.sandbox import _landlock_exec
+from swarm.sandbox.base import Confinement, Launch, Network, SandboxUnavailable
+
+__all__ = ["LandlockSandbox", "NetworkMethod", "landlock_abi"]
+
+NetworkMethod = Literal["netns", "userns", "landlock-tcp"]
+"""How the Landlock tier takes the network away: ``netns`` an empty network namespace (needs
+root), ``userns`` the same inside a new user namespace (unprivileged), ``landlock-tcp`` Landlock
+rules that block TCP only (ABI 4 or later; UDP and DNS stay open)."""
+
+SYSTEM_ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
+_KERNEL_ROOTS = ("/proc", "/sys", "/dev")
+_ROOT_SECRETS = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssh", "/etc/ssl/private")
+_LAUNCHER = Path(_landlock_exec.__file__)
+
+
+def landlock_abi() -> int:
+    """The Landlock ABI version of this kernel: 0 when Landlock is unsupported or disabled."""
+    if sys.platform != "linux":
+        return 0
+    return _landlock_exec.abi_version()
+
+
+def _is_within(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+class LandlockSandbox:
+    """The Landlock tier (``tier`` is ``landlock``); see the module docstring for what it
+    confines and what it cannot.
+
+    ``hide_home`` is the home whose contents the command must not read (default: the real
+    one). ``network_method`` forces how network ``none`` is enforced; by default the first
+    that works here, probed once. Raises ``SandboxUnavailable`` when the kernel has no
+    Landlock.
+    """
+
+    def __init__(
+        self, *, hide_home: Path | None = None, network_method: NetworkMethod | None = None
+    ) -> None:
+        self._abi = landlock_abi()
+        if self._abi < 1:
+            raise SandboxUnavailable(
+                "Landlock is unsupported here: it needs Linux 5.13 or later with 'landlock' "
+                "in the kernel's lsm= list (or install bubblewrap)"
+            )
+        self._home = (hide_home or Path.home()).resolve()
+        self._method: NetworkMethod | None = network_method
+        self._probed = network_method is not None
+
+    @property
+    def tier(self) -> str:
+        """Always ``landlock``."""
+        return "landlock"
+
+    @property
+    def abi(self) -> int:
+        """The kernel's Landlock ABI version (1 or more)."""
+        return self._abi
+
+    @property
+    def network_method(self) -> NetworkMethod | None:
+        """How network ``none`` is enforced; ``None`` when no method works here, and a
+        launch with network ``none`` then raises ``SandboxUnavailable``."""
+        if not self._probed:
+            self._method = self._probe()
+            self._probed = True
+        return self._method
+
+    def _probe(self) -> NetworkMethod | None:
+        found = subprocess.run(
+            [sys.executable, "-I", "-S", str(_LAUNCHER), "--probe"],
+            capture_output=True,
+            text=True,
+            check=False,
+            env={},
+        )
+        try:
+            works = json.loads(found.stdout)
+        except ValueError:
+            works = {}
+        if works.get("netns"):
+            return "netns"
+        if works.get("userns"):
+            return "userns"
+        return "landlock-tcp" if self._abi >= 4 else None
+
+    def describe(self, network: Network) -> str:
+        """E.g. ``landlock ABI 7, network none (network namespace); .swarm/ stays
+        writable``: the network line says plainly when UDP and DNS stay open."""
+        if network == "host":
+            net = "network host"
+        else:
+            match self.network_method:
+                case "netns" | "userns":
+                    net = "network none (network namespace)"
+                case "landlock-tcp":
+                    net = "network none for TCP only (UDP and DNS stay open)"
+                case None:
+                    net = "network none impossible here (no namespace, ABI below 4)"
+        limit = "read-only paths inside the workspace stay writable"
+        return f"landlock ABI {self._abi}, {net}; {limit}"
+
+    @contextmanager
+    def launch(self, argv: tuple[str, ...], confinement: Confinement) -> Iterator[Launch]:
+        """The launcher around ``argv``; leaving the context removes the private home and
+        tmp. Raises ``SandboxUnavailable`` for network ``none`` where nothing can block it."""
+        method = self.network_method if confinement.network == "none" else None
+        if confinement.network == "none" and method is None:
+            raise SandboxUnavailable(self.describe("none"))
+        base = Path(tempfile.mkdtemp(prefix="swarm-landlock-"))
+        try:
+            home, tmp = base / "home", base / "tmp"
+            home.mkdir(mode=0o700)
+            tmp.mkdir(mode=0o700)
+            env = {**confinement.env, "HOME": str(home), "TMPDIR": str(tmp)}
+            env_file = base / "env.json"
+            fd = os.open(env_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as out:
+                json.dump(env, out)
+            options = self._options(confinement, env, home=home, tmp=tmp)
+            options += ["--env-file", str(env_file), "--network", confinement.network]
+            if method is not None:
+                options += ["--net-method", method]
+            yield Launch(
+                argv=(sys.executable, "-I", "-S", str(_LAUNCHER), *options, "--", *argv),
+                env={},
+                cwd=confinement.workspace,
+            )
+        finally:
+            _remove_tree(base)
+
+    def _options(
+        self, confinement: Confinement, env: Mapping[str, str], *, home: Path, tmp: Path
+    ) -> list[str]:
+        workspace = confinement.workspace.resolve()
+        writes = [workspace, *(p.resolve() for p in confinement.writable), home, tmp]
+        deny = [self._home, *(p.resolve() for p in confinement.hidden)]
+        if os.geteuid() == 0:
+            deny += [Path(p) for p in _ROOT_SECRETS]
+        reads = [Path(p) for p in (*SYSTEM_ROOTS, *_KERNEL_ROOTS)]
+        extra = env.get("PATH", os.defpath).split(os.pathsep)
+        extra += [sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix]
+        for entry in extra:
+            if not entry or not os.path.isabs(entry):
+                continue  # a relative PATH entry would mean the workspace, already granted
+            path = Path(entry).resolve()
+            # A PATH entry at or above a denied path would expose all of it; one below the
+            # home is allowed (the brief's ~/.local/bin), one below a hidden path is not.
+            if any(_is_within(d, path) for d in deny):
+                continue
+            if any(_is_within(path, h.resolve()) for h in confinement.hidden):
+                continue
+            if path not in reads:
+                reads.append(path)
+        options = ["--workspace", str(workspace)]
+        options += [f"--read={p}" for p in reads]
+        options += [f"--write={p}" for p in writes]
+        options += [f"--deny={p}" for p in deny]
+        return options
+
+
+def _remove_tree(base: Path) -> None:
+    """Remove a launch's private directories, even those the command made unreadable."""
+    for parent, dirs, _files in os.walk(base):
+        for name in dirs:
+            path = os.path.join(parent, name)
+            if not os.path.islink(path):
+                os.chmod(path, 0o700)
+    shutil.rmtree(base, ignore_errors=True)
