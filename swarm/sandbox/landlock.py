@@ -62,6 +62,20 @@ rules that block TCP only (ABI 4 or later; UDP and DNS stay open)."""
 SYSTEM_ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
 _KERNEL_ROOTS = ("/proc", "/sys", "/dev")
 _ROOT_SECRETS = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssh", "/etc/ssl/private")
+HOME_SECRETS = (
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".kube",
+    ".docker",
+    ".netrc",
+    ".git-credentials",
+    ".password-store",
+    ".pki",
+)
+"""Paths below the home never granted, even through a ``PATH`` directory at or above them."""
 _LAUNCHER = Path(_landlock_exec.__file__)
 
 
@@ -186,7 +200,12 @@ class LandlockSandbox:
     ) -> list[str]:
         workspace = confinement.workspace.resolve()
         writes = [workspace, *(p.resolve() for p in confinement.writable), home, tmp]
-        deny = [self._home, *(p.resolve() for p in confinement.hidden)]
+        # Never granted, not even by a PATH entry below the home (which is granted).
+        never = [
+            *(p.resolve() for p in confinement.hidden),
+            *(self._home / s for s in HOME_SECRETS),
+        ]
+        deny = [self._home, *never]
         if os.geteuid() == 0:
             deny += [Path(p) for p in _ROOT_SECRETS]
         reads = [Path(p) for p in (*SYSTEM_ROOTS, *_KERNEL_ROOTS)]
@@ -196,11 +215,10 @@ class LandlockSandbox:
             if not entry or not os.path.isabs(entry):
                 continue  # a relative PATH entry would mean the workspace, already granted
             path = Path(entry).resolve()
-            # A PATH entry at or above a denied path would expose all of it; one below the
-            # home is allowed (the brief's ~/.local/bin), one below a hidden path is not.
-            if any(_is_within(d, path) for d in deny):
-                continue
-            if any(_is_within(path, h.resolve()) for h in confinement.hidden):
+            # A PATH entry at or above the home would expose all of it; one below the home
+            # is allowed (~/.local/bin) unless it lies in a secret or hidden path; one above
+            # a secret or hidden path gets it carved out by the launcher.
+            if _is_within(self._home, path) or any(_is_within(path, n) for n in never):
                 continue
             if path not in reads:
                 reads.append(path)

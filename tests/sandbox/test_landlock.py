@@ -1,0 +1,441 @@
+"""The Landlock tier, driven as the shell tool drives it: launch, then run the Launch's argv
+with its env and cwd, stdin closed, output piped, in a new session. Every test checks an
+effect: the file on disk, the packet on a listener, the process still alive or gone."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+import pytest
+
+from swarm.sandbox import Confinement, LandlockSandbox, Network, NetworkMethod, landlock_abi
+
+pytestmark = pytest.mark.skipif(
+    landlock_abi() == 0 and not os.environ.get("CI"),
+    reason="this kernel has no Landlock (needs Linux 5.13+ with landlock in lsm=)",
+)
+
+SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"
+SECRET = "AKIA-not-a-real-key-but-secret"
+
+
+@dataclass
+class Place:
+    """A fake home holding a secret, with the workspace inside it as users usually have."""
+
+    home: Path
+    workspace: Path
+    secret: Path
+    outside: Path
+
+
+@pytest.fixture
+def place(tmp_path: Path) -> Place:
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    secret = home / ".ssh" / "id_ed25519"
+    secret.write_text(SECRET)
+    (home / ".config" / "gcloud").mkdir(parents=True)
+    (home / ".config" / "gcloud" / "credentials.db").write_text(SECRET)
+    workspace = home / "project"
+    workspace.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    return Place(home=home, workspace=workspace, secret=secret, outside=outside)
+
+
+@pytest.fixture
+def sandbox(place: Place) -> LandlockSandbox:
+    return LandlockSandbox(hide_home=place.home)
+
+
+def run(
+    sandbox: LandlockSandbox,
+    place: Place,
+    script: str,
+    *,
+    path: str = SYSTEM_PATH,
+    network: Network = "none",
+    hidden: tuple[Path, ...] = (),
+) -> subprocess.CompletedProcess[str]:
+    """Run a bash script in the sandbox as the shell tool would."""
+    conf = Confinement(
+        workspace=place.workspace, env={"PATH": path}, network=network, hidden=hidden
+    )
+    with sandbox.launch(("bash", "-c", script), conf) as launch:
+        return subprocess.run(
+            launch.argv,
+            env=dict(launch.env),
+            cwd=launch.cwd,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            start_new_session=True,
+            pass_fds=launch.pass_fds,
+            timeout=60,
+            check=False,
+        )
+
+
+def test_write_inside_workspace_lands_on_disk(sandbox: LandlockSandbox, place: Place) -> None:
+    result = run(sandbox, place, "echo hello > made.txt && mkdir -p sub && cp made.txt sub/")
+    assert result.returncode == 0, result.stderr
+    assert (place.workspace / "sub" / "made.txt").read_text() == "hello\n"
+
+
+@pytest.mark.parametrize(
+    "attack",
+    [
+        "echo pwned > {target}",
+        'python3 -c \'open("{target}", "w").write("pwned")\'',
+        "ln -s {target} link && echo pwned > link",
+        "echo pwned > {workspace}/../../outside/target",
+        "echo pwned > /tmp/../{target}",
+        "mv made {target}",
+        "ln {existing} hard; echo pwned >> hard",
+    ],
+    ids=["redirect", "python", "symlink", "dotdot", "tmp-dotdot", "rename", "hardlink"],
+)
+def test_write_outside_workspace_fails(sandbox: LandlockSandbox, place: Place, attack: str) -> None:
+    target = place.outside / "target"
+    existing = place.outside / "existing"
+    existing.write_text("original")
+    (place.workspace / "made").write_text("pwned")
+    script = attack.format(target=target, workspace=place.workspace, existing=existing)
+    run(sandbox, place, script)
+    assert not target.exists()
+    assert existing.read_text() == "original"
+
+
+def test_write_to_tmp_and_real_home_fails(sandbox: LandlockSandbox, place: Place) -> None:
+    marker = f"swarm-landlock-test-{uuid.uuid4().hex}"
+    run(sandbox, place, f"echo x > /tmp/{marker}; echo x > {place.home}/{marker}")
+    assert not (Path("/tmp") / marker).exists()
+    assert not (place.home / marker).exists()
+
+
+@pytest.mark.parametrize(
+    "path_extra",
+    ["", ":{home}", ":{home}/.ssh", ":{home}/.config"],
+    ids=["plain", "home-in-path", "ssh-in-path", "config-in-path"],
+)
+def test_secret_in_the_hidden_home_is_unreadable(
+    sandbox: LandlockSandbox, place: Place, path_extra: str
+) -> None:
+    path = SYSTEM_PATH + path_extra.format(home=place.home)
+    gcloud = place.home / ".config" / "gcloud" / "credentials.db"
+    result = run(sandbox, place, f"cat {place.secret} {gcloud}; ls -a {place.home}", path=path)
+    assert SECRET not in result.stdout
+    assert ".ssh" not in result.stdout
+    assert "Permission denied" in result.stderr
+
+
+def test_path_directory_below_the_home_still_runs(sandbox: LandlockSandbox, place: Place) -> None:
+    bin_dir = place.home / ".local" / "bin"
+    bin_dir.mkdir(parents=True)
+    tool = bin_dir / "greet"
+    tool.write_text("#!/bin/sh\necho greetings\n")
+    tool.chmod(0o755)
+    result = run(sandbox, place, f"greet; cat {place.secret}", path=f"{SYSTEM_PATH}:{bin_dir}")
+    assert result.stdout == "greetings\n"
+
+
+def test_private_home_and_tmp_are_writable_and_removed_after(
+    sandbox: LandlockSandbox, place: Place
+) -> None:
+    result = run(sandbox, place, 'touch "$HOME/h" "$TMPDIR/t" && echo "$HOME" "$TMPDIR"')
+    assert result.returncode == 0, result.stderr
+    home, tmp = (Path(p) for p in result.stdout.split())
+    assert home != place.home
+    assert not home.exists()
+    assert not tmp.exists()
+
+
+def test_command_sees_only_its_given_environment(
+    sandbox: LandlockSandbox, place: Place, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SWARM_TEST_PROVIDER_KEY", "sk-should-not-leak")
+    result = run(sandbox, place, "env")
+    names = {line.split("=", 1)[0] for line in result.stdout.splitlines()}
+    assert names <= {"PATH", "HOME", "TMPDIR", "PWD", "SHLVL", "_"}
+    assert "sk-should-not-leak" not in result.stdout
+
+
+def test_exit_status_is_passed_through(sandbox: LandlockSandbox, place: Place) -> None:
+    assert run(sandbox, place, "exit 7").returncode == 7
+
+
+def test_command_killed_by_a_signal_exits_128_plus_signal(
+    sandbox: LandlockSandbox, place: Place
+) -> None:
+    assert run(sandbox, place, "kill -TERM $$").returncode == 128 + signal.SIGTERM
+
+
+def test_missing_command_exits_127(sandbox: LandlockSandbox, place: Place) -> None:
+    conf = Confinement(workspace=place.workspace, env={"PATH": SYSTEM_PATH})
+    with sandbox.launch(("no-such-command-here",), conf) as launch:
+        result = subprocess.run(
+            launch.argv, env=dict(launch.env), cwd=launch.cwd, capture_output=True, text=True
+        )
+    assert result.returncode == 127
+    assert "no-such-command-here: command not found" in result.stderr
+
+
+def test_root_secrets_in_etc_are_unreadable(sandbox: LandlockSandbox, place: Place) -> None:
+    result = run(sandbox, place, "cat /etc/shadow; head -c 4 /etc/passwd")
+    assert result.stdout == "root"
+    assert "/etc/shadow: Permission denied" in result.stderr
+
+
+def test_command_holds_no_capability(sandbox: LandlockSandbox, place: Place) -> None:
+    result = run(sandbox, place, "grep -E '^Cap(Eff|Prm|Amb):' /proc/self/status")
+    values = [line.split()[1] for line in result.stdout.splitlines()]
+    assert len(values) == 3
+    assert all(int(v, 16) == 0 for v in values)
+
+
+def test_hidden_path_inside_the_workspace_refuses_to_run(
+    sandbox: LandlockSandbox, place: Place
+) -> None:
+    hidden = place.workspace / "records"
+    hidden.mkdir()
+    result = run(sandbox, place, "touch ran", hidden=(hidden,))
+    assert result.returncode == 126
+    assert f"cannot hide {hidden}" in result.stderr
+    assert not (place.workspace / "ran").exists()
+
+
+def test_hidden_path_is_carved_out_of_a_readable_root(place: Place) -> None:
+    tools = place.outside / "tools"
+    (tools / "bin").mkdir(parents=True)
+    (tools / "records").mkdir()
+    (tools / "records" / "audit.log").write_text(SECRET)
+    (tools / "bin" / "note").write_text("visible")
+    sandbox = LandlockSandbox(hide_home=place.home)
+    result = run(
+        sandbox,
+        place,
+        f"cat {tools}/bin/note; cat {tools}/records/audit.log",
+        path=f"{SYSTEM_PATH}:{tools}/bin:{tools}",
+        hidden=(tools / "records",),
+    )
+    assert result.stdout == "visible"
+    assert SECRET not in result.stdout
+
+
+# --- network -------------------------------------------------------------------------
+
+TCP_CLIENT = "python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), 5)'"
+UDP_CLIENT = (
+    "python3 -c 'import socket; "
+    'socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"leak", ("127.0.0.1", {port}))\''
+)
+
+
+@pytest.fixture
+def tcp_listener() -> Iterator[socket.socket]:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        listener.setblocking(False)
+        yield listener
+
+
+@pytest.fixture
+def udp_socket() -> Iterator[socket.socket]:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as receiver:
+        receiver.bind(("127.0.0.1", 0))
+        yield receiver
+
+
+def connections(listener: socket.socket) -> int:
+    """How many connections wait on the listener (a connect completes before it returns)."""
+    count = 0
+    while True:
+        try:
+            conn, _ = listener.accept()
+        except BlockingIOError:
+            return count
+        conn.close()
+        count += 1
+
+
+def first_datagram(receiver: socket.socket) -> bytes:
+    """The first datagram queued, after a marker sent now: b"end" means nothing came."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
+        sender.sendto(b"end", receiver.getsockname())
+    receiver.settimeout(10)
+    return receiver.recv(64)
+
+
+@pytest.mark.parametrize("method", ["netns", "userns", "landlock-tcp"])
+def test_network_none_blocks_tcp(
+    place: Place, tcp_listener: socket.socket, method: NetworkMethod
+) -> None:
+    sandbox = LandlockSandbox(hide_home=place.home, network_method=method)
+    port = tcp_listener.getsockname()[1]
+    result = run(sandbox, place, TCP_CLIENT.format(port=port))
+    assert result.returncode != 0
+    assert connections(tcp_listener) == 0
+
+
+@pytest.mark.parametrize("method", ["netns", "userns"])
+def test_network_none_blocks_udp(
+    place: Place, udp_socket: socket.socket, method: NetworkMethod
+) -> None:
+    sandbox = LandlockSandbox(hide_home=place.home, network_method=method)
+    run(sandbox, place, UDP_CLIENT.format(port=udp_socket.getsockname()[1]))
+    assert first_datagram(udp_socket) == b"end"
+
+
+def test_tcp_only_method_leaves_udp_open_and_says_so(
+    place: Place, udp_socket: socket.socket
+) -> None:
+    sandbox = LandlockSandbox(hide_home=place.home, network_method="landlock-tcp")
+    run(sandbox, place, UDP_CLIENT.format(port=udp_socket.getsockname()[1]))
+    assert first_datagram(udp_socket) == b"leak"
+    assert "UDP and DNS stay open" in sandbox.describe("none")
+
+
+def test_network_host_reaches_the_listener(
+    sandbox: LandlockSandbox, place: Place, tcp_listener: socket.socket
+) -> None:
+    port = tcp_listener.getsockname()[1]
+    result = run(sandbox, place, TCP_CLIENT.format(port=port), network="host")
+    assert result.returncode == 0, result.stderr
+    assert connections(tcp_listener) == 1
+
+
+def test_describe_names_the_tier_and_how_the_network_is_cut(sandbox: LandlockSandbox) -> None:
+    assert sandbox.describe("none").startswith(f"landlock ABI {landlock_abi()}, network none")
+    assert "network host" in sandbox.describe("host")
+
+
+# --- other processes ------------------------------------------------------------------
+
+
+def test_signals_to_processes_outside_fail(sandbox: LandlockSandbox, place: Place) -> None:
+    victim = subprocess.Popen(["sleep", "60"])
+    try:
+        result = run(
+            sandbox, place, f"kill -0 {os.getpid()}; kill -9 {victim.pid}; kill -9 $PPID; echo on"
+        )
+        assert victim.poll() is None
+        assert result.stdout == "on\n"  # the launcher lived to report the command's end
+        assert result.returncode == 0
+        assert result.stderr.count("Operation not permitted") == 3
+    finally:
+        victim.kill()
+        victim.wait()
+
+
+@pytest.mark.parametrize("entry", ["environ", "mem", "root/etc/hostname", "cwd"])
+def test_proc_of_the_test_process_is_unreadable(
+    sandbox: LandlockSandbox, place: Place, entry: str
+) -> None:
+    result = run(sandbox, place, f"cat /proc/{os.getpid()}/{entry} | head -c 100 | wc -c")
+    assert result.stdout.strip() == "0"
+
+
+# --- nothing outlives the call ---------------------------------------------------------
+
+
+def processes_with(marker: str) -> list[int]:
+    """The pids whose command line holds ``marker``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if marker.encode() in cmdline:
+                found.append(int(entry))
+    return found
+
+
+def orphans_running(marker: str) -> list[int]:
+    """The sleepers started by ``orphan_script`` (not the shells whose script names them)."""
+    found = []
+    for pid in processes_with(marker):
+        with contextlib.suppress(OSError):
+            args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            if marker.encode() in args and (b"ready1" in args or b"ready2" in args):
+                found.append(pid)
+    return found
+
+
+def orphan_script(marker: str) -> str:
+    """Start an orphan in a new session and a double-forked one; return once both run."""
+    sleeper = "python3 -c 'import sys, time; open(sys.argv[1], \"w\").close(); time.sleep(600)' "
+    return (
+        f"setsid {sleeper} ready1 {marker} </dev/null >/dev/null 2>&1 &\n"
+        f"( ( {sleeper} ready2 {marker} </dev/null >/dev/null 2>&1 & ) & )\n"
+        "for i in $(seq 400); do [ -e ready1 ] && [ -e ready2 ] && break; sleep 0.05; done\n"
+        "[ -e ready1 ] && [ -e ready2 ]"
+    )
+
+
+def test_orphans_are_killed_when_the_command_ends(sandbox: LandlockSandbox, place: Place) -> None:
+    marker = f"swarm-orphan-{uuid.uuid4().hex}"
+    result = run(sandbox, place, orphan_script(marker))
+    assert result.returncode == 0, result.stderr  # both orphans were running
+    assert processes_with(marker) == []
+
+
+def test_sigterm_to_the_launcher_group_kills_everything(
+    sandbox: LandlockSandbox, place: Place
+) -> None:
+    marker = f"swarm-orphan-{uuid.uuid4().hex}"
+    script = orphan_script(marker) + " && touch both && exec sleep 600"
+    conf = Confinement(workspace=place.workspace, env={"PATH": SYSTEM_PATH})
+    with sandbox.launch(("bash", "-c", script), conf) as launch:
+        process = subprocess.Popen(
+            launch.argv,
+            env=dict(launch.env),
+            cwd=launch.cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        # Poll with a bound: the script makes "both" once its orphans run.
+        for _ in range(1200):
+            if (place.workspace / "both").exists():
+                break
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=0.05)
+                break  # it ended early: the asserts below say how
+        assert (place.workspace / "both").exists()
+        assert len(orphans_running(marker)) == 2
+        os.killpg(process.pid, signal.SIGTERM)
+        _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 128 + signal.SIGTERM, stderr
+    assert processes_with(marker) == []
+
+
+@pytest.mark.anyio
+async def test_runs_under_anyio_open_process(sandbox: LandlockSandbox, place: Place) -> None:
+    conf = Confinement(workspace=place.workspace, env={"PATH": SYSTEM_PATH})
+    with sandbox.launch(("bash", "-c", "echo async > a.txt; echo done"), conf) as launch:
+        async with await anyio.open_process(
+            list(launch.argv),
+            env=dict(launch.env),
+            cwd=launch.cwd,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        ) as process:
+            assert process.stdout is not None
+            output = b"".join([chunk async for chunk in process.stdout])
+            status = await process.wait()
+    assert (status, output) == (0, b"done\n")
+    assert (place.workspace / "a.txt").read_text() == "async\n"
