@@ -12,6 +12,7 @@ from swarm.sandbox.base import (
     SandboxUnavailable,
 )
 from swarm.sandbox.landlock import LandlockSandbox, NetworkMethod, landlock_abi
+from swarm.sandbox.seatbelt import SeatbeltSandbox
 
 __all__ = [
     "Confinement",
@@ -23,5 +24,6 @@ __all__ = [
     "Sandbox",
     "SandboxSettings",
     "SandboxUnavailable",
+    "SeatbeltSandbox",
     "landlock_abi",
 ]

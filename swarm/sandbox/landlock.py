@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Literal
 
 from swarm.sandbox import _landlock_exec
+from swarm.sandbox._paths import HOME_SECRETS, is_within
 from swarm.sandbox.base import Confinement, Launch, Network, SandboxUnavailable
 
 __all__ = ["LandlockSandbox", "NetworkMethod", "landlock_abi"]
@@ -62,20 +63,6 @@ rules that block TCP only (ABI 4 or later; UDP and DNS stay open)."""
 SYSTEM_ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
 _KERNEL_ROOTS = ("/proc", "/sys", "/dev")
 _ROOT_SECRETS = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssh", "/etc/ssl/private")
-HOME_SECRETS = (
-    ".ssh",
-    ".gnupg",
-    ".aws",
-    ".azure",
-    ".config/gcloud",
-    ".kube",
-    ".docker",
-    ".netrc",
-    ".git-credentials",
-    ".password-store",
-    ".pki",
-)
-"""Paths below the home never granted, even through a ``PATH`` directory at or above them."""
 _LAUNCHER = Path(_landlock_exec.__file__)
 
 
@@ -84,10 +71,6 @@ def landlock_abi() -> int:
     if sys.platform != "linux":
         return 0
     return _landlock_exec.abi_version()
-
-
-def _is_within(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
 
 
 class LandlockSandbox:
@@ -218,7 +201,7 @@ class LandlockSandbox:
             # A PATH entry at or above the home would expose all of it; one below the home
             # is allowed (~/.local/bin) unless it lies in a secret or hidden path; one above
             # a secret or hidden path gets it carved out by the launcher.
-            if _is_within(self._home, path) or any(_is_within(path, n) for n in never):
+            if is_within(self._home, path) or any(is_within(path, n) for n in never):
                 continue
             if path not in reads:
                 reads.append(path)
