@@ -62,7 +62,18 @@ _SECUREBITS_LOCKED_NOROOT = 0x01 | 0x02 | 0x04 | 0x08 | 0x20
 _CLONE_NEWNET = 0x40000000
 _CLONE_NEWUSER = 0x10000000
 
-_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty")
+# Only these devices: the rest of /dev (disks, loop devices, /dev/kmsg, another process's
+# /dev/shm) stays out of reach, even to a root caller whose uid owns them.
+_DEVICES = (
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+    "/dev/ptmx",
+    "/dev/pts",
+)
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
@@ -217,10 +228,9 @@ def _restrict(options: argparse.Namespace, abi: int) -> None:
         os.close(ruleset)
 
 
-def _drop_capabilities() -> None:
+def _drop_capabilities(last_cap: int) -> None:
     """No capability survives into the command, even for a root caller."""
-    last = int(Path("/proc/sys/kernel/cap_last_cap").read_text())
-    for cap in range(last + 1):
+    for cap in range(last_cap + 1):
         _libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)  # EPERM without CAP_SETPCAP: none to drop
     _libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
     if os.geteuid() == 0:
@@ -231,32 +241,41 @@ def _drop_capabilities() -> None:
     _check(_libc.capset(ctypes.byref(header), data), "capset")
 
 
+def _confine(options: argparse.Namespace) -> None:
+    """Leave the network, restrict the filesystem, drop capabilities, enter the workspace."""
+    abi = abi_version()
+    if abi < 1:
+        raise SetupError("Landlock is not available")
+    last_cap = int(Path("/proc/sys/kernel/cap_last_cap").read_text())  # before /proc may hide
+    if options.network == "none":
+        _leave_network(options.net_method)
+    _restrict(options, abi)
+    _drop_capabilities(last_cap)
+    os.chdir(options.workspace)
+
+
 def _child(options: argparse.Namespace, env: dict[str, str], argv: list[str]) -> None:
     """In the forked child: confine, then exec; never returns."""
-    status = 126
+    stops = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
+    for sig in stops:
+        signal.signal(sig, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, stops)
     try:
-        stops = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
-        for sig in stops:
-            signal.signal(sig, signal.SIG_DFL)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, stops)
-        abi = abi_version()
-        if abi < 1:
-            raise SetupError("Landlock is not available")
-        if options.network == "none":
-            _leave_network(options.net_method)
-        _restrict(options, abi)
-        _drop_capabilities()
-        os.chdir(options.workspace)
-        status = 127
-        os.execvpe(argv[0], argv, env)
+        try:
+            _confine(options)
+        except OSError as error:
+            raise SetupError(str(error)) from error
     except SetupError as error:
         print(f"swarm-landlock: {error}", file=sys.stderr, flush=True)
+        os._exit(126)
+    try:
+        os.execvpe(argv[0], argv, env)
     except FileNotFoundError:
         print(f"swarm-landlock: {argv[0]}: command not found", file=sys.stderr, flush=True)
+        os._exit(127)
     except OSError as error:
-        status = 126
         print(f"swarm-landlock: {argv[0]}: {error.strerror}", file=sys.stderr, flush=True)
-    os._exit(status)
+    os._exit(126)
 
 
 def _descendants() -> list[int]:

@@ -61,7 +61,7 @@ root), ``userns`` the same inside a new user namespace (unprivileged), ``landloc
 rules that block TCP only (ABI 4 or later; UDP and DNS stay open)."""
 
 SYSTEM_ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
-_KERNEL_ROOTS = ("/proc", "/sys", "/dev")
+_KERNEL_ROOTS = ("/proc", "/sys")
 _ROOT_SECRETS = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssh", "/etc/ssl/private")
 _LAUNCHER = Path(_landlock_exec.__file__)
 

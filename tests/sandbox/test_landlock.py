@@ -8,6 +8,7 @@ import contextlib
 import os
 import signal
 import socket
+import stat
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -439,3 +440,20 @@ async def test_runs_under_anyio_open_process(sandbox: LandlockSandbox, place: Pl
             status = await process.wait()
     assert (status, output) == (0, b"done\n")
     assert (place.workspace / "a.txt").read_text() == "async\n"
+
+
+def devices_beyond_the_harmless() -> list[str]:
+    """The block devices here and the kernel log: what a root command must not read."""
+    found = ["/dev/kmsg"]
+    for entry in sorted(Path("/dev").iterdir()):
+        with contextlib.suppress(OSError):
+            if stat.S_ISBLK(entry.stat().st_mode):
+                found.append(str(entry))
+    return [d for d in found if os.path.exists(d)]
+
+
+def test_disks_and_kernel_log_are_unreadable(sandbox: LandlockSandbox, place: Place) -> None:
+    devices = devices_beyond_the_harmless()
+    reads = "; ".join(f"head -c 1 {d} | wc -c" for d in devices)
+    result = run(sandbox, place, f"{reads}; echo ok > /dev/null && head -c 3 /dev/zero | wc -c")
+    assert result.stdout.split() == ["0"] * len(devices) + ["3"]
