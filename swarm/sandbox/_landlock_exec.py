@@ -10,8 +10,9 @@ The child, in this order: leaves the network (a network namespace, plain as root
 new user namespace otherwise; or, as the weaker method the caller asked for, a Landlock rule
 set that handles TCP bind/connect with no rule allowing any), sets no-new-privileges, builds
 the Landlock rule set (read+execute on the read roots, every right on the write roots, a few
-character devices, signal and abstract-socket scoping from ABI 6), restricts itself, drops
-every capability (a root caller gets a root-owned command with no capability), and execs the
+character devices, signal and abstract-socket scoping from ABI 6), restricts itself,
+installs a seccomp filter that makes ``socket(AF_UNIX, ...)`` fail (x86_64 and aarch64),
+drops every capability (a root caller gets a root-owned command with no capability), and execs the
 command with the environment read from ``--env-file``.
 
 The parent is a child subreaper: it waits for the command, then SIGKILLs every remaining
@@ -61,6 +62,22 @@ _PR_CAP_AMBIENT_CLEAR_ALL = 4
 _SECUREBITS_LOCKED_NOROOT = 0x01 | 0x02 | 0x04 | 0x08 | 0x20
 _CLONE_NEWNET = 0x40000000
 _CLONE_NEWUSER = 0x10000000
+
+# seccomp: socket(AF_UNIX, ...) fails with EACCES (socketpair still works). Landlock before
+# ABI 9 cannot stop connect() to a socket file, and a root command that reached
+# /run/systemd/private or docker.sock could start anything outside the sandbox.
+_SECCOMP_ARCH = {"x86_64": (0xC000003E, 41), "aarch64": (0xC00000B7, 198)}  # arch, socket nr
+_PR_SET_SECCOMP = 22
+_SECCOMP_MODE_FILTER = 2
+_RET_ALLOW = 0x7FFF0000
+_RET_KILL_PROCESS = 0x80000000
+_RET_EACCES = 0x00050000 | 13
+_LD_ABS = 0x20
+_JEQ = 0x15
+_JSET = 0x45
+_RET = 0x06
+_X32_BIT = 0x40000000
+_AF_UNIX = 1
 
 # Only these devices: the rest of /dev (disks, loop devices, /dev/kmsg, another process's
 # /dev/shm) stays out of reach, even to a root caller whose uid owns them.
@@ -228,6 +245,49 @@ def _restrict(options: argparse.Namespace, abi: int) -> None:
         os.close(ruleset)
 
 
+class _SockFilter(ctypes.Structure):
+    _fields_ = (
+        ("code", ctypes.c_uint16),
+        ("jt", ctypes.c_uint8),
+        ("jf", ctypes.c_uint8),
+        ("k", ctypes.c_uint32),
+    )
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = (("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter)))
+
+
+def unix_socket_filter(machine: str) -> list[tuple[int, int, int, int]] | None:
+    """The seccomp program denying ``socket(AF_UNIX, ...)`` on ``machine``; ``None`` for an
+    architecture it does not know (the filter is then not installed)."""
+    if machine not in _SECCOMP_ARCH:
+        return None
+    arch, socket_nr = _SECCOMP_ARCH[machine]
+    return [
+        (_LD_ABS, 0, 0, 4),  # seccomp_data.arch
+        (_JEQ, 1, 0, arch),
+        (_RET, 0, 0, _RET_KILL_PROCESS),  # another ABI (i386, arm32, ...) bypasses the rest
+        (_LD_ABS, 0, 0, 0),  # seccomp_data.nr
+        (_JSET, 4, 0, _X32_BIT),  # x32 syscalls: denied
+        (_JEQ, 0, 2, socket_nr),
+        (_LD_ABS, 0, 0, 16),  # low half of args[0]: the domain (little-endian machines)
+        (_JEQ, 1, 0, _AF_UNIX),
+        (_RET, 0, 0, _RET_ALLOW),
+        (_RET, 0, 0, _RET_EACCES),
+    ]
+
+
+def _deny_unix_sockets() -> None:
+    program = unix_socket_filter(os.uname().machine)
+    if program is None:
+        return
+    filters = (_SockFilter * len(program))(*(_SockFilter(*op) for op in program))
+    prog = _SockFprog(len(program), filters)
+    result = _libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0)
+    _check(result, "seccomp filter")
+
+
 def _drop_capabilities(last_cap: int) -> None:
     """No capability survives into the command, even for a root caller."""
     for cap in range(last_cap + 1):
@@ -250,6 +310,7 @@ def _confine(options: argparse.Namespace) -> None:
     if options.network == "none":
         _leave_network(options.net_method)
     _restrict(options, abi)
+    _deny_unix_sockets()
     _drop_capabilities(last_cap)
     os.chdir(options.workspace)
 

@@ -7,10 +7,11 @@ before the confinement). The launcher forks a child that confines itself and exe
 command, then kills whatever the command left behind (see its docstring).
 
 What the command gets: read and execute on the system (``/usr``, ``/bin``, ``/sbin``,
-``/lib*``, ``/etc``, ``/opt``, ``/proc``, ``/sys``, ``/dev``), on the directories of its
-``PATH`` and on the Python installation; every right on the workspace, the extra writable
+``/lib*``, ``/etc``, ``/opt``, ``/proc``, ``/sys``), on the directories of its ``PATH``
+and on the Python installation; every right on the workspace, the extra writable
 directories and a private ``HOME`` and ``TMPDIR`` (made per launch, removed after); read and
-write on ``/dev/null``-like devices. Nothing else: the real home (``~/.ssh``, ``~/.aws``,
+write on ``/dev/null``, ``zero``, ``full``, ``random``, ``urandom``, ``tty``, ``ptmx`` and
+``pts`` (no disk, no ``/dev/kmsg``, no ``/dev/shm``). Nothing else: the real home (``~/.ssh``, ``~/.aws``,
 ``~/.netrc``) is unreadable except ``PATH`` directories below it, ``/tmp`` and ``/var`` are
 out of reach, and hidden paths are never granted through a root above them. As root, the
 command keeps uid 0 but no capability, and ``/etc/shadow``, ``/etc/gshadow``, ``/etc/sudoers``,
@@ -32,8 +33,14 @@ What Landlock cannot do, and this tier therefore does not:
   is 4 or later, only TCP bind and connect are blocked, and ``describe`` says so;
 - hide other processes: ``/proc`` lists every process and its command line (not its
   environment or memory);
-- stop ``connect()`` to a unix socket file on a readable path (Landlock ABI 7 has no right
-  for it), nor signals to swarm with an ABI below 6.
+- stop ``connect()`` to a unix socket file (ABI 7 has no right for it; the path need not
+  even be readable). A root command that reached ``/run/systemd/private`` or
+  ``docker.sock`` could start anything outside, so a seccomp filter makes
+  ``socket(AF_UNIX, ...)`` fail with EACCES on x86_64 and aarch64 (``socketpair`` still
+  works; a program that serves or uses a unix socket file in the workspace fails too);
+- stop signals to swarm with an ABI below 6;
+- give a private ``/dev/shm``: it is not granted, so POSIX semaphores (``multiprocessing``
+  locks) fail rather than share the host's.
 """
 
 from __future__ import annotations
@@ -146,7 +153,7 @@ class LandlockSandbox:
                     net = "network none for TCP only (UDP and DNS stay open)"
                 case None:
                     net = "network none impossible here (no namespace, ABI below 4)"
-        limit = "read-only paths inside the workspace stay writable"
+        limit = "no unix sockets; read-only paths inside the workspace stay writable"
         return f"landlock ABI {self._abi}, {net}; {limit}"
 
     @contextmanager

@@ -307,6 +307,26 @@ def test_tcp_only_method_leaves_udp_open_and_says_so(
     assert "UDP and DNS stay open" in sandbox.describe("none")
 
 
+@pytest.mark.parametrize("address", ["path", "abstract"])
+@pytest.mark.parametrize("network", ["none", "host"])
+def test_unix_socket_listener_outside_gets_no_connection(
+    sandbox: LandlockSandbox, place: Place, address: str, network: Network
+) -> None:
+    name = f"swarm-test-{uuid.uuid4().hex[:12]}"
+    where = str(place.outside / name) if address == "path" else "\0" + name
+    with socket.socket(socket.AF_UNIX) as listener:
+        listener.bind(where)
+        listener.listen()
+        listener.setblocking(False)
+        client = (
+            'python3 -c \'import socket, sys; socket.socketpair(); print("pair"); '
+            'socket.socket(socket.AF_UNIX).connect(sys.argv[1].replace("@", "\\0"))\' '
+        )
+        result = run(sandbox, place, client + where.replace("\0", "@"), network=network)
+        assert result.stdout == "pair\n"  # socketpair still works
+        assert connections(listener) == 0
+
+
 def test_network_host_reaches_the_listener(
     sandbox: LandlockSandbox, place: Place, tcp_listener: socket.socket
 ) -> None:
