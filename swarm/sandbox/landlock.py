@@ -11,15 +11,16 @@ What the command gets: read and execute on the system (``/usr``, ``/bin``, ``/sb
 and on the Python installation; every right on the workspace, the extra writable
 directories and a private ``HOME`` and ``TMPDIR`` (made per launch, removed after); read and
 write on ``/dev/null``, ``zero``, ``full``, ``random``, ``urandom``, ``tty``, ``ptmx`` and
-``pts`` (no disk, no ``/dev/kmsg``, no ``/dev/shm``). Nothing else: the real home (``~/.ssh``, ``~/.aws``,
-``~/.netrc``) is unreadable except ``PATH`` directories below it, ``/tmp`` and ``/var`` are
-out of reach, and hidden paths are never granted through a root above them. As root, the
-command keeps uid 0 but no capability, and ``/etc/shadow``, ``/etc/gshadow``, ``/etc/sudoers``,
-``/etc/ssh`` and ``/etc/ssl/private`` are carved out of ``/etc``. With no network, the command
-runs in an empty network namespace (plainly as root, else in a user namespace): no TCP, UDP
-or DNS. With Landlock ABI 6 or later it cannot signal processes outside its domain (swarm, the
-launcher) nor reach their abstract unix sockets; Landlock already forbids ptrace of them, so
-``/proc/<swarm pid>/environ`` is unreadable.
+``pts`` (no disk, no ``/dev/kmsg``, no ``/dev/shm``). Nothing else: the real home
+(``~/.ssh``, ``~/.aws``, ``~/.netrc``) is unreadable except ``PATH`` directories below it
+(never its known secrets, ``HOME_SECRETS``); ``/tmp`` and ``/var`` are out of reach; hidden
+paths are never granted through a root above them. As root, the command keeps uid 0 but no
+capability, and ``/etc/shadow``, ``/etc/gshadow``, ``/etc/sudoers``, ``/etc/ssh`` and
+``/etc/ssl/private`` are carved out of ``/etc``. With no network, the command runs in an
+empty network namespace (plainly as root, else in a user namespace): no TCP, UDP or DNS.
+With Landlock ABI 6 or later it cannot signal processes outside its domain (swarm, the
+launcher) nor reach their abstract unix sockets; Landlock already forbids ptrace of them,
+so ``/proc/<swarm pid>/environ`` is unreadable.
 
 What Landlock cannot do, and this tier therefore does not:
 
