@@ -8,18 +8,19 @@ ABI 6 or later the command can neither signal nor ptrace the launcher that clean
 
 The child, in this order: leaves the network (a network namespace, plain as root or inside a
 new user namespace otherwise; or, as the weaker method the caller asked for, a Landlock rule
-set that handles TCP bind/connect with no rule allowing any), sets no-new-privileges, builds
-the Landlock rule set (read+execute on the read roots, every right on the write roots, a few
-character devices, signal and abstract-socket scoping from ABI 6), restricts itself,
+set that handles TCP bind/connect with no rule allowing any), builds the Landlock rule set
+(read+execute on the read roots, every right on the write roots, a few character devices,
+signal and abstract-socket scoping from ABI 6), sets no-new-privileges, restricts itself,
 installs a seccomp filter that makes ``socket(AF_UNIX, ...)`` fail (x86_64 and aarch64),
-drops every capability (a root caller gets a root-owned command with no capability), and execs the
-command with the environment read from ``--env-file``.
+drops every capability (a root caller gets a root-owned command with no capability), and
+execs the command with the environment read from ``--env-file``. It dies with the launcher
+(``PR_SET_PDEATHSIG``).
 
 The parent is a child subreaper: it waits for the command, then SIGKILLs every remaining
-descendant (orphans of ``setsid cmd &`` and double forks are reparented to it) and reaps them,
-and exits with the command's status (128+N for signal N). SIGTERM, SIGINT and SIGHUP do the
-same at once. Exit status 126 with a ``swarm-landlock:`` message means the confinement could
-not be set up; the command did not run.
+descendant (orphans of ``setsid cmd &`` and double forks are reparented to it) and reaps
+them, and exits with the command's status (128+N for signal N). SIGTERM, SIGINT and SIGHUP
+do the same at once. Exit status 126 with a ``swarm-landlock:`` message means the
+confinement could not be set up; the command did not run.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ _SCOPE_SIGNAL = 1 << 1
 
 _PR_SET_NO_NEW_PRIVS = 38
 _PR_SET_CHILD_SUBREAPER = 36
+_PR_SET_PDEATHSIG = 1
 _PR_CAPBSET_DROP = 24
 _PR_SET_SECUREBITS = 28
 _PR_CAP_AMBIENT = 47
@@ -315,8 +317,14 @@ def _confine(options: argparse.Namespace) -> None:
     os.chdir(options.workspace)
 
 
-def _child(options: argparse.Namespace, env: dict[str, str], argv: list[str]) -> None:
+def _child(
+    options: argparse.Namespace, env: dict[str, str], argv: list[str], launcher: int
+) -> None:
     """In the forked child: confine, then exec; never returns."""
+    # If the launcher is SIGKILLed, the command dies with it rather than run on unwatched.
+    _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != launcher:
+        os._exit(126)
     stops = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
     for sig in stops:
         signal.signal(sig, signal.SIG_DFL)
@@ -442,9 +450,10 @@ def main(args: list[str]) -> int:
         _check(_libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0), "prctl(CHILD_SUBREAPER)")
         # Blocked across the fork so the child never runs this process's handlers.
         signal.pthread_sigmask(signal.SIG_BLOCK, stops)
+        launcher = os.getpid()
         pid = os.fork()
         if pid == 0:
-            _child(options, env, argv)
+            _child(options, env, argv, launcher)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, stops)
         _, status = os.waitpid(pid, 0)
         code = os.waitstatus_to_exitcode(status)

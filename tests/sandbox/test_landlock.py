@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import socket
 import stat
@@ -477,3 +478,28 @@ def test_disks_and_kernel_log_are_unreadable(sandbox: LandlockSandbox, place: Pl
     reads = "; ".join(f"head -c 1 {d} | wc -c" for d in devices)
     result = run(sandbox, place, f"{reads}; echo ok > /dev/null && head -c 3 /dev/zero | wc -c")
     assert result.stdout.split() == ["0"] * len(devices) + ["3"]
+
+
+def test_command_dies_with_a_killed_launcher(sandbox: LandlockSandbox, place: Place) -> None:
+    marker = f"swarm-orphan-{uuid.uuid4().hex}"
+    sleeper = "import sys, time; open(sys.argv[1], 'w').close(); time.sleep(600)"
+    conf = Confinement(workspace=place.workspace, env={"PATH": SYSTEM_PATH})
+    with sandbox.launch(("python3", "-c", sleeper, "ready1", marker), conf) as launch:
+        process = subprocess.Popen(
+            launch.argv, env=dict(launch.env), cwd=launch.cwd, start_new_session=True
+        )
+        for _ in range(1200):  # poll with a bound until the command runs
+            if orphans_running(marker):
+                break
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=0.05)
+        [command] = orphans_running(marker)
+        pidfd = os.pidfd_open(command)  # readable once the command has exited
+        try:
+            process.kill()  # the launcher only, not its group
+            process.wait()
+            ended, _, _ = select.select([pidfd], [], [], 60)
+        finally:
+            os.close(pidfd)
+    assert ended == [pidfd]
+    assert orphans_running(marker) == []
