@@ -25,14 +25,10 @@ confinement could not be set up; the command did not run.
 
 from __future__ import annotations
 
-import argparse
-import contextlib
 import ctypes
-import json
 import os
 import signal
 import sys
-from pathlib import Path
 
 # Syscall numbers: the same on every architecture (the unified table, from Linux 5.13).
 _SYS_CREATE_RULESET = 444
@@ -152,11 +148,21 @@ def fs_rights(abi: int) -> int:
     return rights
 
 
-def _inside(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def plan_read_rules(roots: list[Path], deny: list[Path]) -> list[Path]:
+def _read(path: str) -> str:
+    with open(path) as file:
+        return file.read()
+
+
+def _write(path: str, text: str) -> None:
+    with open(path, "w") as file:
+        file.write(text)
+
+
+def plan_read_rules(roots: list[str], deny: list[str]) -> list[str]:
     """The read roots with every denied path carved out.
 
     Landlock only adds rights, so a root that holds a denied path is replaced by its
@@ -164,7 +170,7 @@ def plan_read_rules(roots: list[Path], deny: list[Path]) -> list[Path]:
     directories on the way lose their listing; a denied path is never granted through a
     root above it (a root at or below it, given on purpose, still is).
     """
-    planned: list[Path] = []
+    planned: list[str] = []
     pending = list(roots)
     while pending:
         root = pending.pop()
@@ -172,17 +178,17 @@ def plan_read_rules(roots: list[Path], deny: list[Path]) -> list[Path]:
         if not inner:
             planned.append(root)
             continue
-        if any(d == root for d in inner) or not root.is_dir() or root.is_symlink():
+        if root in inner or not os.path.isdir(root) or os.path.islink(root):
             continue
         try:
-            entries = sorted(root.iterdir())
+            entries = sorted(os.path.join(root, name) for name in os.listdir(root))
         except OSError:
             continue
         pending.extend(e for e in entries if e not in inner)
     return planned
 
 
-def _add_rule(ruleset: int, path: Path, access: int) -> None:
+def _add_rule(ruleset: int, path: str, access: int) -> None:
     try:
         fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
     except OSError:
@@ -203,14 +209,14 @@ def _leave_network(method: str) -> None:
     elif method == "userns":
         uid, gid = os.geteuid(), os.getegid()
         _check(_libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNET), "unshare(CLONE_NEWUSER|NEWNET)")
-        Path("/proc/self/setgroups").write_text("deny")
-        Path("/proc/self/uid_map").write_text(f"{uid} {uid} 1")
-        Path("/proc/self/gid_map").write_text(f"{gid} {gid} 1")
+        _write("/proc/self/setgroups", "deny")
+        _write("/proc/self/uid_map", f"{uid} {uid} 1")
+        _write("/proc/self/gid_map", f"{gid} {gid} 1")
     elif method != "landlock-tcp":
         raise SetupError(f"unknown network method {method!r}")
 
 
-def _restrict(options: argparse.Namespace, abi: int) -> None:
+def _restrict(options: Options, abi: int) -> None:
     all_fs = fs_rights(abi)
     attr = _RulesetAttr(all_fs, 0, 0)
     size = 8
@@ -228,19 +234,22 @@ def _restrict(options: argparse.Namespace, abi: int) -> None:
         "landlock_create_ruleset",
     )
     try:
-        deny = [Path(p) for p in options.deny]
-        writes = [Path(p) for p in options.write]
+        deny = options.deny
+        writes = options.write
         for path in deny:
             for root in writes:
                 if _inside(path, root):
-                    raise SetupError(f"cannot hide {path}: it lies inside writable {root}")
-        reads = plan_read_rules([Path(p) for p in options.read], deny)
+                    raise SetupError(
+                        f"cannot hide {path}: it lies inside writable {root} "
+                        "(Landlock cannot take rights away below a granted directory)"
+                    )
+        reads = plan_read_rules(options.read, deny)
         for path in reads:
             _add_rule(ruleset, path, _EXECUTE | _READ_FILE | _READ_DIR)
         for path in writes:
             _add_rule(ruleset, path, all_fs)
         for device in _DEVICES:
-            _add_rule(ruleset, Path(device), _READ_FILE | _WRITE_FILE | _TRUNCATE | _IOCTL_DEV)
+            _add_rule(ruleset, device, _READ_FILE | _WRITE_FILE | _TRUNCATE | _IOCTL_DEV)
         _check(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(NO_NEW_PRIVS)")
         _check(int(_libc.syscall(_SYS_RESTRICT_SELF, ruleset, 0)), "landlock_restrict_self")
     finally:
@@ -303,12 +312,12 @@ def _drop_capabilities(last_cap: int) -> None:
     _check(_libc.capset(ctypes.byref(header), data), "capset")
 
 
-def _confine(options: argparse.Namespace) -> None:
+def _confine(options: Options) -> None:
     """Leave the network, restrict the filesystem, drop capabilities, enter the workspace."""
     abi = abi_version()
     if abi < 1:
         raise SetupError("Landlock is not available")
-    last_cap = int(Path("/proc/sys/kernel/cap_last_cap").read_text())  # before /proc may hide
+    last_cap = int(_read("/proc/sys/kernel/cap_last_cap"))  # before /proc may hide
     if options.network == "none":
         _leave_network(options.net_method)
     _restrict(options, abi)
@@ -317,9 +326,7 @@ def _confine(options: argparse.Namespace) -> None:
     os.chdir(options.workspace)
 
 
-def _child(
-    options: argparse.Namespace, env: dict[str, str], argv: list[str], launcher: int
-) -> None:
+def _child(options: Options, env: dict[str, str], argv: list[str], launcher: int) -> None:
     """In the forked child: confine, then exec; never returns."""
     # If the launcher is SIGKILLed, the command dies with it rather than run on unwatched.
     _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
@@ -354,7 +361,7 @@ def _descendants() -> list[int]:
         if not entry.isdigit():
             continue
         try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
+            stat = _read(f"/proc/{entry}/stat")
         except OSError:
             continue  # gone meanwhile
         ppid = int(stat.rsplit(")", 1)[1].split()[1])
@@ -375,8 +382,10 @@ def _kill_all() -> None:
         if not remaining:
             return
         for pid in remaining:
-            with contextlib.suppress(ProcessLookupError):
+            try:  # noqa: SIM105 (contextlib would add to the start-up of every command)
                 os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass  # already gone
         try:
             os.waitpid(-1, 0)
             while os.waitpid(-1, os.WNOHANG)[0]:
@@ -394,25 +403,66 @@ def _stop(signum: int, _frame: object) -> None:
     raise _Stopped(signum)
 
 
-def _parse(args: list[str]) -> tuple[argparse.Namespace, list[str]]:
+class Options:
+    """The launcher's options, each given as ``--name=value``."""
+
+    __slots__ = ("deny", "env_file", "net_method", "network", "read", "workspace", "write")
+
+    def __init__(self) -> None:
+        self.workspace = ""
+        self.env_file = ""
+        self.network = "none"
+        self.net_method = ""
+        self.read: list[str] = []
+        self.write: list[str] = []
+        self.deny: list[str] = []
+
+
+_CHOICES = {"network": ("none", "host"), "net_method": ("netns", "userns", "landlock-tcp")}
+
+
+def parse(args: list[str]) -> tuple[Options, list[str]]:
+    """``--name=value`` options up to ``--``, then the command. (No argparse: it costs a
+    tenth of the launcher's start-up.)"""
     if "--" not in args:
-        raise SetupError("usage: _landlock_exec.py OPTIONS -- ARGV...")
+        raise SetupError("usage: _landlock_exec.py --name=value... -- ARGV...")
     split = args.index("--")
-    parser = argparse.ArgumentParser(prog="swarm-landlock")
-    parser.add_argument("--workspace", required=True)
-    parser.add_argument("--env-file", required=True)
-    parser.add_argument("--network", choices=("none", "host"), default="none")
-    parser.add_argument("--net-method", choices=("netns", "userns", "landlock-tcp"))
-    parser.add_argument("--read", action="append", default=[])
-    parser.add_argument("--write", action="append", default=[])
-    parser.add_argument("--deny", action="append", default=[])
-    options = parser.parse_args(args[:split])
+    options = Options()
+    for arg in args[:split]:
+        name, equals, value = arg.removeprefix("--").partition("=")
+        name = name.replace("-", "_")
+        if not arg.startswith("--") or not equals or name not in Options.__slots__:
+            raise SetupError(f"bad option {arg!r}")
+        if name in _CHOICES and value not in _CHOICES[name]:
+            raise SetupError(f"bad option {arg!r}: choose from {', '.join(_CHOICES[name])}")
+        current = getattr(options, name)
+        if isinstance(current, list):
+            current.append(value)
+        else:
+            setattr(options, name, value)
     argv = args[split + 1 :]
     if not argv:
         raise SetupError("no command given after --")
-    if options.network == "none" and options.net_method is None:
-        raise SetupError("--network none needs --net-method")
+    if not options.workspace or not options.env_file:
+        raise SetupError("--workspace and --env-file are required")
+    if options.network == "none" and not options.net_method:
+        raise SetupError("--network=none needs --net-method")
     return options, argv
+
+
+def read_env(path: str) -> dict[str, str]:
+    """The command's environment from ``path`` (``NAME=value`` entries, each ended by a NUL
+    byte: values may hold newlines, never NUL), and remove the file."""
+    with open(path, "rb") as file:
+        data = file.read()
+    os.unlink(path)
+    env = {}
+    for entry in data.split(b"\0")[:-1]:
+        name, equals, value = entry.partition(b"=")
+        if not equals:
+            raise SetupError(f"bad entry in {path}: {entry[:40]!r}")
+        env[os.fsdecode(name)] = os.fsdecode(value)
+    return env
 
 
 def probe() -> dict[str, int | bool]:
@@ -433,13 +483,11 @@ def probe() -> dict[str, int | bool]:
 def main(args: list[str]) -> int:
     """Run ``args`` (launcher options, ``--``, the command); return the exit status."""
     if args == ["--probe"]:
-        print(json.dumps(probe()))
+        print(" ".join(f"{key}={int(value)}" for key, value in probe().items()))
         return 0
     try:
-        options, argv = _parse(args)
-        env_path = Path(options.env_file)
-        env = json.loads(env_path.read_text())
-        env_path.unlink()
+        options, argv = parse(args)
+        env = read_env(options.env_file)
     except (SetupError, OSError, ValueError) as error:
         print(f"swarm-landlock: {error}", file=sys.stderr, flush=True)
         return 126

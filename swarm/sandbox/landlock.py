@@ -46,7 +46,6 @@ What Landlock cannot do, and this tier therefore does not:
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -131,13 +130,10 @@ class LandlockSandbox:
             check=False,
             env={},
         )
-        try:
-            works = json.loads(found.stdout)
-        except ValueError:
-            works = {}
-        if works.get("netns"):
+        works = dict(item.partition("=")[::2] for item in found.stdout.split())
+        if works.get("netns") == "1":
             return "netns"
-        if works.get("userns"):
+        if works.get("userns") == "1":
             return "userns"
         return "landlock-tcp" if self._abi >= 4 else None
 
@@ -172,12 +168,12 @@ class LandlockSandbox:
             env = {**confinement.env, "HOME": str(home), "TMPDIR": str(tmp)}
             env_file = base / "env.json"
             fd = os.open(env_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "w") as out:
-                json.dump(env, out)
+            with os.fdopen(fd, "wb") as out:
+                out.write(b"".join(_env_entry(name, value) for name, value in env.items()))
             options = self._options(confinement, env, home=home, tmp=tmp)
-            options += ["--env-file", str(env_file), "--network", confinement.network]
+            options += [f"--env-file={env_file}", f"--network={confinement.network}"]
             if method is not None:
-                options += ["--net-method", method]
+                options.append(f"--net-method={method}")
             yield Launch(
                 argv=(sys.executable, "-I", "-S", str(_LAUNCHER), *options, "--", *argv),
                 env={},
@@ -213,11 +209,19 @@ class LandlockSandbox:
                 continue
             if path not in reads:
                 reads.append(path)
-        options = ["--workspace", str(workspace)]
+        options = [f"--workspace={workspace}"]
         options += [f"--read={p}" for p in reads]
         options += [f"--write={p}" for p in writes]
         options += [f"--deny={p}" for p in deny]
         return options
+
+
+def _env_entry(name: str, value: str) -> bytes:
+    """One ``NAME=value`` entry of the launcher's env file, ended by NUL."""
+    entry = os.fsencode(name) + b"=" + os.fsencode(value)
+    if b"\0" in entry or "=" in name or not name:
+        raise ValueError(f"environment variable {name!r} cannot be passed to a command")
+    return entry + b"\0"
 
 
 def _remove_tree(base: Path) -> None:

@@ -11,6 +11,7 @@ import signal
 import socket
 import stat
 import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+import swarm.sandbox.landlock
 from swarm.sandbox import Confinement, LandlockSandbox, Network, NetworkMethod, landlock_abi
 
 pytestmark = pytest.mark.skipif(
@@ -170,6 +172,18 @@ def test_command_sees_only_its_given_environment(
     names = {line.split("=", 1)[0] for line in result.stdout.splitlines()}
     assert names <= {"PATH", "HOME", "TMPDIR", "PWD", "SHLVL", "_"}
     assert "sk-should-not-leak" not in result.stdout
+
+
+def test_environment_values_reach_the_command_exactly(
+    sandbox: LandlockSandbox, place: Place
+) -> None:
+    value = "two\nlines = and 'quotes' é"
+    conf = Confinement(workspace=place.workspace, env={"PATH": SYSTEM_PATH, "NOTE": value})
+    with sandbox.launch(("printenv", "NOTE"), conf) as launch:
+        result = subprocess.run(
+            launch.argv, env=dict(launch.env), cwd=launch.cwd, capture_output=True, text=True
+        )
+    assert result.stdout == value + "\n"
 
 
 def test_exit_status_is_passed_through(sandbox: LandlockSandbox, place: Place) -> None:
@@ -503,3 +517,20 @@ def test_command_dies_with_a_killed_launcher(sandbox: LandlockSandbox, place: Pl
             os.close(pidfd)
     assert ended == [pidfd]
     assert orphans_running(marker) == []
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ("--network=maybe", "bad option '--network=maybe': choose from none, host"),
+        ("--bogus=1", "bad option '--bogus=1'"),
+    ],
+)
+def test_launcher_refuses_a_bad_option_without_running(
+    place: Place, option: str, message: str
+) -> None:
+    launcher = Path(swarm.sandbox.landlock.__file__).with_name("_landlock_exec.py")
+    argv = [sys.executable, "-I", "-S", str(launcher), option, "--", "touch", "ran"]
+    result = subprocess.run(argv, cwd=place.workspace, capture_output=True, text=True, env={})
+    assert (result.returncode, result.stderr) == (126, f"swarm-landlock: {message}\n")
+    assert not (place.workspace / "ran").exists()
