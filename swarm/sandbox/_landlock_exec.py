@@ -6,15 +6,17 @@ the rest of swarm. The launcher itself stays unconfined and outside the command'
 domain; only the forked child confines itself before it execs the command, so with Landlock
 ABI 6 or later the command can neither signal nor ptrace the launcher that cleans up after it.
 
-The child, in this order: leaves the network (a network namespace, plain as root or inside a
-new user namespace otherwise; or, as the weaker method the caller asked for, a Landlock rule
-set that handles TCP bind/connect with no rule allowing any), builds the Landlock rule set
-(read+execute on the read roots, every right on the write roots, a few character devices,
-signal and abstract-socket scoping from ABI 6), sets no-new-privileges, restricts itself,
-installs a seccomp filter that makes ``socket(AF_UNIX, ...)`` fail (x86_64 and aarch64),
-drops every capability (a root caller gets a root-owned command with no capability), and
-execs the command with the environment read from ``--env-file``. It dies with the launcher
-(``PR_SET_PDEATHSIG``).
+The child, in this order: enters new namespaces when ``--namespaces`` says it can (plainly
+as root, or inside a new user namespace): a mount namespace, private, where read-only paths
+inside writable ones get a read-only bind mount and hidden ones an empty read-only tmpfs
+(or /dev/null for a file), and for network none an empty network namespace; without
+namespaces, network none becomes a Landlock rule set that handles TCP bind/connect with no
+rule allowing any. Then it builds the Landlock rule set (read+execute on the read roots,
+every right on the write roots, a few character devices, signal and abstract-socket scoping
+from ABI 6), sets no-new-privileges, restricts itself, installs a seccomp filter that makes
+``socket(AF_UNIX, ...)`` fail (x86_64 and aarch64), drops every capability (a root caller
+gets a root-owned command with no capability), and execs the command with the environment
+read from ``--env-file``. It dies with the launcher (``PR_SET_PDEATHSIG``).
 
 The parent is a child subreaper: it waits for the command, then SIGKILLs every remaining
 descendant (orphans of ``setsid cmd &`` and double forks are reparented to it) and reaps
@@ -60,6 +62,19 @@ _PR_CAP_AMBIENT_CLEAR_ALL = 4
 _SECUREBITS_LOCKED_NOROOT = 0x01 | 0x02 | 0x04 | 0x08 | 0x20
 _CLONE_NEWNET = 0x40000000
 _CLONE_NEWUSER = 0x10000000
+_CLONE_NEWNS = 0x00020000
+_MS_RDONLY = 1
+_MS_NOSUID = 2
+_MS_NODEV = 4
+_MS_NOEXEC = 8
+_MS_REMOUNT = 32
+_MS_NOATIME = 1024
+_MS_NODIRATIME = 2048
+_MS_BIND = 4096
+_MS_REC = 16384
+_MS_PRIVATE = 1 << 18
+_MS_RELATIME = 1 << 21
+_ST_RELATIME = 4096  # statvfs reports relatime with another bit than mount takes
 
 # seccomp: socket(AF_UNIX, ...) fails with EACCES (socketpair still works). Landlock before
 # ABI 9 cannot stop connect() to a socket file, and a root command that reached
@@ -77,8 +92,10 @@ _RET = 0x06
 _X32_BIT = 0x40000000
 _AF_UNIX = 1
 
-# Only these devices: the rest of /dev (disks, loop devices, /dev/kmsg, another process's
-# /dev/shm) stays out of reach, even to a root caller whose uid owns them.
+_SHM = "/dev/shm"
+
+# Only these devices: the rest of /dev (disks, loop devices, /dev/kmsg, the host's /dev/shm;
+# a private one with namespaces) stays out of reach, even to a root caller who owns them.
 _DEVICES = (
     "/dev/null",
     "/dev/zero",
@@ -203,17 +220,82 @@ def _add_rule(ruleset: int, path: str, access: int) -> None:
         os.close(fd)
 
 
-def _leave_network(method: str) -> None:
-    if method == "netns":
-        _check(_libc.unshare(_CLONE_NEWNET), "unshare(CLONE_NEWNET)")
-    elif method == "userns":
+def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str) -> None:
+    def arg(text: str | None) -> bytes | None:
+        return None if text is None else os.fsencode(text)
+
+    result = _libc.mount(arg(source), arg(target), arg(fstype), flags, arg(data))
+    _check(result, f"mount {target}")
+
+
+def _unshare(namespaces: str, network: str) -> None:
+    """Enter new namespaces: a mount namespace, and a network one for network none;
+    ``user`` makes them inside a new user namespace (no privilege needed)."""
+    if namespaces == "none":
+        return
+    flags = _CLONE_NEWNS | (_CLONE_NEWNET if network == "none" else 0)
+    if namespaces == "user":
         uid, gid = os.geteuid(), os.getegid()
-        _check(_libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNET), "unshare(CLONE_NEWUSER|NEWNET)")
+        _check(_libc.unshare(flags | _CLONE_NEWUSER), "unshare(CLONE_NEWUSER|NEWNS...)")
         _write("/proc/self/setgroups", "deny")
         _write("/proc/self/uid_map", f"{uid} {uid} 1")
         _write("/proc/self/gid_map", f"{gid} {gid} 1")
-    elif method != "landlock-tcp":
-        raise SetupError(f"unknown network method {method!r}")
+    elif namespaces == "plain":
+        _check(_libc.unshare(flags), "unshare(CLONE_NEWNS...)")
+    else:
+        raise SetupError(f"unknown namespaces {namespaces!r}")
+    # Nothing mounted here may reach the host's mount table.
+    _mount(None, "/", None, _MS_REC | _MS_PRIVATE, "")
+
+
+def _make_readonly(path: str) -> None:
+    """A read-only bind mount of ``path`` onto itself, keeping the flags a user namespace
+    may not drop (nosuid, nodev, noexec, atime)."""
+    _mount(path, path, None, _MS_BIND | _MS_REC, "")
+    current = os.statvfs(path).f_flag
+    kept = current & (_MS_NOSUID | _MS_NODEV | _MS_NOEXEC | _MS_NOATIME | _MS_NODIRATIME)
+    if current & _ST_RELATIME:
+        kept |= _MS_RELATIME
+    _mount(None, path, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | kept, "")
+
+
+def _cover(path: str) -> None:
+    """Hide ``path``: an empty read-only tmpfs over a directory, /dev/null over a file."""
+    if os.path.isdir(path):
+        sealed = _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
+        _mount("tmpfs", path, "tmpfs", sealed, "size=4k,nr_inodes=2,mode=000")
+    else:
+        _mount("/dev/null", path, None, _MS_BIND, "")
+
+
+def _mount_confinement(options: Options) -> list[str]:
+    """Read-only and hidden paths inside writable ones, by mounts (Landlock cannot take
+    rights away below a granted directory); returns the denied paths left to Landlock."""
+
+    def in_writable(path: str) -> bool:
+        return any(_inside(path, root) for root in options.write)
+
+    left = []
+    for path in options.deny:
+        if not in_writable(path) or not os.path.lexists(path):
+            left.append(path)
+        elif options.namespaces == "none":
+            raise SetupError(
+                f"cannot hide {path}: it lies inside a writable directory, and without a "
+                "mount namespace Landlock cannot take rights away below a granted one"
+            )
+        elif not os.path.islink(path):
+            _cover(path)
+    if options.namespaces != "none":
+        if os.path.isdir(_SHM) and not os.path.islink(_SHM):
+            # A private /dev/shm (POSIX semaphores, multiprocessing), not the host's.
+            flags = _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
+            _mount("tmpfs", _SHM, "tmpfs", flags, "size=64m,mode=1777")
+            options.write.append(_SHM)
+        for path in options.readonly:
+            if in_writable(path) and os.path.lexists(path) and not os.path.islink(path):
+                _make_readonly(path)
+    return left
 
 
 def _restrict(options: Options, abi: int) -> None:
@@ -222,27 +304,20 @@ def _restrict(options: Options, abi: int) -> None:
     size = 8
     if abi >= 4:
         size = 16
-        if options.network == "none" and options.net_method == "landlock-tcp":
+        if options.network == "none" and options.namespaces == "none":
             attr.handled_access_net = _NET_BIND_TCP | _NET_CONNECT_TCP
     if abi >= 6:
         size = 24
         attr.scoped = _SCOPE_ABSTRACT_UNIX_SOCKET | _SCOPE_SIGNAL
-    if options.network == "none" and options.net_method == "landlock-tcp" and abi < 4:
-        raise SetupError(f"Landlock ABI {abi} cannot block TCP (needs 4)")
+    if options.network == "none" and options.namespaces == "none" and abi < 4:
+        raise SetupError(f"no network namespace, and Landlock ABI {abi} cannot block TCP")
     ruleset = _check(
         int(_libc.syscall(_SYS_CREATE_RULESET, ctypes.byref(attr), size, 0)),
         "landlock_create_ruleset",
     )
     try:
-        deny = options.deny
+        deny = _mount_confinement(options)
         writes = options.write
-        for path in deny:
-            for root in writes:
-                if _inside(path, root):
-                    raise SetupError(
-                        f"cannot hide {path}: it lies inside writable {root} "
-                        "(Landlock cannot take rights away below a granted directory)"
-                    )
         reads = plan_read_rules(options.read, deny)
         for path in reads:
             _add_rule(ruleset, path, _EXECUTE | _READ_FILE | _READ_DIR)
@@ -318,8 +393,7 @@ def _confine(options: Options) -> None:
     if abi < 1:
         raise SetupError("Landlock is not available")
     last_cap = int(_read("/proc/sys/kernel/cap_last_cap"))  # before /proc may hide
-    if options.network == "none":
-        _leave_network(options.net_method)
+    _unshare(options.namespaces, options.network)
     _restrict(options, abi)
     _deny_unix_sockets()
     _drop_capabilities(last_cap)
@@ -406,19 +480,29 @@ def _stop(signum: int, _frame: object) -> None:
 class Options:
     """The launcher's options, each given as ``--name=value``."""
 
-    __slots__ = ("deny", "env_file", "net_method", "network", "read", "workspace", "write")
+    __slots__ = (
+        "deny",
+        "env_file",
+        "namespaces",
+        "network",
+        "read",
+        "readonly",
+        "workspace",
+        "write",
+    )
 
     def __init__(self) -> None:
         self.workspace = ""
         self.env_file = ""
         self.network = "none"
-        self.net_method = ""
+        self.namespaces = "none"
         self.read: list[str] = []
         self.write: list[str] = []
         self.deny: list[str] = []
+        self.readonly: list[str] = []
 
 
-_CHOICES = {"network": ("none", "host"), "net_method": ("netns", "userns", "landlock-tcp")}
+_CHOICES = {"network": ("none", "host"), "namespaces": ("plain", "user", "none")}
 
 
 def parse(args: list[str]) -> tuple[Options, list[str]]:
@@ -445,8 +529,6 @@ def parse(args: list[str]) -> tuple[Options, list[str]]:
         raise SetupError("no command given after --")
     if not options.workspace or not options.env_file:
         raise SetupError("--workspace and --env-file are required")
-    if options.network == "none" and not options.net_method:
-        raise SetupError("--network=none needs --net-method")
     return options, argv
 
 
@@ -465,25 +547,25 @@ def read_env(path: str) -> dict[str, str]:
     return env
 
 
-def probe() -> dict[str, int | bool]:
-    """What this machine allows: the Landlock ABI and which network namespaces work."""
-    found: dict[str, int | bool] = {"abi": abi_version()}
-    for method in ("netns", "userns"):
+def probe() -> dict[str, int]:
+    """What this machine allows: the Landlock ABI and which namespaces can be made."""
+    found = {"abi": abi_version()}
+    for namespaces in ("plain", "user"):
         pid = os.fork()
         if pid == 0:
             try:
-                _leave_network(method)
+                _unshare(namespaces, "none")
             except (SetupError, OSError):
                 os._exit(1)
             os._exit(0)
-        found[method] = os.waitpid(pid, 0)[1] == 0
+        found[namespaces] = int(os.waitpid(pid, 0)[1] == 0)
     return found
 
 
 def main(args: list[str]) -> int:
     """Run ``args`` (launcher options, ``--``, the command); return the exit status."""
     if args == ["--probe"]:
-        print(" ".join(f"{key}={int(value)}" for key, value in probe().items()))
+        print(" ".join(f"{key}={value}" for key, value in probe().items()))
         return 0
     try:
         options, argv = parse(args)

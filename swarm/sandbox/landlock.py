@@ -22,16 +22,21 @@ With Landlock ABI 6 or later it cannot signal processes outside its domain (swar
 launcher) nor reach their abstract unix sockets; Landlock already forbids ptrace of them,
 so ``/proc/<swarm pid>/environ`` is unreadable.
 
-What Landlock cannot do, and this tier therefore does not:
+Landlock cannot take rights away below a granted directory, so where namespaces can be made
+(root, or unprivileged user namespaces: ``network_method`` ``netns`` or ``userns``) the
+launcher adds a private mount namespace: read-only paths inside the workspace (``.swarm/``)
+get a read-only bind mount, hidden ones an empty read-only tmpfs.
 
-- make a path inside a writable tree read-only: the workspace's ``.swarm/`` stays writable
-  (the policy layer still answers for it); a hidden path inside a writable tree makes the
-  launcher refuse to run the command at all;
+What this tier cannot do:
+
+- without namespaces (``landlock-tcp``): make a path inside a writable tree read-only (the
+  workspace's ``.swarm/`` stays writable, and ``describe`` says so; the policy layer still
+  answers for it), or hide one (the launcher then refuses to run the command at all);
 - give an empty home at the real home's path: ``HOME`` points at a private directory
   elsewhere, and a program that finds the home by uid (``getpwuid``) sees the real path,
   unreadable;
-- block UDP and DNS without a network namespace: where neither namespace works and the ABI
-  is 4 or later, only TCP bind and connect are blocked, and ``describe`` says so;
+- block UDP and DNS without a network namespace: where no namespace can be made and the
+  ABI is 4 or later, only TCP bind and connect are blocked, and ``describe`` says so;
 - hide other processes: ``/proc`` lists every process and its command line (not its
   environment or memory);
 - stop ``connect()`` to a unix socket file (ABI 7 has no right for it; the path need not
@@ -40,8 +45,9 @@ What Landlock cannot do, and this tier therefore does not:
   ``socket(AF_UNIX, ...)`` fail with EACCES on x86_64 and aarch64 (``socketpair`` still
   works; a program that serves or uses a unix socket file in the workspace fails too);
 - stop signals to swarm with an ABI below 6;
-- give a private ``/dev/shm``: it is not granted, so POSIX semaphores (``multiprocessing``
-  locks) fail rather than share the host's.
+- without namespaces, give a private ``/dev/shm``: it is then not granted, so POSIX
+  semaphores (``multiprocessing`` locks) fail rather than share the host's (with
+  namespaces the command gets an empty one of its own).
 """
 
 from __future__ import annotations
@@ -63,10 +69,13 @@ from swarm.sandbox.base import Confinement, Launch, Network, SandboxUnavailable
 __all__ = ["LandlockSandbox", "NetworkMethod", "landlock_abi"]
 
 NetworkMethod = Literal["netns", "userns", "landlock-tcp"]
-"""How the Landlock tier takes the network away: ``netns`` an empty network namespace (needs
-root), ``userns`` the same inside a new user namespace (unprivileged), ``landlock-tcp`` Landlock
-rules that block TCP only (ABI 4 or later; UDP and DNS stay open)."""
+"""How the Landlock tier takes the network away, and so what else it can do: ``netns`` new
+network and mount namespaces (needs root), ``userns`` the same inside a new user namespace
+(unprivileged); ``landlock-tcp`` no namespace at all, only Landlock rules that block TCP
+(ABI 4 or later; UDP and DNS stay open, and read-only or hidden paths inside the workspace
+cannot be enforced)."""
 
+_NAMESPACES = {"netns": "plain", "userns": "user", "landlock-tcp": "none"}
 SYSTEM_ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
 _KERNEL_ROOTS = ("/proc", "/sys")
 _ROOT_SECRETS = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssh", "/etc/ssl/private")
@@ -131,9 +140,9 @@ class LandlockSandbox:
             env={},
         )
         works = dict(item.partition("=")[::2] for item in found.stdout.split())
-        if works.get("netns") == "1":
+        if works.get("plain") == "1":
             return "netns"
-        if works.get("userns") == "1":
+        if works.get("user") == "1":
             return "userns"
         return "landlock-tcp" if self._abi >= 4 else None
 
@@ -150,14 +159,17 @@ class LandlockSandbox:
                     net = "network none for TCP only (UDP and DNS stay open)"
                 case None:
                     net = "network none impossible here (no namespace, ABI below 4)"
-        limit = "no unix sockets; read-only paths inside the workspace stay writable"
+        if self.network_method in ("netns", "userns"):
+            limit = "no unix sockets; other processes visible in /proc"
+        else:
+            limit = "no unix sockets; read-only paths inside the workspace stay writable"
         return f"landlock ABI {self._abi}, {net}; {limit}"
 
     @contextmanager
     def launch(self, argv: tuple[str, ...], confinement: Confinement) -> Iterator[Launch]:
         """The launcher around ``argv``; leaving the context removes the private home and
         tmp. Raises ``SandboxUnavailable`` for network ``none`` where nothing can block it."""
-        method = self.network_method if confinement.network == "none" else None
+        method = self.network_method
         if confinement.network == "none" and method is None:
             raise SandboxUnavailable(self.describe("none"))
         base = Path(tempfile.mkdtemp(prefix="swarm-landlock-"))
@@ -166,14 +178,13 @@ class LandlockSandbox:
             home.mkdir(mode=0o700)
             tmp.mkdir(mode=0o700)
             env = {**confinement.env, "HOME": str(home), "TMPDIR": str(tmp)}
-            env_file = base / "env.json"
+            env_file = base / "env"
             fd = os.open(env_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(fd, "wb") as out:
                 out.write(b"".join(_env_entry(name, value) for name, value in env.items()))
             options = self._options(confinement, env, home=home, tmp=tmp)
             options += [f"--env-file={env_file}", f"--network={confinement.network}"]
-            if method is not None:
-                options.append(f"--net-method={method}")
+            options.append(f"--namespaces={_NAMESPACES[method or 'landlock-tcp']}")
             yield Launch(
                 argv=(sys.executable, "-I", "-S", str(_LAUNCHER), *options, "--", *argv),
                 env={},
@@ -213,6 +224,7 @@ class LandlockSandbox:
         options += [f"--read={p}" for p in reads]
         options += [f"--write={p}" for p in writes]
         options += [f"--deny={p}" for p in deny]
+        options += [f"--readonly={p.resolve()}" for p in confinement.readonly]
         return options
 
 

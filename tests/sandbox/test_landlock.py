@@ -70,10 +70,15 @@ def run(
     path: str = SYSTEM_PATH,
     network: Network = "none",
     hidden: tuple[Path, ...] = (),
+    readonly: tuple[Path, ...] = (),
 ) -> subprocess.CompletedProcess[str]:
     """Run a bash script in the sandbox as the shell tool would."""
     conf = Confinement(
-        workspace=place.workspace, env={"PATH": path}, network=network, hidden=hidden
+        workspace=place.workspace,
+        env={"PATH": path},
+        network=network,
+        hidden=hidden,
+        readonly=readonly,
     )
     with sandbox.launch(("bash", "-c", script), conf) as launch:
         return subprocess.run(
@@ -219,15 +224,60 @@ def test_command_holds_no_capability(sandbox: LandlockSandbox, place: Place) -> 
     assert all(int(v, 16) == 0 for v in values)
 
 
-def test_hidden_path_inside_the_workspace_refuses_to_run(
-    sandbox: LandlockSandbox, place: Place
+@pytest.mark.parametrize("method", ["netns", "userns"])
+def test_hidden_path_inside_the_workspace_is_covered(place: Place, method: NetworkMethod) -> None:
+    sandbox = LandlockSandbox(hide_home=place.home, network_method=method)
+    hidden = place.workspace / "records"
+    hidden.mkdir()
+    (hidden / "audit.log").write_text(SECRET)
+    script = "cat records/audit.log; ls records; echo forged > records/audit.log; touch ran"
+    result = run(sandbox, place, script, hidden=(hidden,))
+    assert SECRET not in result.stdout
+    assert (hidden / "audit.log").read_text() == SECRET
+    assert (place.workspace / "ran").exists()
+
+
+def test_hidden_path_inside_the_workspace_without_namespaces_refuses_to_run(
+    place: Place,
 ) -> None:
+    sandbox = LandlockSandbox(hide_home=place.home, network_method="landlock-tcp")
     hidden = place.workspace / "records"
     hidden.mkdir()
     result = run(sandbox, place, "touch ran", hidden=(hidden,))
     assert result.returncode == 126
     assert f"cannot hide {hidden}" in result.stderr
     assert not (place.workspace / "ran").exists()
+
+
+@pytest.mark.parametrize("method", ["netns", "userns"])
+def test_readonly_path_inside_the_workspace_cannot_be_changed(
+    place: Place, method: NetworkMethod
+) -> None:
+    sandbox = LandlockSandbox(hide_home=place.home, network_method=method)
+    swarm_dir = place.workspace / ".swarm"
+    swarm_dir.mkdir()
+    (swarm_dir / "policy.yaml").write_text("allow: []\n")
+    script = (
+        "cat .swarm/policy.yaml; echo 'allow: [\"*\"]' > .swarm/policy.yaml; "
+        "rm -f .swarm/policy.yaml; touch .swarm/new; mv .swarm moved; echo work > main.py"
+    )
+    result = run(sandbox, place, script, readonly=(swarm_dir,))
+    assert result.stdout == "allow: []\n"
+    assert (swarm_dir / "policy.yaml").read_text() == "allow: []\n"
+    assert not (swarm_dir / "new").exists()
+    assert (place.workspace / "main.py").read_text() == "work\n"
+    # The mounts stayed inside the sandbox: swarm itself still writes there.
+    (swarm_dir / "policy.yaml").write_text("changed by swarm\n")
+    assert str(swarm_dir) not in Path("/proc/self/mountinfo").read_text()
+
+
+def test_readonly_path_without_namespaces_is_not_enforced_and_said_so(place: Place) -> None:
+    sandbox = LandlockSandbox(hide_home=place.home, network_method="landlock-tcp")
+    swarm_dir = place.workspace / ".swarm"
+    swarm_dir.mkdir()
+    run(sandbox, place, "touch .swarm/new", readonly=(swarm_dir,))
+    assert (swarm_dir / "new").exists()
+    assert "read-only paths inside the workspace stay writable" in sandbox.describe("none")
 
 
 def test_hidden_path_is_carved_out_of_a_readable_root(place: Place) -> None:
@@ -502,12 +552,16 @@ def test_command_dies_with_a_killed_launcher(sandbox: LandlockSandbox, place: Pl
         process = subprocess.Popen(
             launch.argv, env=dict(launch.env), cwd=launch.cwd, start_new_session=True
         )
+
+        def command_pids() -> list[int]:
+            return [pid for pid in orphans_running(marker) if pid != process.pid]
+
         for _ in range(1200):  # poll with a bound until the command runs
-            if orphans_running(marker):
+            if command_pids():
                 break
             with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(timeout=0.05)
-        [command] = orphans_running(marker)
+        [command] = command_pids()
         pidfd = os.pidfd_open(command)  # readable once the command has exited
         try:
             process.kill()  # the launcher only, not its group
@@ -534,3 +588,13 @@ def test_launcher_refuses_a_bad_option_without_running(
     result = subprocess.run(argv, cwd=place.workspace, capture_output=True, text=True, env={})
     assert (result.returncode, result.stderr) == (126, f"swarm-landlock: {message}\n")
     assert not (place.workspace / "ran").exists()
+
+
+def test_shared_memory_is_private_to_the_command(sandbox: LandlockSandbox, place: Place) -> None:
+    script = (
+        "python3 -c 'import multiprocessing as m; m.Lock(); print(\"lock\")'; "
+        f"touch /dev/shm/{place.workspace.name}-leak; ls /dev/shm"
+    )
+    result = run(sandbox, place, script)
+    assert result.stdout == f"lock\n{place.workspace.name}-leak\n"
+    assert not Path(f"/dev/shm/{place.workspace.name}-leak").exists()
