@@ -284,7 +284,9 @@ def _mount_confinement(options: Options) -> list[str]:
                 f"cannot hide {path}: it lies inside a writable directory, and without a "
                 "mount namespace Landlock cannot take rights away below a granted one"
             )
-        elif not os.path.islink(path):
+        elif os.path.islink(path):
+            raise SetupError(f"cannot hide {path}: it is a symbolic link")
+        else:
             _cover(path)
     if options.namespaces != "none":
         if os.path.isdir(_SHM) and not os.path.islink(_SHM):

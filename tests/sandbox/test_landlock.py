@@ -125,6 +125,17 @@ def test_write_outside_workspace_fails(sandbox: LandlockSandbox, place: Place, a
     assert existing.read_text() == "original"
 
 
+def test_extra_writable_directory_takes_writes(sandbox: LandlockSandbox, place: Place) -> None:
+    cache = place.outside / "cache"
+    cache.mkdir()
+    conf = Confinement(workspace=place.workspace, env={"PATH": SYSTEM_PATH}, writable=(cache,))
+    script = f"echo built > {cache}/out; echo stray > {place.outside}/stray"
+    with sandbox.launch(("bash", "-c", script), conf) as launch:
+        subprocess.run(launch.argv, env=dict(launch.env), cwd=launch.cwd, capture_output=True)
+    assert (cache / "out").read_text() == "built\n"
+    assert not (place.outside / "stray").exists()
+
+
 def test_write_to_tmp_and_real_home_fails(sandbox: LandlockSandbox, place: Place) -> None:
     marker = f"swarm-landlock-test-{uuid.uuid4().hex}"
     run(sandbox, place, f"echo x > /tmp/{marker}; echo x > {place.home}/{marker}")
