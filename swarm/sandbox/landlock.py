@@ -76,7 +76,7 @@ network and mount namespaces (needs root), ``userns`` the same inside a new user
 cannot be enforced)."""
 
 _NAMESPACES = {"netns": "plain", "userns": "user", "landlock-tcp": "none"}
-SYSTEM_ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
+_SYSTEM_ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
 _KERNEL_ROOTS = ("/proc", "/sys")
 _ROOT_SECRETS = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssh", "/etc/ssl/private")
 _LAUNCHER = Path(_landlock_exec.__file__)
@@ -147,8 +147,9 @@ class LandlockSandbox:
         return "landlock-tcp" if self._abi >= 4 else None
 
     def describe(self, network: Network) -> str:
-        """E.g. ``landlock ABI 7, network none (network namespace); .swarm/ stays
-        writable``: the network line says plainly when UDP and DNS stay open."""
+        """E.g. ``landlock ABI 7, network none (network namespace); no unix sockets; other
+        processes visible in /proc``: it says plainly when UDP and DNS stay open, or
+        read-only paths inside the workspace stay writable."""
         if network == "host":
             net = "network host"
         else:
@@ -172,7 +173,7 @@ class LandlockSandbox:
         method = self.network_method
         if confinement.network == "none" and method is None:
             raise SandboxUnavailable(self.describe("none"))
-        base = Path(tempfile.mkdtemp(prefix="swarm-landlock-"))
+        base = Path(tempfile.mkdtemp(prefix="swarm-landlock-")).resolve()
         try:
             home, tmp = base / "home", base / "tmp"
             home.mkdir(mode=0o700)
@@ -203,10 +204,12 @@ class LandlockSandbox:
             *(p.resolve() for p in confinement.hidden),
             *(self._home / s for s in HOME_SECRETS),
         ]
-        deny = [self._home, *never]
+        # A workspace that is the home gets it (its secrets still hidden); one below the
+        # home or elsewhere leaves the rest of the home out of reach.
+        deny = [*([] if self._home in writes else [self._home]), *never]
         if os.geteuid() == 0:
             deny += [Path(p) for p in _ROOT_SECRETS]
-        reads = [Path(p) for p in (*SYSTEM_ROOTS, *_KERNEL_ROOTS)]
+        reads = [Path(p) for p in (*_SYSTEM_ROOTS, *_KERNEL_ROOTS)]
         extra = env.get("PATH", os.defpath).split(os.pathsep)
         extra += [sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix]
         for entry in extra:

@@ -159,6 +159,19 @@ def test_secret_in_the_hidden_home_is_unreadable(
     assert "Permission denied" in result.stderr
 
 
+def test_workspace_that_is_the_home_still_hides_its_secrets(place: Place) -> None:
+    sandbox = LandlockSandbox(hide_home=place.home)
+    conf = Confinement(workspace=place.home, env={"PATH": SYSTEM_PATH})
+    script = f"echo notes > notes.txt; cat {place.secret}; ls -a .ssh"
+    with sandbox.launch(("bash", "-c", script), conf) as launch:
+        result = subprocess.run(
+            launch.argv, env=dict(launch.env), cwd=launch.cwd, capture_output=True, text=True
+        )
+    assert (place.home / "notes.txt").read_text() == "notes\n"
+    assert SECRET not in result.stdout
+    assert "id_ed25519" not in result.stdout
+
+
 def test_path_directory_below_the_home_still_runs(sandbox: LandlockSandbox, place: Place) -> None:
     bin_dir = place.home / ".local" / "bin"
     bin_dir.mkdir(parents=True)
