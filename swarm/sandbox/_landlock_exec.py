@@ -63,6 +63,7 @@ _SECUREBITS_LOCKED_NOROOT = 0x01 | 0x02 | 0x04 | 0x08 | 0x20
 _CLONE_NEWNET = 0x40000000
 _CLONE_NEWUSER = 0x10000000
 _CLONE_NEWNS = 0x00020000
+_CLONE_NEWPID = 0x20000000
 _MS_RDONLY = 1
 _MS_NOSUID = 2
 _MS_NODEV = 4
@@ -233,7 +234,7 @@ def _unshare(namespaces: str, network: str) -> None:
     ``user`` makes them inside a new user namespace (no privilege needed)."""
     if namespaces == "none":
         return
-    flags = _CLONE_NEWNS | (_CLONE_NEWNET if network == "none" else 0)
+    flags = _CLONE_NEWNS | _CLONE_NEWPID | (_CLONE_NEWNET if network == "none" else 0)
     if namespaces == "user":
         uid, gid = os.geteuid(), os.getegid()
         _check(_libc.unshare(flags | _CLONE_NEWUSER), "unshare(CLONE_NEWUSER|NEWNS...)")
@@ -389,21 +390,37 @@ def _drop_capabilities(last_cap: int) -> None:
     _check(_libc.capset(ctypes.byref(header), data), "capset")
 
 
-def _confine(options: Options) -> None:
-    """Leave the network, restrict the filesystem, drop capabilities, enter the workspace."""
-    abi = abi_version()
-    if abi < 1:
-        raise SetupError("Landlock is not available")
-    last_cap = int(_read("/proc/sys/kernel/cap_last_cap"))  # before /proc may hide
-    _unshare(options.namespaces, options.network)
+def _confine(options: Options, abi: int, last_cap: int) -> None:
+    """Restrict the filesystem, deny unix sockets, drop capabilities, enter the workspace."""
     _restrict(options, abi)
     _deny_unix_sockets()
     _drop_capabilities(last_cap)
     os.chdir(options.workspace)
 
 
+def _fail(message: str, status: int = 126) -> None:
+    print(f"swarm-landlock: {message}", file=sys.stderr, flush=True)
+    os._exit(status)
+
+
+def _exec(argv: list[str], env: dict[str, str]) -> None:
+    try:
+        os.execvpe(argv[0], argv, env)
+    except FileNotFoundError:
+        _fail(f"{argv[0]}: command not found", 127)
+    except OSError as error:
+        _fail(f"{argv[0]}: {error.strerror}")
+
+
+def exit_code(status: int) -> int:
+    """A wait status as a shell reports it: the exit code, or 128+N for signal N."""
+    code = os.waitstatus_to_exitcode(status)
+    return 128 - code if code < 0 else code
+
+
 def _child(options: Options, env: dict[str, str], argv: list[str], launcher: int) -> None:
-    """In the forked child: confine, then exec; never returns."""
+    """In the forked child: enter the namespaces, then confine and exec the command, or,
+    with a new PID namespace, start its init and wait for it; never returns."""
     # If the launcher is SIGKILLed, the command dies with it rather than run on unwatched.
     _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != launcher:
@@ -413,21 +430,54 @@ def _child(options: Options, env: dict[str, str], argv: list[str], launcher: int
         signal.signal(sig, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, stops)
     try:
-        try:
-            _confine(options)
-        except OSError as error:
-            raise SetupError(str(error)) from error
-    except SetupError as error:
-        print(f"swarm-landlock: {error}", file=sys.stderr, flush=True)
-        os._exit(126)
+        abi = abi_version()
+        if abi < 1:
+            raise SetupError("Landlock is not available")
+        last_cap = int(_read("/proc/sys/kernel/cap_last_cap"))  # before /proc may hide
+        _unshare(options.namespaces, options.network)
+        if options.namespaces == "none":
+            _confine(options, abi, last_cap)
+    except (SetupError, OSError) as error:
+        _fail(str(error))
+    if options.namespaces == "none":
+        _exec(argv, env)
+    init = os.fork()
+    if init == 0:
+        _init(options, env, argv, abi, last_cap)
+    os._exit(exit_code(os.waitpid(init, 0)[1]))
+
+
+def _init(options: Options, env: dict[str, str], argv: list[str], abi: int, cap: int) -> None:
+    """PID 1 of the command's PID namespace: a fresh /proc, the confinement, then the
+    command as its child; when the command ends, everything else in the namespace is
+    killed (the kernel kills it anyway once this process exits). Never returns."""
+    _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     try:
-        os.execvpe(argv[0], argv, env)
-    except FileNotFoundError:
-        print(f"swarm-landlock: {argv[0]}: command not found", file=sys.stderr, flush=True)
-        os._exit(127)
-    except OSError as error:
-        print(f"swarm-landlock: {argv[0]}: {error.strerror}", file=sys.stderr, flush=True)
-    os._exit(126)
+        _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, "")
+        _confine(options, abi, cap)
+    except (SetupError, OSError) as error:
+        _fail(str(error))
+    command = os.fork()
+    if command == 0:
+        _exec(argv, env)
+    status = 0
+    while True:
+        try:
+            pid, status = os.waitpid(-1, 0)
+        except ChildProcessError:
+            break
+        if pid == command:
+            break
+    try:  # noqa: SIM105 (contextlib would add to every command's start-up)
+        os.kill(-1, signal.SIGKILL)  # in a PID namespace: every process in it but this one
+    except ProcessLookupError:
+        pass  # none left
+    while True:
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            break
+    os._exit(exit_code(status))
 
 
 def _descendants() -> list[int]:
@@ -587,9 +637,7 @@ def main(args: list[str]) -> int:
         if pid == 0:
             _child(options, env, argv, launcher)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, stops)
-        _, status = os.waitpid(pid, 0)
-        code = os.waitstatus_to_exitcode(status)
-        result = 128 - code if code < 0 else code
+        result = exit_code(os.waitpid(pid, 0)[1])
     except _Stopped as stopped:
         result = 128 + stopped.signum
     except SetupError as error:
