@@ -62,7 +62,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Literal
 
-from swarm.sandbox import _landlock_exec
+from swarm.sandbox import _landlock_exec, _landlock_kernel
 from swarm.sandbox._paths import HOME_SECRETS, is_within
 from swarm.sandbox.base import Confinement, Launch, Network, SandboxUnavailable
 
@@ -86,7 +86,7 @@ def landlock_abi() -> int:
     """The Landlock ABI version of this kernel: 0 when Landlock is unsupported or disabled."""
     if sys.platform != "linux":
         return 0
-    return _landlock_exec.abi_version()
+    return _landlock_kernel.abi_version()
 
 
 class LandlockSandbox:
