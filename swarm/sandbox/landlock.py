@@ -3,51 +3,46 @@
 ``LandlockSandbox.launch`` wraps a command in the launcher ``_landlock_exec.py`` (run by path
 with ``python -I -S``: importing the ``swarm`` package would cost most of a second per
 command, and ``-I`` keeps the workspace off ``sys.path`` so a planted module cannot run
-before the confinement). The launcher forks a child that confines itself and execs the
-command, then kills whatever the command left behind (see its docstring).
+before the confinement). The launcher confines the command, runs it and kills whatever it
+left behind (see its docstring).
 
 What the command gets: read and execute on the system (``/usr``, ``/bin``, ``/sbin``,
 ``/lib*``, ``/etc``, ``/opt``, ``/proc``, ``/sys``), on the directories of its ``PATH``
 and on the Python installation; every right on the workspace, the extra writable
 directories and a private ``HOME`` and ``TMPDIR`` (made per launch, removed after); read and
 write on ``/dev/null``, ``zero``, ``full``, ``random``, ``urandom``, ``tty``, ``ptmx`` and
-``pts`` (no disk, no ``/dev/kmsg``, no ``/dev/shm``). Nothing else: the real home
-(``~/.ssh``, ``~/.aws``, ``~/.netrc``) is unreadable except ``PATH`` directories below it
-(never its known secrets, ``HOME_SECRETS``); ``/tmp`` and ``/var`` are out of reach; hidden
-paths are never granted through a root above them. As root, the command keeps uid 0 but no
-capability, and ``/etc/shadow``, ``/etc/gshadow``, ``/etc/sudoers``, ``/etc/ssh`` and
-``/etc/ssl/private`` are carved out of ``/etc``. With no network, the command runs in an
-empty network namespace (plainly as root, else in a user namespace): no TCP, UDP or DNS.
-With Landlock ABI 6 or later it cannot signal processes outside its domain (swarm, the
-launcher) nor reach their abstract unix sockets; Landlock already forbids ptrace of them,
-so ``/proc/<swarm pid>/environ`` is unreadable.
+``pts`` (no disk, no ``/dev/kmsg``). Nothing else: the real home (``~/.ssh``, ``~/.aws``,
+``~/.netrc``) is unreadable except ``PATH`` directories below it (never its known secrets,
+``HOME_SECRETS``); ``/tmp`` and ``/var`` are out of reach; hidden paths are never granted
+through a root above them. As root, the command keeps uid 0 but no capability, and
+``/etc/shadow``, ``/etc/gshadow``, ``/etc/sudoers``, ``/etc/ssh`` and ``/etc/ssl/private``
+are carved out of ``/etc``. A seccomp filter makes ``socket(AF_UNIX, ...)`` fail with EACCES
+on x86_64 and aarch64 (``socketpair`` still works): Landlock up to ABI 7 cannot stop a
+``connect()`` to a socket file, and a root command that reached ``/run/systemd/private`` or
+``docker.sock`` could start anything outside. With ABI 6 or later the command cannot signal
+processes outside its domain nor reach their abstract sockets; Landlock forbids ptrace of
+them, so ``/proc/<swarm pid>/environ`` is unreadable.
 
-Landlock cannot take rights away below a granted directory, so where namespaces can be made
-(root, or unprivileged user namespaces: ``network_method`` ``netns`` or ``userns``) the
-launcher adds a private mount namespace: read-only paths inside the workspace (``.swarm/``)
-get a read-only bind mount, hidden ones an empty read-only tmpfs.
+Where namespaces can be made (as root, or with unprivileged user namespaces:
+``network_method`` ``netns`` or ``userns``) the command also runs in its own mount, PID and,
+for network none, empty network namespaces: no TCP, UDP or DNS; a /proc that shows only its
+own processes; read-only paths inside the workspace (``.swarm/``) bind-mounted read-only;
+hidden paths inside it covered by an empty tmpfs; a private ``/dev/shm``; and nothing
+outlives the call, even when the launcher is SIGKILLed.
 
 What this tier cannot do:
 
-- without namespaces (``landlock-tcp``): make a path inside a writable tree read-only (the
-  workspace's ``.swarm/`` stays writable, and ``describe`` says so; the policy layer still
-  answers for it), or hide one (the launcher then refuses to run the command at all);
+- without namespaces (``landlock-tcp``): block UDP and DNS (only TCP bind and connect are
+  blocked), make a path inside a writable tree read-only (``.swarm/`` stays writable; the
+  policy layer still answers for it), hide one (the launcher then refuses to run the
+  command), hide other processes in ``/proc``, give a private ``/dev/shm`` (it is not
+  granted: POSIX semaphores fail), or kill orphans when the launcher itself is SIGKILLed;
+  ``describe`` says so;
 - give an empty home at the real home's path: ``HOME`` points at a private directory
   elsewhere, and a program that finds the home by uid (``getpwuid``) sees the real path,
   unreadable;
-- block UDP and DNS without a network namespace: where no namespace can be made and the
-  ABI is 4 or later, only TCP bind and connect are blocked, and ``describe`` says so;
-- hide other processes: ``/proc`` lists every process and its command line (not its
-  environment or memory);
-- stop ``connect()`` to a unix socket file (ABI 7 has no right for it; the path need not
-  even be readable). A root command that reached ``/run/systemd/private`` or
-  ``docker.sock`` could start anything outside, so a seccomp filter makes
-  ``socket(AF_UNIX, ...)`` fail with EACCES on x86_64 and aarch64 (``socketpair`` still
-  works; a program that serves or uses a unix socket file in the workspace fails too);
-- stop signals to swarm with an ABI below 6;
-- without namespaces, give a private ``/dev/shm``: it is then not granted, so POSIX
-  semaphores (``multiprocessing`` locks) fail rather than share the host's (with
-  namespaces the command gets an empty one of its own).
+- serve a unix socket file, even in the workspace (the seccomp filter above);
+- stop signals to swarm with an ABI below 6.
 """
 
 from __future__ import annotations
@@ -147,9 +142,9 @@ class LandlockSandbox:
         return "landlock-tcp" if self._abi >= 4 else None
 
     def describe(self, network: Network) -> str:
-        """E.g. ``landlock ABI 7, network none (network namespace); no unix sockets; other
-        processes visible in /proc``: it says plainly when UDP and DNS stay open, or
-        read-only paths inside the workspace stay writable."""
+        """E.g. ``landlock ABI 7, network none (network namespace); no unix sockets``: it
+        says plainly when UDP and DNS stay open, or read-only paths inside the workspace
+        stay writable."""
         if network == "host":
             net = "network host"
         else:
@@ -161,9 +156,10 @@ class LandlockSandbox:
                 case None:
                     net = "network none impossible here (no namespace, ABI below 4)"
         if self.network_method in ("netns", "userns"):
-            limit = "no unix sockets; other processes visible in /proc"
+            limit = "no unix sockets"
         else:
-            limit = "no unix sockets; read-only paths inside the workspace stay writable"
+            limit = "no unix sockets; read-only paths inside the workspace stay writable; "
+            limit += "other processes visible"
         return f"landlock ABI {self._abi}, {net}; {limit}"
 
     @contextmanager
