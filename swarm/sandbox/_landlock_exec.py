@@ -39,6 +39,7 @@ else:  # run by path: the kernel module sits beside this file, outside any packa
 
 _PR_SET_CHILD_SUBREAPER = 36
 _PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
 SetupError = kernel.SetupError
 
 
@@ -110,6 +111,9 @@ def _init(options: Options, env: dict[str, str], argv: list[str], abi: int, cap:
     command as its child; when the command ends, everything else in the namespace is
     killed (the kernel kills it anyway once this process exits). Never returns."""
     kernel.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    # Same Landlock domain as the command, so only this keeps the command from ptracing
+    # its init (a stopped init would never reap it and the call would hang).
+    kernel.prctl(_PR_SET_DUMPABLE, 0)
     try:
         kernel.mount_proc()
         _confine(options, abi, cap)

@@ -478,6 +478,16 @@ def test_signals_to_processes_outside_fail(place: Place, method: NetworkMethod) 
         victim.wait()
 
 
+def test_command_cannot_stop_its_init_by_ptrace(ns_sandbox: LandlockSandbox, place: Place) -> None:
+    attach = (
+        "python3 -c 'import ctypes; libc = ctypes.CDLL(None, use_errno=True); "
+        "print(libc.ptrace(16, 1, 0, 0), ctypes.get_errno())'; exit 5"
+    )
+    result = run(ns_sandbox, place, attach)  # a stopped init would hang here until timeout
+    assert result.stdout == "-1 1\n"  # EPERM
+    assert result.returncode == 5
+
+
 def test_other_processes_are_invisible(ns_sandbox: LandlockSandbox, place: Place) -> None:
     result = run(ns_sandbox, place, "echo /proc/[0-9]*; cat /proc/1/cmdline")
     listing, cmdline = result.stdout.split("\n", 1)
