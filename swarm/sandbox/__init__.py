@@ -14,6 +14,8 @@ from swarm.sandbox.base import (
 )
 from swarm.sandbox.bubblewrap import Bubblewrap, bwrap_arguments, probe_bubblewrap
 from swarm.sandbox.environment import command_environment
+from swarm.sandbox.landlock import LandlockSandbox, NetworkMethod, landlock_abi
+from swarm.sandbox.seatbelt import SeatbeltSandbox
 from swarm.sandbox.select import HOW_TO_SANDBOX, TIERS, SandboxFinder, Unconfined, find_sandbox
 
 __all__ = [
@@ -21,9 +23,11 @@ __all__ = [
     "TIERS",
     "Bubblewrap",
     "Confinement",
+    "LandlockSandbox",
     "Launch",
     "Mode",
     "Network",
+    "NetworkMethod",
     "Sandbox",
     "SandboxFinder",
     "SandboxSettings",
@@ -33,4 +37,6 @@ __all__ = [
     "command_environment",
     "find_sandbox",
     "probe_bubblewrap",
+    "SeatbeltSandbox",
+    "landlock_abi",
 ]
