@@ -12,6 +12,7 @@ the workspace, and no process the command started is still running.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import secrets
@@ -31,6 +32,7 @@ from swarm import Agent, MemoryContextStore, ToolResult
 from swarm.audit import AuditLog
 from swarm.guards import apply_policy, load_policy
 from swarm.run import RunScope
+from swarm.sandbox import SandboxFinder, SandboxSettings, SandboxUnavailable, find_sandbox
 from swarm.testing import StubTransport, make_text_response, make_tool_use_response
 from swarm.toolbox import make_toolbox
 
@@ -259,10 +261,29 @@ async def attack(agent: Agent, command: str, scope: RunScope) -> ToolResult:
     return result
 
 
+def tier_finder(tier: str) -> SandboxFinder:
+    """A finder that uses only ``tier``; skips the test where it does not work (never in
+    CI, where bubblewrap is installed and the kernel has Landlock)."""
+    find = functools.partial(find_sandbox, tiers=(tier,))
+    try:
+        find(SandboxSettings(mode="required"))
+    except SandboxUnavailable as exc:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(f"the {tier} sandbox does not work here: {exc}")
+    return find
+
+
 @pytest.mark.anyio
+@pytest.mark.parametrize("tier", ["bubblewrap", "landlock"])
 @pytest.mark.parametrize("kind", CLASSES)
-async def test_no_attack_has_an_effect(kind: str, target: Target) -> None:
-    tools = make_toolbox(target.workspace, shell_timeout=20, protected=[target.record.parent])
+async def test_no_attack_has_an_effect(kind: str, tier: str, target: Target) -> None:
+    tools = make_toolbox(
+        target.workspace,
+        shell_timeout=20,
+        protected=[target.record.parent],
+        find=tier_finder(tier),
+    )
     guarded = apply_policy(
         [tools["shell"]], load_policy("default"), role="attacker", workspace=target.workspace
     )
@@ -274,10 +295,11 @@ async def test_no_attack_has_an_effect(kind: str, target: Target) -> None:
         # The sandbox must be in force before anything from the corpus runs here.
         probe = await attack(agent, f"touch {target.outside}/probe; echo probed", scope)
         assert not probe.is_error and "probed" in probe.content, probe.content
-        assert probe.details is not None and probe.details["sandbox"].startswith("bubblewrap")
+        assert probe.details is not None and probe.details["sandbox"].startswith(tier)
         assert target.effects(probe.content) == []
         escaped, denied, ran = await run_class(kind, agent, scope, target)
-    print(f"{kind}: {denied} denied by the policy, {ran} ran in the sandbox")
+    print(f"{tier} {kind}: {denied} denied by the policy, {ran} ran in the sandbox")
+    print("\n".join(escaped))
     assert escaped == []
 
 
