@@ -439,7 +439,9 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
         console.print(_tree_lines(tree))
     head = data.get("audit")
     if head:
-        console.print(f"Audit head: {head['records']} records, MAC {head['mac'] or '-'}")
+        console.print(
+            f"Audit head: {head['records']} records, MAC {head['mac'] or '-'}", soft_wrap=True
+        )
     console.print(f"Record: {run}", markup=False)
     return OK
 

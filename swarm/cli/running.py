@@ -158,7 +158,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print_summary(console, outcome)
         head = _audit_head(outcome.record_dir)
         if head:
-            console.print(head, markup=False)
+            console.print(head, markup=False, soft_wrap=True)
     return OK if outcome.stop_reason == StopReason.end_turn else FAILED
 
 

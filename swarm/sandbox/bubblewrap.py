@@ -39,6 +39,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
+from swarm.sandbox._paths import TOOLCHAIN_SECRETS
 from swarm.sandbox.base import Confinement, Launch, Network, SandboxUnavailable
 
 __all__ = ["Bubblewrap", "bwrap_arguments", "probe_bubblewrap"]
@@ -66,8 +67,6 @@ SECRETS = (
     ".mysql_history",
 )
 """Paths below a home that are hidden even when a writable directory exposes them."""
-TOOLCHAIN_SECRETS = ("credentials", "credentials.toml", ".credentials.toml")
-"""Files hidden inside a toolchain bound back from the home (cargo keeps its token there)."""
 PROC_KNOBS = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
 """Parts of ``/proc`` made read-only: the kernel's settings, for the whole machine."""
 STOP_GRACE = 2.0

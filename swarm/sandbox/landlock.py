@@ -59,7 +59,7 @@ from pathlib import Path
 from typing import Literal
 
 from swarm.sandbox import _landlock_exec, _landlock_kernel
-from swarm.sandbox._paths import HOME_SECRETS, is_within
+from swarm.sandbox._paths import HOME_SECRETS, TOOLCHAIN_SECRETS, is_within
 from swarm.sandbox.base import Confinement, Launch, Network, SandboxUnavailable
 
 __all__ = ["LandlockSandbox", "NetworkMethod", "landlock_abi"]
@@ -230,6 +230,7 @@ class LandlockSandbox:
             # a secret or hidden path gets it carved out by the launcher.
             if is_within(self._home, path) or any(is_within(path, n) for n in never):
                 continue
+            path = self._toolchain(path, deny)
             if path not in reads:
                 reads.append(path)
         options = [f"--workspace={workspace}"]
@@ -238,6 +239,21 @@ class LandlockSandbox:
         options += [f"--deny={p}" for p in deny]
         options += [f"--readonly={p.resolve()}" for p in confinement.readonly]
         return options
+
+    def _toolchain(self, entry: Path, deny: list[Path]) -> Path:
+        """What to grant for a ``PATH`` entry: for one below the home, the whole directory
+        just below the home (``~/.pyenv`` for ``~/.pyenv/shims``: its shims run programs
+        from all over it), its credential files denied; the entry alone where that
+        directory holds other things (``~/.local``, ``~/.config``)."""
+        if self._home not in entry.parents:
+            return entry
+        root = self._home / entry.relative_to(self._home).parts[0]
+        if root.name in (".local", ".config") or any(
+            is_within(root, self._home / s) for s in HOME_SECRETS
+        ):
+            return entry
+        deny.extend(root / name for name in TOOLCHAIN_SECRETS)
+        return root
 
 
 def _env_entry(name: str, value: str) -> bytes:
