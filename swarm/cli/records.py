@@ -349,7 +349,7 @@ def cmd_sessions_resume(args: argparse.Namespace) -> int:
         outcome = run_until_stopped(go)
     except Stopped as stop:
         command = resume_command(run, str(summary.get("run_id") or run.name))
-        sys.stderr.write(f"\n{stop.how} again: the record is written; resume with: {command}\n")
+        sys.stderr.write(f"\n{stop.how} again: the record is written; resume with:\n  {command}\n")
         return stop.code
     print_summary(console, outcome)
     return OK if outcome.stop_reason == StopReason.end_turn else FAILED

@@ -149,7 +149,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     except Stopped as stop:
         sys.stderr.write(
             f"\n{stop.how}: every agent was stopped and the run record is written;"
-            f" resume with: {resume_command(runs_dir / run_id, run_id)}\n"
+            f" resume with:\n  {resume_command(runs_dir / run_id, run_id)}\n"
         )
         return stop.code
     if args.json:

@@ -114,7 +114,8 @@ def test_a_stopped_run_writes_its_record_and_resumes(
     assert process.returncode == code, err
     (record,) = runs.iterdir()
     assert said in err and "Traceback" not in err
-    assert f"resume with: swarm sessions resume {record.name}\n" in err
+    # the command alone on its line, so a terminal never wraps it in the middle
+    assert f"resume with:\n  swarm sessions resume {record.name}\n" in err
     summary = json.loads((record / "summary.json").read_text())
     assert summary["interrupted"] is True
     assert summary["script_used"] == {"orchestrator": 1, "developer": 1}
