@@ -2,8 +2,9 @@
 only: the launcher runs it without importing swarm).
 
 Landlock (rule sets for the filesystem, TCP, signals and abstract sockets; read roots with
-denied paths carved out), namespaces and mounts (``unshare``; read-only bind mounts and
-covering tmpfs for paths inside writable ones; a fresh /proc; a private /dev/shm), a seccomp
+denied paths carved out), namespaces and mounts (``unshare``; every mount but the writable
+directories read-only; read-only bind mounts and covering tmpfs for paths inside writable
+ones; a fresh /proc; a private /dev/shm), a seccomp
 filter that refuses ``socket(AF_UNIX, ...)``, and dropping every capability. Each raises
 ``SetupError`` when the kernel refuses, so the command never runs half-confined.
 """
