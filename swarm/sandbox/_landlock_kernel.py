@@ -279,31 +279,34 @@ def mount_points() -> list[str]:
     return list(dict.fromkeys(_unescape(line.split(b" ")[4]) for line in lines))
 
 
+def _writable(path: str) -> bool | None:
+    """Whether the mount seen at ``path`` is writable; ``None`` when ``path`` cannot be
+    reached."""
+    try:
+        return not os.statvfs(path).f_flag & os.ST_RDONLY
+    except OSError:
+        return None
+
+
 def seal_mounts(write: list[str]) -> None:
     """Make every mount read-only except those at or below ``write``: Landlock has no right
     for a file's mode, owner, times or extended attributes, and a read-only mount refuses
     them all. A mount point that cannot be reached (shadowed by a later mount, or below a
     directory this process cannot search, so the command cannot either) is passed over;
     ``SetupError`` names every reachable mount left writable."""
-    writable = []
-    for point in mount_points():
-        if any(_inside(point, root) for root in write):
-            continue
-        try:
-            if os.statvfs(point).f_flag & os.ST_RDONLY:
-                continue
-            _remount_readonly(point)
-        except OSError:
-            continue  # unreachable: nothing can reach it by this path
-        except SetupError as error:
+    points = [p for p in mount_points() if not any(_inside(p, root) for root in write)]
+    errors = {}
+    for point in points:
+        if _writable(point):
             try:
-                still = not os.statvfs(point).f_flag & os.ST_RDONLY
-            except OSError:
-                still = False
-            if still:
-                writable.append(str(error).removeprefix("mount "))
-    if writable:
-        raise SetupError(f"cannot make read-only: {', '.join(writable)}")
+                _remount_readonly(point)
+            except (SetupError, OSError) as error:
+                errors[point] = str(error).removeprefix(f"mount {point}: ")
+    # Checked once all are done: a path that is not a mount root of its own (its mount
+    # shadowed) is read-only once the mount it now lies on is.
+    left = [f"{p} ({errors.get(p, 'still writable')})" for p in points if _writable(p)]
+    if left:
+        raise SetupError(f"cannot make these mounts read-only: {', '.join(left)}")
 
 
 def mount_confinement(
