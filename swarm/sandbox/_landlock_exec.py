@@ -9,8 +9,9 @@ neither signal nor ptrace the launcher that cleans up after it.
 Its child enters new namespaces when ``--namespaces`` says they can be made (``plain`` as
 root, ``user`` inside a new user namespace): mount, PID, and for network none an empty
 network namespace. There it forks the namespace's init, which mounts a fresh /proc (the
-command sees no other process), bind-mounts read-only paths inside writable ones read-only,
-covers hidden ones with an empty tmpfs, gives a private /dev/shm, then applies Landlock, the
+command sees no other process), binds the writable directories onto themselves,
+bind-mounts read-only paths inside them read-only, covers hidden ones with an empty tmpfs,
+remounts every other mount read-only, gives a private /dev/shm, then applies Landlock, the
 seccomp filter against ``socket(AF_UNIX, ...)`` and drops every capability, forks the
 command, waits for it, kills what is left in the namespace and exits with its status.
 Without namespaces the child confines itself the same way (network none becomes Landlock

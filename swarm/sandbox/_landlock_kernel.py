@@ -2,8 +2,9 @@
 only: the launcher runs it without importing swarm).
 
 Landlock (rule sets for the filesystem, TCP, signals and abstract sockets; read roots with
-denied paths carved out), namespaces and mounts (``unshare``; read-only bind mounts and
-covering tmpfs for paths inside writable ones; a fresh /proc; a private /dev/shm), a seccomp
+denied paths carved out), namespaces and mounts (``unshare``; every mount but the writable
+directories read-only; read-only bind mounts and covering tmpfs for paths inside writable
+ones; a fresh /proc; a private /dev/shm), a seccomp
 filter that refuses ``socket(AF_UNIX, ...)``, and dropping every capability. Each raises
 ``SetupError`` when the kernel refuses, so the command never runs half-confined.
 """
@@ -235,15 +236,21 @@ def unshare(namespaces: str, network: str) -> None:
     _mount(None, "/", None, _MS_REC | _MS_PRIVATE, "")
 
 
-def _make_readonly(path: str) -> None:
-    """A read-only bind mount of ``path`` onto itself, keeping the flags a user namespace
-    may not drop (nosuid, nodev, noexec, atime)."""
-    _mount(path, path, None, _MS_BIND | _MS_REC, "")
+def _remount_readonly(path: str) -> None:
+    """Make the mount at ``path`` read-only, keeping the flags a user namespace may not
+    drop (nosuid, nodev, noexec, atime). Always ``MS_BIND``: without it the remount would
+    make the filesystem itself read-only, for the host too."""
     current = os.statvfs(path).f_flag
     kept = current & (_MS_NOSUID | _MS_NODEV | _MS_NOEXEC | _MS_NOATIME | _MS_NODIRATIME)
     if current & _ST_RELATIME:
         kept |= _MS_RELATIME
     _mount(None, path, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY | kept, "")
+
+
+def _make_readonly(path: str) -> None:
+    """A read-only bind mount of ``path`` onto itself."""
+    _mount(path, path, None, _MS_BIND | _MS_REC, "")
+    _remount_readonly(path)
 
 
 def _cover(path: str) -> None:
@@ -255,17 +262,67 @@ def _cover(path: str) -> None:
         _mount("/dev/null", path, None, _MS_BIND, "")
 
 
+def _unescape(field: bytes) -> str:
+    """A path field of /proc/self/mountinfo, whose space, tab, newline and backslash are
+    written as octal escapes (``\\040``)."""
+    parts = field.split(b"\\")
+    out = parts[0]
+    for part in parts[1:]:
+        out += bytes([int(part[:3], 8)]) + part[3:]
+    return os.fsdecode(out)
+
+
+def mount_points() -> list[str]:
+    """Every mount point of this mount namespace, parents first, each once."""
+    with open("/proc/self/mountinfo", "rb") as file:
+        lines = file.read().splitlines()
+    return list(dict.fromkeys(_unescape(line.split(b" ")[4]) for line in lines))
+
+
+def _writable(path: str) -> bool | None:
+    """Whether the mount seen at ``path`` is writable; ``None`` when ``path`` cannot be
+    reached."""
+    try:
+        return not os.statvfs(path).f_flag & os.ST_RDONLY
+    except OSError:
+        return None
+
+
+def seal_mounts(write: list[str]) -> None:
+    """Make every mount read-only except those at or below ``write``: Landlock has no right
+    for a file's mode, owner, times or extended attributes, and a read-only mount refuses
+    them all. A mount point that cannot be reached (shadowed by a later mount, or below a
+    directory this process cannot search, so the command cannot either) is passed over;
+    ``SetupError`` names every reachable mount left writable."""
+    points = [p for p in mount_points() if not any(_inside(p, root) for root in write)]
+    errors = {}
+    for point in points:
+        if _writable(point):
+            try:
+                _remount_readonly(point)
+            except (SetupError, OSError) as error:
+                errors[point] = str(error).removeprefix(f"mount {point}: ")
+    # Checked once all are done: a path that is not a mount root of its own (its mount
+    # shadowed) is read-only once the mount it now lies on is.
+    left = [f"{p} ({errors.get(p, 'still writable')})" for p in points if _writable(p)]
+    if left:
+        raise SetupError(f"cannot make these mounts read-only: {', '.join(left)}")
+
+
 def mount_confinement(
     namespaces: str, *, write: list[str], deny: list[str], readonly: list[str]
 ) -> tuple[list[str], list[str]]:
-    """Read-only and hidden paths inside writable ones, by mounts (Landlock cannot take
-    rights away below a granted directory), and a private /dev/shm; returns the denied
-    paths left to Landlock and the directories to add to the writable ones."""
+    """With a mount namespace: the writable directories bound onto themselves, read-only
+    and hidden paths inside them by mounts (Landlock cannot take rights away below a
+    granted directory), every other mount read-only (``seal_mounts``), and a private
+    /dev/shm. Returns the denied paths left to Landlock and the directories to add to the
+    writable ones."""
 
     def in_writable(path: str) -> bool:
         return any(_inside(path, root) for root in write)
 
     left = []
+    cover = []
     for path in deny:
         if not in_writable(path) or not os.path.lexists(path):
             left.append(path)
@@ -277,12 +334,20 @@ def mount_confinement(
         elif os.path.islink(path):
             raise SetupError(f"cannot hide {path}: it is a symbolic link")
         else:
-            _cover(path)
+            cover.append(path)
     if namespaces == "none":
         return left, []
+    # Each writable directory becomes a mount of its own, so sealing the mount it lies on
+    # leaves it writable; outer ones first, so an inner one is bound onto the outer copy.
+    for root in sorted(write, key=len):
+        if os.path.isdir(root) and not os.path.islink(root):
+            _mount(root, root, None, _MS_BIND | _MS_REC, "")
+    for path in cover:
+        _cover(path)
     for path in readonly:
         if in_writable(path) and os.path.lexists(path) and not os.path.islink(path):
             _make_readonly(path)
+    seal_mounts(write)
     if not os.path.isdir(_SHM) or os.path.islink(_SHM):
         return left, []
     # A private /dev/shm (POSIX semaphores, multiprocessing), not the host's.

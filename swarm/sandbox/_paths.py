@@ -1,4 +1,5 @@
-"""Paths every tier treats alike: the home's secrets, and what lies within what."""
+"""Paths every tier treats alike: the home's and the machine's secrets, and what lies
+within what."""
 
 from __future__ import annotations
 
@@ -18,6 +19,17 @@ HOME_SECRETS = (
     ".pki",
 )
 """Paths below the home never granted, even through a ``PATH`` directory at or above them."""
+
+ROOT_SECRETS = (
+    "/etc/shadow",
+    "/etc/gshadow",
+    "/etc/sudoers",
+    "/etc/sudoers.d",
+    "/etc/ssh",
+    "/etc/ssl/private",
+)
+"""The machine's secrets that only root reads (password hashes, sudo rules, SSH host keys,
+TLS private keys): hidden from a command run as root, which keeps uid 0 in every tier."""
 
 
 TOOLCHAIN_SECRETS = ("credentials", "credentials.toml", ".credentials.toml")

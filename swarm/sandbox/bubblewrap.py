@@ -7,6 +7,9 @@ What a command sees (built by ``bwrap_arguments``, in this order, later mounts o
 - private, empty ``/tmp``, ``/var/tmp`` and ``/dev/shm``; an empty ``/run`` (the sockets
   of system services such as D-Bus live there, and a read-only mount does not stop a
   process from connecting to a socket);
+- as root, the machine's root-only secrets (``/etc/shadow``, ``/etc/gshadow``,
+  ``/etc/sudoers``, ``/etc/sudoers.d``, ``/etc/ssh``, ``/etc/ssl/private``) replaced by an
+  empty file or directory: the command keeps uid 0, and file modes would not stop it;
 - the home, ``/root`` and ``/home`` replaced by empty directories; the toolchains the
   ``PATH`` finds in the home (``~/.pyenv``, ``~/.cargo``) bound back read-only, without
   the credential files toolchains keep there;
@@ -39,7 +42,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
-from swarm.sandbox._paths import TOOLCHAIN_SECRETS
+from swarm.sandbox._paths import ROOT_SECRETS, TOOLCHAIN_SECRETS
 from swarm.sandbox.base import Confinement, Launch, Network, SandboxUnavailable
 
 __all__ = ["Bubblewrap", "bwrap_arguments", "probe_bubblewrap"]
@@ -113,6 +116,9 @@ def bwrap_arguments(confinement: Confinement, *, home: Path) -> list[str]:
     # directory looks writable, which /proc/sys (mode 555) does not without capabilities.
     for knob in PROC_KNOBS:
         args += ["--ro-bind-try", knob, knob]
+    if os.geteuid() == 0:
+        for name in ROOT_SECRETS:
+            args += _hide(_real(name))
     for private in PRIVATE_DIRS:
         args += ["--tmpfs", private]
     args += ["--tmpfs", "/run"]

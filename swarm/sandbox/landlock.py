@@ -15,9 +15,10 @@ write on ``/dev/null``, ``zero``, ``full``, ``random``, ``urandom``, ``tty``, ``
 ``~/.netrc``) is unreadable except ``PATH`` directories below it (never its known secrets,
 ``HOME_SECRETS``); ``/tmp`` and ``/var`` are out of reach; hidden paths are never granted
 through a root above them. As root, the command keeps uid 0 but no capability, and
-``/etc/shadow``, ``/etc/gshadow``, ``/etc/sudoers``, ``/etc/ssh`` and ``/etc/ssl/private``
-are carved out of ``/etc``. A seccomp filter makes ``socket(AF_UNIX, ...)`` fail with EACCES
-on x86_64 and aarch64 (``socketpair`` still works): Landlock up to ABI 7 cannot stop a
+``/etc/shadow``, ``/etc/gshadow``, ``/etc/sudoers``, ``/etc/sudoers.d``, ``/etc/ssh`` and
+``/etc/ssl/private`` (``ROOT_SECRETS``) are carved out of ``/etc``. A seccomp filter makes
+``socket(AF_UNIX, ...)`` fail with EACCES on x86_64 and aarch64 (``socketpair`` still
+works): Landlock up to ABI 7 cannot stop a
 ``connect()`` to a socket file, and a root command that reached ``/run/systemd/private`` or
 ``docker.sock`` could start anything outside. With ABI 6 or later the command cannot signal
 processes outside its domain nor reach their abstract sockets; Landlock forbids ptrace of
@@ -26,18 +27,24 @@ them, so ``/proc/<swarm pid>/environ`` is unreadable.
 Where namespaces can be made (as root, or with unprivileged user namespaces:
 ``network_method`` ``netns`` or ``userns``) the command also runs in its own mount, PID and,
 for network none, empty network namespaces: no TCP, UDP or DNS; a /proc that shows only its
-own processes; read-only paths inside the workspace (``.swarm/``) bind-mounted read-only;
-hidden paths inside it covered by an empty tmpfs; a private ``/dev/shm``; and nothing
-outlives the call, even when the launcher is SIGKILLed.
+own processes; every mount read-only except the workspace, the extra writable directories
+and the private home and tmp (each bound onto itself), so a file's mode, owner, times and
+extended attributes outside them cannot change either (Landlock has no right for those);
+read-only paths inside the workspace (``.swarm/``) bind-mounted read-only; hidden paths
+inside it covered by an empty tmpfs; a private ``/dev/shm``; and nothing outlives the call,
+even when the launcher is SIGKILLed. A mount that stays writable after the remount makes
+the launcher refuse to run the command.
 
 What this tier cannot do:
 
-- without namespaces (``landlock-tcp``): block UDP and DNS (only TCP bind and connect are
-  blocked), make a path inside a writable tree read-only (``.swarm/`` stays writable; the
-  policy layer still answers for it), hide one (the launcher then refuses to run the
-  command), hide other processes in ``/proc``, give a private ``/dev/shm`` (it is not
-  granted: POSIX semaphores fail), or kill orphans when the launcher itself is SIGKILLed;
-  ``describe`` says so;
+- without namespaces (``landlock-tcp``): stop metadata changes outside the workspace
+  (``chmod``, ``chown`` of one's own files, ``touch -d``, ``setfattr``: Landlock has no right
+  for them, so only the files' owners and modes protect them), block UDP and DNS (only TCP
+  bind and connect are blocked), make a path inside a writable tree read-only
+  (``.swarm/`` stays writable; the policy layer still answers for it), hide one (the
+  launcher then refuses to run the command), hide other processes in ``/proc``, give a
+  private ``/dev/shm`` (it is not granted: POSIX semaphores fail), or kill orphans when
+  the launcher itself is SIGKILLed; ``describe`` says so;
 - give an empty home at the real home's path: ``HOME`` points at a private directory
   elsewhere, and a program that finds the home by uid (``getpwuid``) sees the real path,
   unreadable;
@@ -59,7 +66,7 @@ from pathlib import Path
 from typing import Literal
 
 from swarm.sandbox import _landlock_exec, _landlock_kernel
-from swarm.sandbox._paths import HOME_SECRETS, TOOLCHAIN_SECRETS, is_within
+from swarm.sandbox._paths import HOME_SECRETS, ROOT_SECRETS, TOOLCHAIN_SECRETS, is_within
 from swarm.sandbox.base import Confinement, Launch, Network, SandboxUnavailable
 
 __all__ = ["LandlockSandbox", "NetworkMethod", "landlock_abi"]
@@ -74,7 +81,6 @@ cannot be enforced)."""
 _NAMESPACES = {"netns": "plain", "userns": "user", "landlock-tcp": "none"}
 _SYSTEM_ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
 _KERNEL_ROOTS = ("/proc", "/sys")
-_ROOT_SECRETS = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssh", "/etc/ssl/private")
 _LAUNCHER = Path(_landlock_exec.__file__)
 
 
@@ -156,8 +162,8 @@ class LandlockSandbox:
 
     def describe(self, network: Network) -> str:
         """E.g. ``landlock ABI 7, network none (network namespace); no unix sockets``: it
-        says plainly when UDP and DNS stay open, or read-only paths inside the workspace
-        stay writable."""
+        says plainly when UDP and DNS stay open, when modes, owners and times of files
+        outside the workspace can change, or read-only paths inside it stay writable."""
         if network == "host":
             net = "network host"
         else:
@@ -171,8 +177,9 @@ class LandlockSandbox:
         if self.network_method in ("netns", "userns"):
             limit = "no unix sockets"
         else:
-            limit = "no unix sockets; read-only paths inside the workspace stay writable; "
-            limit += "other processes visible"
+            limit = "no unix sockets; modes, owners, times and xattrs of files outside the "
+            limit += "workspace can change; read-only paths inside the workspace stay "
+            limit += "writable; other processes visible"
         return f"landlock ABI {self._abi}, {net}; {limit}"
 
     @contextmanager
@@ -217,7 +224,7 @@ class LandlockSandbox:
         # home or elsewhere leaves the rest of the home out of reach.
         deny = [*([] if self._home in writes else [self._home]), *never]
         if os.geteuid() == 0:
-            deny += [Path(p) for p in _ROOT_SECRETS]
+            deny += [Path(p) for p in ROOT_SECRETS]
         reads = [Path(p) for p in (*_SYSTEM_ROOTS, *_KERNEL_ROOTS)]
         extra = env.get("PATH", os.defpath).split(os.pathsep)
         extra += [sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix]

@@ -70,7 +70,9 @@ CLASSES = sorted({kind for kind, _ in load_corpus()})
 
 
 def snapshot(root: Path) -> dict[str, tuple[Any, ...]]:
-    """Everything observable about a tree: names, kinds, modes, sizes, times, contents."""
+    """Everything observable about a tree: names, kinds, modes, owners, sizes, times (the
+    change time too: ``chown`` to oneself or ``setfattr`` move only that), extended
+    attributes, contents."""
     found: dict[str, tuple[Any, ...]] = {}
     if not root.exists():
         return found
@@ -84,13 +86,23 @@ def snapshot(root: Path) -> dict[str, tuple[Any, ...]]:
             found[str(path.relative_to(root))] = (
                 stat.S_IFMT(info.st_mode),
                 stat.S_IMODE(info.st_mode),
+                info.st_uid,
+                info.st_gid,
                 info.st_size,
                 info.st_mtime_ns,
+                info.st_ctime_ns,
                 info.st_nlink,
+                _xattrs(path),
                 digest,
             )
-    found["."] = (stat.S_IMODE(root.stat().st_mode), root.stat().st_mtime_ns)
+    top = root.stat()
+    found["."] = (stat.S_IMODE(top.st_mode), top.st_mtime_ns, top.st_ctime_ns, _xattrs(root))
     return found
+
+
+def _xattrs(path: Path) -> tuple[tuple[str, bytes], ...]:
+    names = sorted(os.listxattr(path, follow_symlinks=False))
+    return tuple((name, os.getxattr(path, name, follow_symlinks=False)) for name in names)
 
 
 def surviving(marker: str, under: Path) -> list[str]:
