@@ -25,13 +25,15 @@
       files: {calc.py: "def add"}
       max_tokens: 100000
       compactions: 1
+      errors: ["no turns for role 'checker'"]   # errors the run may end agents with
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import pydantic
 from pydantic import ConfigDict
@@ -51,6 +53,7 @@ __all__ = [
 ]
 
 _STRICT = ConfigDict(extra="forbid", frozen=True)
+_SCRIPT_KEY = re.compile(r"[A-Za-z0-9_-]{1,64}(#[1-9][0-9]*)?")
 
 
 class ScriptCall(pydantic.BaseModel):
@@ -93,11 +96,26 @@ class ScriptTurn(pydantic.BaseModel):
 
 
 class Script(pydantic.BaseModel):
-    """The model turns of each role, in order; ``summary`` answers compaction requests."""
+    """The model turns of each role, in order; ``summary`` answers compaction requests.
+
+    A key is a role (``developer``: turns shared by its instances, in the order they ask)
+    or one instance (``developer#2``: the caller's second delegation to it), which wins
+    over the role key for that instance."""
 
     model_config = _STRICT
     script: dict[str, tuple[ScriptTurn, ...]]
     summary: str | None = pydantic.Field(None, min_length=1)
+
+    @pydantic.field_validator("script")
+    @classmethod
+    def _keys(cls, script: dict[str, tuple[ScriptTurn, ...]]) -> dict[str, tuple[ScriptTurn, ...]]:
+        for key in script:
+            if not _SCRIPT_KEY.fullmatch(key):
+                raise ValueError(
+                    f"'{key}' is not a script key: give a role ('developer') or one instance"
+                    " of it ('developer#2', numbered from 1)"
+                )
+        return script
 
 
 class Limits(pydantic.BaseModel):
@@ -120,7 +138,14 @@ class DeniedCall(pydantic.BaseModel):
 
 
 class Expectations(pydantic.BaseModel):
-    """What must be true after the run for the scenario to pass."""
+    """What must be true after the run for the scenario to pass.
+
+    An agent that ended in an error fails the scenario unless ``errors`` expects it:
+    ``errors: [text, ...]`` (each text is in some error of the run, and each error holds
+    one of the texts) or ``errors: N`` (exactly N errors). Without ``errors``, only the
+    entry agent's own error is expected, when ``stop_reason`` names it (error, budget,
+    cancelled). ``delegations`` count only delegations whose sub-agent finished.
+    """
 
     model_config = _STRICT
     stop_reason: Literal["end_turn", "max_tokens", "error", "cancelled", "budget"] | None = None
@@ -131,7 +156,7 @@ class Expectations(pydantic.BaseModel):
     absent_files: tuple[str, ...] = ()
     max_tokens: int | None = pydantic.Field(None, gt=0)
     compactions: int | None = pydantic.Field(None, ge=0)
-    errors: int | None = pydantic.Field(None, ge=0)
+    errors: Annotated[int, pydantic.Field(ge=0)] | tuple[str, ...] | None = None
 
 
 class ScenarioFile(pydantic.BaseModel):
