@@ -106,17 +106,6 @@ class Script(pydantic.BaseModel):
     script: dict[str, tuple[ScriptTurn, ...]]
     summary: str | None = pydantic.Field(None, min_length=1)
 
-    @pydantic.field_validator("script")
-    @classmethod
-    def _keys(cls, script: dict[str, tuple[ScriptTurn, ...]]) -> dict[str, tuple[ScriptTurn, ...]]:
-        for key in script:
-            if not _SCRIPT_KEY.fullmatch(key):
-                raise ValueError(
-                    f"'{key}' is not a script key: give a role ('developer') or one instance"
-                    " of it ('developer#2', numbered from 1)"
-                )
-        return script
-
 
 class Limits(pydantic.BaseModel):
     """Limits for the whole run (the entry role's subtree)."""
@@ -157,6 +146,18 @@ class Expectations(pydantic.BaseModel):
     max_tokens: int | None = pydantic.Field(None, gt=0)
     compactions: int | None = pydantic.Field(None, ge=0)
     errors: Annotated[int, pydantic.Field(ge=0)] | tuple[str, ...] | None = None
+
+    @pydantic.field_validator("errors", mode="before")
+    @classmethod
+    def _errors_form(cls, value: Any) -> Any:
+        count = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+        texts = isinstance(value, list | tuple) and all(isinstance(v, str) for v in value)
+        if value is not None and not count and not texts:
+            raise ValueError(
+                "give the texts of the errors the run may have (errors: [budget]) or"
+                " their number (errors: 0)"
+            )
+        return value
 
 
 class ScenarioFile(pydantic.BaseModel):
@@ -204,6 +205,21 @@ class Scenario:
 def scenario_from_document(document: Document) -> Scenario:
     """Validate a parsed scenario file. Raises ``ConfigError`` with file, line and field."""
     data = validate_document(ScenarioFile, document)
+    if isinstance(data.model, Script):
+        bad = [key for key in data.model.script if not _SCRIPT_KEY.fullmatch(key)]
+        if bad:
+            raise ConfigError.collect(
+                [
+                    ConfigError(
+                        f"'{key}' is not a script key: give a role ('developer') or one"
+                        " instance of it ('developer#2', numbered from 1)",
+                        path=document.path,
+                        line=document.line_of(("model", "script", key)),
+                        field=f"model.script.{key}",
+                    )
+                    for key in bad
+                ]
+            )
     base = document.path.parent
     team = Path(data.team)
     workspace = Path(data.workspace) if data.workspace else None

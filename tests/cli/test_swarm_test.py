@@ -173,5 +173,21 @@ def test_bad_instance_key_is_named_with_its_line(swarm: Swarm, roles: Path, tmp_
     done = swarm("validate", scenario)
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
-    assert "'developer#0' is not a script key" in done.stderr
-    assert "fan.yaml:5: field 'model.script'" in done.stderr or "fan.yaml:" in done.stderr
+    assert f"{scenario}:15: field 'model.script.developer#0': 'developer#0' is not a script" in (
+        done.stderr
+    )
+    assert done.stderr.strip().splitlines()[-1] == "1 problem found"
+
+
+def test_errors_of_the_wrong_form_get_one_clear_line(
+    swarm: Swarm, roles: Path, tmp_path: Path
+) -> None:
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(
+        f"team: {roles}\ntask: x\nmodel: {{script: {{orchestrator: [{{text: hi}}]}}}}\n"
+        "expect:\n  errors: oops\n"
+    )
+    done = swarm("test", scenario)
+    assert done.returncode == 1
+    assert f"{scenario}:5: field 'expect.errors': give the texts of the errors" in done.stdout
+    assert "tuple" not in done.stdout and "Traceback" not in done.stderr
