@@ -191,3 +191,20 @@ def test_errors_of_the_wrong_form_get_one_clear_line(
     assert done.returncode == 1
     assert f"{scenario}:5: field 'expect.errors': give the texts of the errors" in done.stdout
     assert "tuple" not in done.stdout and "Traceback" not in done.stderr
+
+
+def test_readme_fan_out_example_passes_as_written(
+    swarm: Swarm, roles: Path, tmp_path: Path
+) -> None:
+    import re
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    (block,) = [b for b in re.findall(r"```yaml\n(.*?)```", readme, re.S) if "developer#2" in b]
+    scenario = tmp_path / "readme.yaml"
+    scenario.write_text(
+        f"team: {roles}\ntask: write add and sub\n{block}"
+        "expect:\n  stop_reason: end_turn\n  delegations: [developer#1, developer#2]\n"
+        "  files: {add.py: 'def add', sub.py: 'def sub'}\n"
+    )
+    done = swarm("test", scenario)
+    assert done.returncode == 0, done.stdout + done.stderr
