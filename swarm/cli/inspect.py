@@ -143,10 +143,23 @@ def _script_warnings(scenario: Scenario, team: Team) -> list[str]:
     for key in model.script:
         keys_of.setdefault(key.partition("#")[0], []).append(key)
     warnings: list[str] = []
-    if team.entry not in keys_of:
+    if team.entry not in model.script:
         warnings.append(
             str(scenario.error(f"the entry role '{team.entry}' has no turns", "model", "script"))
         )
+    for key in keys_of.get(team.entry, []):
+        if key != team.entry:  # the entry agent is one, named without a number
+            warnings.append(
+                str(
+                    scenario.error(
+                        f"'{key}' is never played: the entry agent takes the turns of"
+                        f" '{team.entry}'",
+                        "model",
+                        "script",
+                        key,
+                    )
+                )
+            )
     seen = {team.entry}
     todo = [team.entry]
     while todo:

@@ -105,7 +105,11 @@ class ScriptedModel:
         script = self.turns.get(role)
         if script is None:
             known = ", ".join(sorted(self.turns)) or "none"
-            raise TransportError(f"the script has no turns for role '{role}' (scripted: {known})")
+            instance = path.rsplit("/", 1)[-1]
+            also = f" nor for its instance '{instance}'" if "#" in instance else ""
+            raise TransportError(
+                f"the script has no turns for role '{role}'{also} (scripted: {known})"
+            )
         replay = self.replay.get(role)
         number = replay.pop(0) if replay else self.used[role]
         if number >= len(script):

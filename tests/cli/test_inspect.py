@@ -91,3 +91,16 @@ def test_validate_warns_about_delegated_roles_without_script_turns(
     assert "delegates to 'reviewer', which has no turns" in warnings[0]
     assert f"{scenario}:12: field 'model.script.developer#1.0'" in warnings[1]
     assert "delegates to 'tester', which has no turns" in warnings[1]
+
+
+def test_validate_warns_about_an_entry_scripted_only_per_instance(
+    swarm: Swarm, roles: Path, tmp_path: Path
+) -> None:
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(
+        f"team: {roles}\ntask: x\nmodel:\n  script:\n    orchestrator#1:\n      - text: hi\n"
+    )
+    done = swarm("validate", scenario)
+    assert f"warning: {scenario}:4: field 'model.script'" in done.stdout
+    assert "the entry role 'orchestrator' has no turns" in done.stdout
+    assert "'orchestrator#1' is never played" in done.stdout

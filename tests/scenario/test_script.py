@@ -40,7 +40,9 @@ async def test_instance_key_wins_over_the_role_key_for_that_instance() -> None:
 async def test_instance_without_turns_of_its_own_or_its_role_fails_naming_it() -> None:
     model = ScriptedModel({"lead": _turns("hi"), "dev#1": _turns("one")})
     assert (await _play(model, "lead/dev#1"))[0] == "one"
-    with pytest.raises(TransportError, match="no turns for role 'dev'"):
+    with pytest.raises(
+        TransportError, match="no turns for role 'dev' nor for its instance 'dev#2'"
+    ):
         await _play(model, "lead/dev#2")
 
 
