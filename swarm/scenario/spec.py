@@ -16,6 +16,7 @@
     #       - call: developer
     #         args: {task: "Write calc.py"}
     #       - text: calc.py is written.
+    #     developer#2: [...]       # turns of one instance (wins over 'developer:')
     limits: {tokens: 200000, seconds: 600, max_iterations: 30, max_depth: 3}
     expect:
       stop_reason: end_turn
