@@ -21,6 +21,11 @@ expect:
 {extra}"""
 
 
+def _hello(roles: Path, expect: str) -> str:
+    """A scenario whose entry agent says hi, with ``expect`` (its YAML) after it."""
+    return f"team: {roles}\ntask: x\nmodel: {{script: {{orchestrator: [{{text: hi}}]}}}}\n{expect}"
+
+
 def _scenario(tmp_path: Path, roles: Path, extra: str = "", name: str = "s.yaml") -> Path:
     path = tmp_path / name
     path.write_text(BROKEN.format(roles=roles, extra=extra))
@@ -73,10 +78,7 @@ def test_expected_error_passes_when_it_comes(swarm: Swarm, roles: Path, tmp_path
 
 def test_expected_error_that_never_comes_fails(swarm: Swarm, roles: Path, tmp_path: Path) -> None:
     scenario = tmp_path / "s.yaml"
-    scenario.write_text(
-        f"team: {roles}\ntask: x\nmodel: {{script: {{orchestrator: [{{text: hi}}]}}}}\n"
-        "expect:\n  errors: [budget]\n"
-    )
+    scenario.write_text(_hello(roles, "expect:\n  errors: [budget]\n"))
     done = swarm("test", scenario)
     assert done.returncode == 1
     assert "errors: no error of the run contains 'budget'" in done.stdout
@@ -113,13 +115,9 @@ def test_invalid_scenario_file_is_a_failed_test_and_the_others_run(
     suite = tmp_path / "suite"
     suite.mkdir()
     (suite / "a-bad.yaml").write_text(
-        f"team: {roles}\ntask: x\nmodel: {{script: {{orchestrator: [{{text: hi}}]}}}}\n"
-        "expect:\n  final_contains: [hi]\n  filez: {a: b}\n"
+        _hello(roles, "expect:\n  final_contains: [hi]\n  filez: {a: b}\n")
     )
-    (suite / "b-good.yaml").write_text(
-        f"team: {roles}\ntask: x\nmodel: {{script: {{orchestrator: [{{text: hi}}]}}}}\n"
-        "expect:\n  final_contains: [hi]\n"
-    )
+    (suite / "b-good.yaml").write_text(_hello(roles, "expect:\n  final_contains: [hi]\n"))
     done = swarm("test", suite)
     assert done.returncode == 1, done.stdout + done.stderr
     assert "Traceback" not in done.stderr
@@ -183,10 +181,7 @@ def test_errors_of_the_wrong_form_get_one_clear_line(
     swarm: Swarm, roles: Path, tmp_path: Path
 ) -> None:
     scenario = tmp_path / "s.yaml"
-    scenario.write_text(
-        f"team: {roles}\ntask: x\nmodel: {{script: {{orchestrator: [{{text: hi}}]}}}}\n"
-        "expect:\n  errors: oops\n"
-    )
+    scenario.write_text(_hello(roles, "expect:\n  errors: oops\n"))
     done = swarm("test", scenario)
     assert done.returncode == 1
     assert f"{scenario}:5: field 'expect.errors': give the texts of the errors" in done.stdout
