@@ -79,9 +79,11 @@ def validate(target: Path, entry: str | None = None) -> tuple[list[ConfigError],
                 load_policy(ref, relative_to=base)
             except ConfigError as exc:
                 problems += exc.problems
+    warnings = list(team.warnings)
     if scenario is not None:
         problems += _scenario_problems(scenario, team)
-    return problems, list(team.warnings)
+        warnings += _script_warnings(scenario, team)
+    return problems, warnings
 
 
 def _scenario_problems(scenario: Scenario, team: Team) -> list[ConfigError]:
@@ -98,7 +100,8 @@ def _scenario_problems(scenario: Scenario, team: Team) -> list[ConfigError]:
         except ConfigError as exc:
             problems += exc.problems
     if isinstance(model, Script):
-        for role, turns in model.script.items():
+        for key, turns in model.script.items():
+            role = key.partition("#")[0]
             if role not in team.specs:
                 known = ", ".join(team.specs)
                 problems.append(
@@ -106,7 +109,7 @@ def _scenario_problems(scenario: Scenario, team: Team) -> list[ConfigError]:
                         f"'{role}' is not a role of the team (roles: {known})",
                         "model",
                         "script",
-                        role,
+                        key,
                     )
                 )
                 continue
@@ -118,16 +121,69 @@ def _scenario_problems(scenario: Scenario, team: Team) -> list[ConfigError]:
                         offered = ", ".join(sorted(callable_names)) or "none"
                         problems.append(
                             scenario.error(
-                                f"turn {number + 1} of '{role}' calls '{call.tool}', which the"
+                                f"turn {number + 1} of '{key}' calls '{call.tool}', which the"
                                 f" role does not have (it has: {offered}); the run would"
                                 " refuse it",
                                 "model",
                                 "script",
-                                role,
+                                key,
                                 number,
                             )
                         )
     return problems
+
+
+def _script_warnings(scenario: Scenario, team: Team) -> list[str]:
+    """Each role a scripted run delegates to (following the script's calls from the entry)
+    that has no turns of its own: its agent would end in an error at its first turn."""
+    model = scenario.model
+    if not isinstance(model, Script):
+        return []
+    keys_of: dict[str, list[str]] = {}
+    for key in model.script:
+        keys_of.setdefault(key.partition("#")[0], []).append(key)
+    warnings: list[str] = []
+    if team.entry not in model.script:
+        warnings.append(
+            str(scenario.error(f"the entry role '{team.entry}' has no turns", "model", "script"))
+        )
+    for key in keys_of.get(team.entry, []):
+        if key != team.entry:  # the entry agent is one, named without a number
+            warnings.append(
+                str(
+                    scenario.error(
+                        f"'{key}' is never played: the entry agent takes the turns of"
+                        f" '{team.entry}'",
+                        "model",
+                        "script",
+                        key,
+                    )
+                )
+            )
+    seen = {team.entry}
+    todo = [team.entry]
+    while todo:
+        caller = todo.pop(0)
+        delegates = set(team.specs[caller].delegates) if caller in team.specs else set()
+        for key in keys_of.get(caller, []):
+            for number, turn in enumerate(model.script[key]):
+                for call in turn.all_calls:
+                    if call.tool not in delegates or call.tool in seen:
+                        continue
+                    seen.add(call.tool)
+                    todo.append(call.tool)
+                    if call.tool not in keys_of:
+                        problem = scenario.error(
+                            f"turn {number + 1} of '{key}' delegates to '{call.tool}', which"
+                            f" has no turns: that agent would end in an error (give it"
+                            f" turns under '{call.tool}:' or '{call.tool}#1:')",
+                            "model",
+                            "script",
+                            key,
+                            number,
+                        )
+                        warnings.append(str(problem))
+    return warnings
 
 
 def cmd_validate(args: argparse.Namespace) -> int:

@@ -208,9 +208,16 @@ def cmd_test(args: argparse.Namespace) -> int:
     files = _collect(args.targets)
     if not files:
         raise ConfigError("no scenario files found in " + ", ".join(map(str, args.targets)))
-    scenarios = [load_scenario(path) for path in files]  # every file valid before any run
     passed = failed = 0
-    for scenario in scenarios:
+    for path in files:
+        try:
+            scenario = load_scenario(path)
+        except ConfigError as exc:  # a failed test; the other files still run
+            failed += 1
+            print(f"{path} ERROR  (invalid scenario file)")
+            for invalid in exc.problems:
+                print(f"    {invalid}")
+            continue
         label = f"{scenario.path}::{scenario.name}"
         if scenario.expect is None:
             print(f"{label} ERROR  (no 'expect' section: nothing to check)")

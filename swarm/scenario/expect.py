@@ -20,12 +20,7 @@ def check_expectations(expect: Expectations, outcome: RunOutcome) -> list[str]:
     for text in expect.final_contains:
         if text not in outcome.final_text:
             failures.append(f"final_contains: the final answer does not contain {text!r}")
-    delegated = {role_of(path) for path in outcome.delegations}
-    paths = set(outcome.delegations)
-    for wanted in expect.delegations:
-        if wanted not in delegated and not any(p.endswith(wanted) for p in paths):
-            seen = ", ".join(sorted(delegated)) or "none"
-            failures.append(f"delegations: '{wanted}' was never delegated to (delegated: {seen})")
+    failures += _delegations(expect, outcome)
     for denied in expect.denied:
         match = [
             (path, tool)
@@ -54,9 +49,70 @@ def check_expectations(expect: Expectations, outcome: RunOutcome) -> list[str]:
         failures.append(
             f"compactions: expected at least {expect.compactions}, saw {outcome.compactions}"
         )
-    if expect.errors is not None and len(outcome.errors) != expect.errors:
-        failures.append(
-            f"errors: expected {expect.errors} error events, saw {len(outcome.errors)}"
-            + (f" ({'; '.join(outcome.errors)})" if outcome.errors else "")
-        )
+    failures += _errors(expect, outcome)
     return failures
+
+
+def _delegations(expect: Expectations, outcome: RunOutcome) -> list[str]:
+    """Each wanted role (or path) with no delegation that finished and answered."""
+    failures: list[str] = []
+    completed = outcome.completed_delegations
+    for wanted in expect.delegations:
+        if any(_names(path, wanted) for path in completed):
+            continue
+        tried = [path for path in outcome.delegations if _names(path, wanted)]
+        if tried:
+            ends = ", ".join(
+                f"{path}: {outcome.delegation_ends.get(path, 'stopped')}" for path in tried
+            )
+            failures.append(f"delegations: '{wanted}' was delegated to but never finished ({ends})")
+        else:
+            seen = ", ".join(sorted({role_of(p) for p in completed})) or "none"
+            failures.append(f"delegations: '{wanted}' was never delegated to (finished: {seen})")
+    return failures
+
+
+def _names(path: str, wanted: str) -> bool:
+    return role_of(path) == wanted or path.endswith(wanted)
+
+
+def _errors(expect: Expectations, outcome: RunOutcome) -> list[str]:
+    """The errors the scenario does not expect, and the expected ones that did not come."""
+    errors = outcome.agent_errors
+    expected = expect.errors
+    if isinstance(expected, int):
+        if len(errors) == expected:
+            return []
+        seen = "; ".join(_describe(path, message) for path, message in errors)
+        return [
+            f"errors: expected {expected} error{'s' if expected != 1 else ''}, saw {len(errors)}"
+            + (f" ({seen})" if seen else "")
+        ]
+    if expected is None:
+        entry_may_fail = expect.stop_reason in ("error", "budget", "cancelled")
+        return [
+            f"errors: {_describe(path, message)} (expect it with errors: [...])"
+            for path, message in errors
+            if path or not entry_may_fail
+        ]
+    failures = [
+        f"errors: no error of the run contains {text!r}"
+        for text in expected
+        if not any(text in _line(path, message) for path, message in errors)
+    ]
+    failures += [
+        f"errors: {_describe(path, message)}, which no entry of errors expects"
+        for path, message in errors
+        if not any(text in _line(path, message) for text in expected)
+    ]
+    return failures
+
+
+def _line(path: str, message: str) -> str:
+    """An error as ``errors`` entries are matched against: ``path: message``."""
+    return f"{path}: {message}" if path else message
+
+
+def _describe(path: str, message: str) -> str:
+    who = f"the agent {path}" if path else "the entry agent"
+    return f"{who} ended in an error: {message}"

@@ -76,6 +76,15 @@ class RunOutcome:
     root_session: str
     sessions: Mapping[str, str]
     interrupted: bool = False
+    delegation_ends: Mapping[str, str] = field(default_factory=dict)
+    agent_errors: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def completed_delegations(self) -> tuple[str, ...]:
+        """The paths of the delegations whose sub-agent finished and answered its caller
+        (it ended with ``end_turn`` or ``max_tokens``, as the delegation tool counts it)."""
+        done = (StopReason.end_turn.value, StopReason.max_tokens.value)
+        return tuple(p for p in self.delegations if self.delegation_ends.get(p) in done)
 
     def summary(self) -> dict[str, Any]:
         """The JSON document written as ``summary.json``."""
@@ -97,6 +106,7 @@ class RunOutcome:
                 for path, tool, reason in self.denied_calls
             ],
             "delegations": list(self.delegations),
+            "delegation_ends": dict(self.delegation_ends),
             "compactions": self.compactions,
             "errors": list(self.errors),
             "duration_seconds": round(self.duration, 3),
@@ -135,7 +145,9 @@ def tree_cost(node: UsageNode | None) -> float | None:
 
 @dataclass(slots=True)
 class EventTally:
-    """What the run's events say: the end, the final text, delegations, compactions."""
+    """What the run's events say: the end, the final text, delegations (and how each
+    sub-agent ended), compactions, and the errors (every ``Error`` ends its agent; the
+    entry agent's have the path ``""``)."""
 
     end: SessionEndEvent | None = None
     text: list[str] = field(default_factory=list)
@@ -143,6 +155,8 @@ class EventTally:
     delegations: dict[str, None] = field(default_factory=dict)
     compactions: int = 0
     errors: list[str] = field(default_factory=list)
+    agent_errors: list[tuple[str, str]] = field(default_factory=list)
+    ends: dict[str, str] = field(default_factory=dict)
 
     def finish_from(self, history: list[Any]) -> None:
         """End as the stored history did (its last message is the final answer)."""
@@ -157,8 +171,11 @@ class EventTally:
         if isinstance(inner, ContextCompacted):
             self.compactions += 1
         elif isinstance(inner, Error):
-            prefix = f"{event.path}: " if isinstance(event, SubAgentEvent) else ""
-            self.errors.append(prefix + inner.message)
+            path = event.path if isinstance(event, SubAgentEvent) else ""
+            self.errors.append(f"{path}: {inner.message}" if path else inner.message)
+            self.agent_errors.append((path, inner.message))
+        elif isinstance(inner, SessionEndEvent) and isinstance(event, SubAgentEvent):
+            self.ends[event.path] = inner.stop_reason.value
         if isinstance(event, TextDelta):
             self.text.append(event.delta)
         elif isinstance(event, SessionEndEvent):
@@ -203,4 +220,6 @@ def build_outcome(
         root_session=root_session,
         sessions=dict(sessions),
         interrupted=end is None,
+        delegation_ends=dict(final.ends),
+        agent_errors=tuple(final.agent_errors),
     )

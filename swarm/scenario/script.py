@@ -2,17 +2,20 @@
 
 Each role has a queue of turns; every model call made by an agent of that role (found from
 the run scope's path, ``orchestrator/developer#2`` → ``developer``) takes the next one.
-Instances of one role share the queue, in the order they ask. Usage is estimated from the
-size of what was sent and said (about four characters a token), so token budgets and
-compaction behave as they would with a real model. A compaction request (the summariser's
-system prompt) is answered with the script's ``summary`` or a short digest of the
-transcript.
+Instances of one role share the queue, in the order they ask, unless the script gives an
+instance its own turns: a key ``developer#2`` is the queue of the agents whose path ends in
+``developer#2`` (the caller's second delegation to ``developer``), and wins over the
+``developer`` key for them, so a parallel fan-out plays the same way every time. Usage is
+estimated from the size of what was sent and said (about four characters a token), so token
+budgets and compaction behave as they would with a real model. A compaction request (the
+summariser's system prompt) is answered with the script's ``summary`` or a short digest of
+the transcript.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from swarm.context.compaction import DEFAULT_SUMMARY_PROMPT
@@ -24,7 +27,7 @@ from swarm.scenario.spec import ScriptTurn
 from swarm.tools import Tool
 from swarm.types import StopReason, Usage
 
-__all__ = ["ScriptedModel", "estimate_tokens", "role_of", "turn_call_id"]
+__all__ = ["ScriptedModel", "estimate_tokens", "role_of", "script_key", "turn_call_id"]
 
 CHARS_PER_TOKEN = 4
 
@@ -32,6 +35,13 @@ CHARS_PER_TOKEN = 4
 def role_of(path: str) -> str:
     """The role of the agent at ``path``: its last segment without the ``#n``."""
     return path.rsplit("/", 1)[-1].split("#", 1)[0]
+
+
+def script_key(path: str, keys: Collection[str]) -> str:
+    """The script queue of the agent at ``path``: its instance (``developer#2``) when
+    ``keys`` has one for it, else its role."""
+    instance = path.rsplit("/", 1)[-1]
+    return instance if instance in keys else role_of(path)
 
 
 def estimate_tokens(messages: Sequence[Message], tools: Sequence[Tool[Any]], system: str) -> int:
@@ -45,12 +55,14 @@ def estimate_tokens(messages: Sequence[Message], tools: Sequence[Tool[Any]], sys
 
 
 class ScriptedModel:
-    """Plays ``turns[role]`` in order. Raises ``TransportError`` when a role's script has
-    no turn left, naming the role and how many turns it had. ``on_turn(role, index,
-    calls)``, when set, is called as each turn is handed out (a run record journals it,
-    so a resumed run goes on from the next turn); ``replay[role]`` lists turns to hand
-    out again first (turns a crash lost before they were stored). Call ids name the turn
-    (``turn_call_id``: ``call_developer_2_1``), so they stay unique when a run resumes."""
+    """Plays ``turns[role]`` in order (``turns["role#n"]`` for that instance when given).
+    Raises ``TransportError`` when a role's script has no turn left, naming the role and
+    how many turns it had. ``on_turn(role, index, calls)``, when set, is called as each
+    turn is handed out (a run record journals it, so a resumed run goes on from the next
+    turn; ``role`` is the script key, an instance's when it has one); ``replay[role]``
+    lists turns to hand out again first (turns a crash lost before they were stored). Call
+    ids name the turn (``turn_call_id``: ``call_developer_2_1``), so they stay unique when
+    a run resumes."""
 
     model = "scripted"
     context_window = 128_000
@@ -88,11 +100,16 @@ class ScriptedModel:
             yield TextDelta(0, text)
             yield IterationEnd(1, StopReason.end_turn, Usage(input_tokens, _tokens(text)))
             return
-        role = role_of(current_scope().path) or "agent"
+        path = current_scope().path
+        role = script_key(path, self.turns) or "agent"
         script = self.turns.get(role)
         if script is None:
             known = ", ".join(sorted(self.turns)) or "none"
-            raise TransportError(f"the script has no turns for role '{role}' (scripted: {known})")
+            instance = path.rsplit("/", 1)[-1]
+            also = f" nor for its instance '{instance}'" if "#" in instance else ""
+            raise TransportError(
+                f"the script has no turns for role '{role}'{also} (scripted: {known})"
+            )
         replay = self.replay.get(role)
         number = replay.pop(0) if replay else self.used[role]
         if number >= len(script):
@@ -124,7 +141,15 @@ class ScriptedModel:
 
 
 def turn_call_id(role: str, turn: int, number: int) -> str:
-    """The id of call ``number`` (from 1) of turn ``turn`` (from 0) of ``role``'s script."""
+    """The id of call ``number`` (from 1) of turn ``turn`` (from 0) of ``role``'s script.
+
+    ``role`` is a script key: a role (``call_developer_2_1``) or an instance
+    (``developer#2`` → ``call-developer-2_2_1``). The two forms differ in their fifth
+    character, so no role name makes one equal the other; providers accept only
+    ``[A-Za-z0-9_-]`` in ids, so ``#`` is not kept."""
+    name, sep, instance = role.partition("#")
+    if sep:
+        return f"call-{name}-{instance}_{turn + 1}_{number}"
     return f"call_{role}_{turn + 1}_{number}"
 
 

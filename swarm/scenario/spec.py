@@ -16,6 +16,7 @@
     #       - call: developer
     #         args: {task: "Write calc.py"}
     #       - text: calc.py is written.
+    #     developer#2: [...]       # turns of one instance (wins over 'developer:')
     limits: {tokens: 200000, seconds: 600, max_iterations: 30, max_depth: 3}
     expect:
       stop_reason: end_turn
@@ -25,13 +26,15 @@
       files: {calc.py: "def add"}
       max_tokens: 100000
       compactions: 1
+      errors: ["no turns for role 'checker'"]   # errors the run may end agents with
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import pydantic
 from pydantic import ConfigDict
@@ -51,6 +54,7 @@ __all__ = [
 ]
 
 _STRICT = ConfigDict(extra="forbid", frozen=True)
+_SCRIPT_KEY = re.compile(r"[A-Za-z0-9_-]{1,64}(#[1-9][0-9]*)?")
 
 
 class ScriptCall(pydantic.BaseModel):
@@ -93,7 +97,11 @@ class ScriptTurn(pydantic.BaseModel):
 
 
 class Script(pydantic.BaseModel):
-    """The model turns of each role, in order; ``summary`` answers compaction requests."""
+    """The model turns of each role, in order; ``summary`` answers compaction requests.
+
+    A key is a role (``developer``: turns shared by its instances, in the order they ask)
+    or one instance (``developer#2``: the caller's second delegation to it), which wins
+    over the role key for that instance."""
 
     model_config = _STRICT
     script: dict[str, tuple[ScriptTurn, ...]]
@@ -120,7 +128,14 @@ class DeniedCall(pydantic.BaseModel):
 
 
 class Expectations(pydantic.BaseModel):
-    """What must be true after the run for the scenario to pass."""
+    """What must be true after the run for the scenario to pass.
+
+    An agent that ended in an error fails the scenario unless ``errors`` expects it:
+    ``errors: [text, ...]`` (each text is in some error of the run, and each error holds
+    one of the texts) or ``errors: N`` (exactly N errors). Without ``errors``, only the
+    entry agent's own error is expected, when ``stop_reason`` names it (error, budget,
+    cancelled). ``delegations`` count only delegations whose sub-agent finished.
+    """
 
     model_config = _STRICT
     stop_reason: Literal["end_turn", "max_tokens", "error", "cancelled", "budget"] | None = None
@@ -131,7 +146,19 @@ class Expectations(pydantic.BaseModel):
     absent_files: tuple[str, ...] = ()
     max_tokens: int | None = pydantic.Field(None, gt=0)
     compactions: int | None = pydantic.Field(None, ge=0)
-    errors: int | None = pydantic.Field(None, ge=0)
+    errors: Annotated[int, pydantic.Field(ge=0)] | tuple[str, ...] | None = None
+
+    @pydantic.field_validator("errors", mode="before")
+    @classmethod
+    def _errors_form(cls, value: Any) -> Any:
+        count = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+        texts = isinstance(value, list | tuple) and all(isinstance(v, str) for v in value)
+        if value is not None and not count and not texts:
+            raise ValueError(
+                "give the texts of the errors the run may have (errors: [budget]) or"
+                " their number (errors: 0)"
+            )
+        return value
 
 
 class ScenarioFile(pydantic.BaseModel):
@@ -179,6 +206,21 @@ class Scenario:
 def scenario_from_document(document: Document) -> Scenario:
     """Validate a parsed scenario file. Raises ``ConfigError`` with file, line and field."""
     data = validate_document(ScenarioFile, document)
+    if isinstance(data.model, Script):
+        bad = [key for key in data.model.script if not _SCRIPT_KEY.fullmatch(key)]
+        if bad:
+            raise ConfigError.collect(
+                [
+                    ConfigError(
+                        f"'{key}' is not a script key: give a role ('developer') or one"
+                        " instance of it ('developer#2', numbered from 1)",
+                        path=document.path,
+                        line=document.line_of(("model", "script", key)),
+                        field=f"model.script.{key}",
+                    )
+                    for key in bad
+                ]
+            )
     base = document.path.parent
     team = Path(data.team)
     workspace = Path(data.workspace) if data.workspace else None

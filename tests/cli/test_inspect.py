@@ -69,3 +69,38 @@ def test_failing_expectation_fails_the_test_run(swarm: Swarm, roles: Path, tmp_p
     assert "final_contains: the final answer does not contain 'goodbye'" in done.stdout
     assert "files: 'out.txt' does not exist in the workspace" in done.stdout
     assert done.stdout.strip().splitlines()[-1] == "0 passed, 1 failed"
+
+
+def test_validate_warns_about_delegated_roles_without_script_turns(
+    swarm: Swarm, roles: Path, tmp_path: Path
+) -> None:
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(
+        f"team: {roles}\ntask: x\nmodel:\n  script:\n    orchestrator:\n"
+        "      - call: developer\n        args: {task: build}\n"
+        "      - call: reviewer\n        args: {task: check}\n"
+        "      - text: done\n"
+        "    developer#1:\n      - call: tester\n        args: {task: test}\n"
+        "      - text: built\n"
+    )
+    done = swarm("validate", scenario)
+    assert done.returncode == 0, done.stderr
+    warnings = [line for line in done.stdout.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 2, done.stdout
+    assert f"{scenario}:8: field 'model.script.orchestrator.1'" in warnings[0]
+    assert "delegates to 'reviewer', which has no turns" in warnings[0]
+    assert f"{scenario}:12: field 'model.script.developer#1.0'" in warnings[1]
+    assert "delegates to 'tester', which has no turns" in warnings[1]
+
+
+def test_validate_warns_about_an_entry_scripted_only_per_instance(
+    swarm: Swarm, roles: Path, tmp_path: Path
+) -> None:
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(
+        f"team: {roles}\ntask: x\nmodel:\n  script:\n    orchestrator#1:\n      - text: hi\n"
+    )
+    done = swarm("validate", scenario)
+    assert f"warning: {scenario}:4: field 'model.script'" in done.stdout
+    assert "the entry role 'orchestrator' has no turns" in done.stdout
+    assert "'orchestrator#1' is never played" in done.stdout
