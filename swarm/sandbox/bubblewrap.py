@@ -30,12 +30,14 @@ nothing on its command line but paths.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import json
 import os
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
@@ -134,6 +136,7 @@ def bwrap_arguments(confinement: Confinement, *, home: Path) -> list[str]:
     for directory in emptied:
         args += ["--tmpfs", str(directory)]
     args += _toolchains(confinement.env.get("PATH", ""), home)
+    args += _behind_private(confinement.env.get("PATH", ""), emptied)
     writable = [_real(confinement.workspace), *(_real(p) for p in confinement.writable)]
     if Path("/") in writable:
         raise ValueError("a sandbox cannot make '/' writable: choose a workspace directory")
@@ -148,6 +151,30 @@ def bwrap_arguments(confinement: Confinement, *, home: Path) -> list[str]:
     for path in confinement.hidden:
         args += _hide(_real(path))
     args += ["--chdir", str(writable[0])]
+    return args
+
+
+def _behind_private(path_variable: str, emptied: list[Path]) -> list[str]:
+    """Arguments binding back, read-only, what the private ``/tmp``, ``/var/tmp``,
+    ``/dev/shm`` and ``/run`` would hide but commands need: ``PATH`` directories there,
+    and swarm's own Python (its virtual environment and the installation it comes from,
+    also when that lies in an emptied home), so a checkout and its venv in ``/tmp`` still
+    run. Nothing from a home's well-known secrets."""
+    private = [Path(p) for p in (*PRIVATE_DIRS, "/run")]
+    pythons = {_real(sys.prefix), _real(sys.base_prefix)}
+    entries = [Path(e) for e in path_variable.split(os.pathsep) if os.path.isabs(e)]
+    args: list[str] = []
+    bound: set[Path] = set()
+    for candidate in [*sorted(pythons), *(_real(e) for e in entries)]:
+        if candidate in bound or not candidate.is_dir():
+            continue
+        in_private = any(p in candidate.parents for p in private)
+        home = next((h for h in emptied if h in candidate.parents), None)
+        if home is not None and candidate.relative_to(home).parts[0] in SECRETS:
+            continue
+        if in_private or (home is not None and candidate in pythons):
+            bound.add(candidate)
+            args += ["--ro-bind", str(candidate), str(candidate)]
     return args
 
 
@@ -313,11 +340,13 @@ def _probe(executable: str) -> Bubblewrap | str:
 
 def probe_bubblewrap(executable: str = "bwrap") -> Bubblewrap:
     """The bubblewrap tier, once ``executable`` (a name on ``PATH`` or a path) has been
-    seen to start a confined ``true``; checked once per process and executable.
+    seen to start a confined ``true``; checked once per process and executable, for the
+    home of the moment (``HOME``).
 
     Raises ``SandboxUnavailable`` saying why when bubblewrap is missing or does not work.
     """
     found = _probe(executable)
     if isinstance(found, str):
         raise SandboxUnavailable(found)
-    return found
+    # The home is read now, not when first probed: it is the one commands must not see.
+    return dataclasses.replace(found, home=Path.home())

@@ -50,12 +50,27 @@ def beside(tmp_path: Path) -> Path:
     return path
 
 
+def _outside_private(path: Path) -> bool:
+    """Whether ``path`` lies outside what every tier empties or hides (/tmp, the home)."""
+    hidden = [Path(p) for p in ("/tmp", "/var/tmp", "/dev/shm", "/run", "/root", "/home")]
+    hidden.append(Path.home().resolve())
+    return not any(path == h or h in path.parents for h in hidden)
+
+
 @pytest.fixture
 def elsewhere() -> Iterator[Path]:
-    """A directory outside /tmp and the home (below the working directory, the
-    repository in a test run), with a file in it: only the read-only bind of / keeps
-    commands from writing there."""
-    path = Path(tempfile.mkdtemp(prefix=".sandbox-test-", dir=Path.cwd())).resolve()
+    """A directory outside /tmp and the home, with a file in it: only the read-only bind
+    of / keeps commands from writing there. Below the working directory (the repository
+    in a test run) unless that is in /tmp or the home, else in /srv or /mnt (which no shipped policy names)."""
+    candidates = [Path.cwd().resolve(), Path("/srv"), Path("/mnt")]
+    for base in candidates:
+        if _outside_private(base) and os.access(base, os.W_OK):
+            break
+    else:
+        if os.environ.get("CI"):
+            raise AssertionError("no writable directory outside /tmp and the home")
+        pytest.skip("no writable directory outside /tmp and the home to test against")
+    path = Path(tempfile.mkdtemp(prefix=".sandbox-test-", dir=base)).resolve()
     (path / "keep.txt").write_text("original\n")
     yield path
     shutil.rmtree(path, ignore_errors=True)
