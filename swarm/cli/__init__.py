@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib.metadata
 import logging
 import sys
 from collections.abc import Sequence
@@ -41,6 +42,13 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(BAD_INPUT)
 
 
+def _version() -> str:
+    try:
+        return importlib.metadata.version("swarm")
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree
+        return "(not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     from swarm.cli.inspect import add_commands as add_inspect
     from swarm.cli.local import add_commands as add_local
@@ -52,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run teams of agents defined in files, and inspect what they did.",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug details")
+    parser.add_argument("--version", action="version", version=f"swarm {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     add_running(sub)
     add_inspect(sub)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
@@ -199,10 +201,20 @@ def _audit_target(ref: str, runs_dir: Path | None) -> tuple[Path, Path | None]:
 def _sessions_db(target: str, runs_dir: Path | None) -> tuple[Path, dict[str, str]]:
     path = Path(target)
     if path.is_file() and path.suffix == ".db":
+        _check_database(path)
         return path, {}
     run = find_run(target, runs_dir)
     names = {session: agent for agent, session in _summary(run).get("sessions", {}).items()}
     return run / "sessions.db", names
+
+
+def _check_database(path: Path) -> None:
+    """Raise ``ConfigError`` unless ``path`` is an SQLite database (read, never changed)."""
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+            db.execute("SELECT name FROM sqlite_master").fetchall()
+    except sqlite3.DatabaseError as exc:
+        raise ConfigError(f"not a sessions database ({exc})", path=path) from None
 
 
 # -- audit -----------------------------------------------------------------------------

@@ -89,15 +89,22 @@ def default_workspace(scenario: Scenario) -> Path:
 
 
 def prepare_workspace(scenario: Scenario, workspace: Path) -> None:
-    """Create the workspace and write the scenario's seed ``files`` into it (confined)."""
-    workspace.mkdir(parents=True, exist_ok=True)
-    root = workspace.resolve()
-    for name, text in scenario.files.items():
-        target = (root / name).resolve()
-        if not target.is_relative_to(root):
-            raise scenario.error(f"'{name}' is outside the workspace", "files", name)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+    """Create the workspace and write the scenario's seed ``files`` into it (confined).
+    Raises ``ConfigError`` naming the workspace when it cannot be made or written."""
+    if workspace.exists() and not workspace.is_dir():
+        raise ConfigError("the workspace must be a directory, and this is a file", path=workspace)
+    try:
+        workspace.mkdir(parents=True, exist_ok=True)
+        root = workspace.resolve()
+        for name, text in scenario.files.items():
+            target = (root / name).resolve()
+            if not target.is_relative_to(root):
+                raise scenario.error(f"'{name}' is outside the workspace", "files", name)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise ConfigError(f"cannot use this as the workspace: {reason}", path=workspace) from None
 
 
 def resolve_transport(
