@@ -7,6 +7,7 @@ CI a missing bubblewrap fails the tests.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import tempfile
@@ -17,8 +18,21 @@ from typing import Any
 import pytest
 
 from swarm import SandboxSettings, SandboxUnavailable, Tool, ToolOutput
-from swarm.sandbox import Bubblewrap, probe_bubblewrap
+from swarm.sandbox import Bubblewrap, SandboxFinder, find_sandbox, probe_bubblewrap
 from swarm.toolbox import make_toolbox
+
+
+def tier_finder(tier: str) -> SandboxFinder:
+    """A finder that uses only ``tier``; skips the test where it does not work (never in
+    CI, where bubblewrap is installed and the kernel has Landlock)."""
+    find = functools.partial(find_sandbox, tiers=(tier,))
+    try:
+        find(SandboxSettings(mode="required"))
+    except SandboxUnavailable as exc:
+        if os.environ.get("CI"):
+            raise
+        pytest.skip(f"the {tier} sandbox does not work here: {exc}")
+    return find
 
 
 @pytest.fixture
@@ -61,7 +75,8 @@ def _outside_private(path: Path) -> bool:
 def elsewhere() -> Iterator[Path]:
     """A directory outside /tmp and the home, with a file in it: only the read-only bind
     of / keeps commands from writing there. Below the working directory (the repository
-    in a test run) unless that is in /tmp or the home, else in /srv or /mnt (which no shipped policy names)."""
+    in a test run) unless that is in /tmp or the home, else in /srv or /mnt (which no
+    shipped policy names)."""
     candidates = [Path.cwd().resolve(), Path("/srv"), Path("/mnt")]
     for base in candidates:
         if _outside_private(base) and os.access(base, os.W_OK):

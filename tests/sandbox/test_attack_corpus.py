@@ -12,7 +12,6 @@ the workspace, and no process the command started is still running.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 import secrets
@@ -32,9 +31,10 @@ from swarm import Agent, MemoryContextStore, ToolResult
 from swarm.audit import AuditLog
 from swarm.guards import apply_policy, load_policy
 from swarm.run import RunScope
-from swarm.sandbox import SandboxFinder, SandboxSettings, SandboxUnavailable, find_sandbox
 from swarm.testing import StubTransport, make_text_response, make_tool_use_response
 from swarm.toolbox import make_toolbox
+
+from .conftest import tier_finder
 
 CORPUS = Path(__file__).with_name("attacks.txt")
 MARK = "4242.25"  # the sleep of processes that must not survive; no real process uses it
@@ -271,19 +271,6 @@ async def attack(agent: Agent, command: str, scope: RunScope) -> ToolResult:
                 results.append(event)
     (result,) = results
     return result
-
-
-def tier_finder(tier: str) -> SandboxFinder:
-    """A finder that uses only ``tier``; skips the test where it does not work (never in
-    CI, where bubblewrap is installed and the kernel has Landlock)."""
-    find = functools.partial(find_sandbox, tiers=(tier,))
-    try:
-        find(SandboxSettings(mode="required"))
-    except SandboxUnavailable as exc:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(f"the {tier} sandbox does not work here: {exc}")
-    return find
 
 
 @pytest.mark.anyio

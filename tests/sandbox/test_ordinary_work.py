@@ -17,7 +17,7 @@ from swarm.run import RunScope
 from swarm.testing import StubTransport, make_text_response, make_tool_use_response
 from swarm.toolbox import make_toolbox
 
-from .test_attack_corpus import tier_finder
+from .conftest import tier_finder
 
 PYTHON = os.path.dirname(sys.executable)
 COMMANDS = [

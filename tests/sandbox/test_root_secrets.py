@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from swarm.sandbox import Confinement, SandboxSettings, SandboxUnavailable, find_sandbox
+from swarm.sandbox import Confinement, SandboxSettings
+
+from .conftest import tier_finder
 
 PATH = "/usr/local/bin:/usr/bin:/bin"
 ROOT_SECRETS = (
@@ -45,13 +47,7 @@ def must_be_hidden(path: Path) -> bool:
 def run_in(tier: str, workspace: Path, script: str) -> str:
     """``script`` run by ``sh`` in ``tier`` (skipped, never in CI, where it does not work)."""
     settings = SandboxSettings(mode="required")
-    try:
-        sandbox = find_sandbox(settings, tiers=(tier,))
-    except SandboxUnavailable as exc:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(f"the {tier} sandbox does not work here: {exc}")
-    assert sandbox is not None
+    sandbox = tier_finder(tier)(settings)
     confinement = Confinement(workspace, env={"PATH": PATH})
     with sandbox.launch(("sh", "-c", script), confinement) as launch:
         return subprocess.run(
