@@ -200,6 +200,8 @@ class AgentSpec:
     (``("tools", 2)`` is the third tool), so errors found later can point into the file.
     ``policy`` is kept as written (a policy name or a path relative to ``source``).
     ``compaction`` is ``None`` when the role leaves it to the run.
+    ``optional_tools`` names entries of ``tools`` that are dropped, not refused, when they
+    cannot be resolved (a Claude Code file naming a server the team does not declare).
     """
 
     name: str
@@ -214,6 +216,7 @@ class AgentSpec:
     budget: BudgetSettings = BudgetSettings()
     tool_choice: ToolChoice | None = None
     source: Path | None = None
+    optional_tools: frozenset[str] = frozenset()
     locations: Mapping[Key, int] = field(
         default_factory=lambda: MappingProxyType({}), compare=False, repr=False
     )
@@ -253,14 +256,14 @@ class AgentSpec:
         problems = [
             self.error(f"unknown tool '{name}' (known: {known})", "tools", index)
             for index, name in enumerate(self.tools)
-            if name not in toolbox
+            if name not in toolbox and name not in self.optional_tools
         ]
         if problems:
             raise ConfigError.collect(problems)
         return Agent(
             system=self.system,
             transport=DummyCompletionTransport(),
-            tools=[toolbox[name] for name in self.tools],
+            tools=[toolbox[name] for name in self.tools if name in toolbox],
             max_iterations=self.max_iterations,
             name=self.name,
         )
