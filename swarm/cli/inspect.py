@@ -65,7 +65,7 @@ def validate(target: Path, entry: str | None = None) -> tuple[list[ConfigError],
         toolbox = _toolbox(Path(tmp))
     for spec in team.specs.values():
         try:
-            spec.to_agent(toolbox)
+            spec.to_agent(toolbox, mcp_servers=team.mcp_servers)
         except ConfigError as exc:
             problems += exc.problems
         ref = spec.policy or (scenario.policy if scenario else None)

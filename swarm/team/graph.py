@@ -9,7 +9,7 @@ that only delegation reaches but the entry cannot. The graph exports as Mermaid 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -19,6 +19,7 @@ import structlog
 
 from swarm.agent import Agent
 from swarm.errors import ConfigError
+from swarm.mcp.config import McpServer, load_mcp_servers
 from swarm.team.loader import MultiFormatLoader, agents_from_specs, load_specs
 from swarm.team.spec import AgentSpec, check_name, index_specs
 from swarm.tools import Tool
@@ -192,6 +193,7 @@ class Team:
         entry: str | None = None,
         max_depth: int = DEFAULT_MAX_DEPTH,
         directory: Path | None = None,
+        mcp_servers: Mapping[str, McpServer] | None = None,
     ) -> None:
         if max_depth < 0:
             raise ValueError(f"max_depth must be 0 or more, not {max_depth}")
@@ -201,6 +203,7 @@ class Team:
         self.specs: Mapping[str, AgentSpec] = MappingProxyType(dict(sorted(index.items())))
         self.max_depth = max_depth
         self.directory = directory
+        self.mcp_servers: Mapping[str, McpServer] = MappingProxyType(dict(mcp_servers or {}))
         self.graph = _build_graph(self.specs)
         problems = _role_problems(self.specs) + _cycle_problems(self.graph, self.specs)
         if problems:
@@ -222,13 +225,17 @@ class Team:
         max_depth: int = DEFAULT_MAX_DEPTH,
         loader: MultiFormatLoader | None = None,
     ) -> Team:
-        """Load and validate the team whose role files are in ``directory``.
+        """Load and validate the team whose role files are in ``directory``, with the MCP
+        servers its ``mcp.json`` or ``.mcp.json`` declares.
 
         Raises ``ConfigError`` for a bad file (see ``load_specs``) or a bad graph.
         """
         directory = Path(directory)
         specs = load_specs(directory, loader=loader)
-        return cls(specs, entry=entry, max_depth=max_depth, directory=directory)
+        servers = load_mcp_servers(directory)
+        return cls(
+            specs, entry=entry, max_depth=max_depth, directory=directory, mcp_servers=servers
+        )
 
     def __repr__(self) -> str:
         return f"Team(entry={self.entry!r}, roles={list(self.specs)!r})"
@@ -259,14 +266,17 @@ class Team:
         return (self.entry, *below)
 
     def agents(
-        self, toolbox: Mapping[str, Tool[Any]] = MappingProxyType({})
+        self, toolbox: Mapping[str, Tool[Any] | Sequence[Tool[Any]]] = MappingProxyType({})
     ) -> dict[str, tuple[str, Agent]]:
         """``{name: (description, prototype Agent)}`` for every role, as ``load_agents``.
+
+        ``mcp:`` entries of declared servers that ``toolbox`` lacks give no tool (a run
+        puts the connected servers' tools in ``toolbox``, see ``swarm.mcp.mcp_toolbox``).
 
         The agents hold their toolbox tools only; delegation tools are added by the run.
         Raises ``ConfigError`` for every unknown tool name.
         """
-        return agents_from_specs(self.specs, toolbox)
+        return agents_from_specs(self.specs, toolbox, mcp_servers=self.mcp_servers)
 
     def _drawing_order(self) -> list[str]:
         """The entry, then the other roles by name."""

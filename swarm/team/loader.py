@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -265,14 +265,17 @@ def load_specs(
 
 
 def agents_from_specs(
-    specs: Mapping[str, AgentSpec], toolbox: Mapping[str, Tool[Any]]
+    specs: Mapping[str, AgentSpec],
+    toolbox: Mapping[str, Tool[Any] | Sequence[Tool[Any]]],
+    *,
+    mcp_servers: Collection[str] = (),
 ) -> dict[str, tuple[str, Agent]]:
     """Prototype agents for ``specs``; every unknown tool of every role in one error."""
     agents: dict[str, tuple[str, Agent]] = {}
     problems: list[ConfigError] = []
     for name, spec in specs.items():
         try:
-            agents[name] = (spec.description, spec.to_agent(toolbox))
+            agents[name] = (spec.description, spec.to_agent(toolbox, mcp_servers=mcp_servers))
         except ConfigError as exc:
             problems.extend(exc.problems)
     if problems:

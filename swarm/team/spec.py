@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
@@ -24,6 +24,7 @@ from pydantic import AliasChoices, ConfigDict
 from swarm.agent import Agent
 from swarm.config import Document, validate_document
 from swarm.errors import ConfigError
+from swarm.team.tool_entries import resolve_entries
 from swarm.tools import Tool
 from swarm.transports.base import DummyCompletionTransport
 
@@ -244,26 +245,32 @@ class AgentSpec:
             field=".".join(part for part in key if isinstance(part, str)) or None,
         )
 
-    def to_agent(self, toolbox: Mapping[str, Tool[Any]] = MappingProxyType({})) -> Agent:
-        """Return a prototype ``Agent`` with this role's toolbox tools attached.
+    def to_agent(
+        self,
+        toolbox: Mapping[str, Tool[Any] | Sequence[Tool[Any]]] = MappingProxyType({}),
+        *,
+        mcp_servers: Collection[str] = (),
+    ) -> Agent:
+        """Return a prototype ``Agent`` with this role's tools attached.
 
-        The agent has a ``DummyCompletionTransport``: call ``agent.copy(transport=...)``
-        before running it. Delegation tools are not added here (that needs a transport).
-        Raises ``ConfigError`` for every tool name absent from ``toolbox``, listing the
-        toolbox's names and pointing at the ``tools`` entry.
+        Each ``tools`` entry is a ``toolbox`` key (a value may be one tool or several, as
+        an ``mcp:`` entry is), else a Python reference ``module:attr`` (imported with the
+        current directory and the role file's directory on the import path), else the name
+        of a ``swarm.tools`` entry point. An ``mcp:`` entry absent from ``toolbox`` names a
+        server the team does not declare: dropped with a warning when the entry is
+        optional; one whose server is in ``mcp_servers`` (declared, not connected: when
+        checking files) gives no tool. The agent has a ``DummyCompletionTransport``: call
+        ``agent.copy(transport=...)`` before running it. Delegation tools are not added
+        here (that needs a transport). Raises ``ConfigError`` for every entry that cannot
+        be resolved, pointing at it.
         """
-        known = ", ".join(sorted(toolbox)) or "the toolbox is empty"
-        problems = [
-            self.error(f"unknown tool '{name}' (known: {known})", "tools", index)
-            for index, name in enumerate(self.tools)
-            if name not in toolbox and name not in self.optional_tools
-        ]
+        tools, problems = resolve_entries(self, toolbox, mcp_servers=mcp_servers)
         if problems:
             raise ConfigError.collect(problems)
         return Agent(
             system=self.system,
             transport=DummyCompletionTransport(),
-            tools=[toolbox[name] for name in self.tools if name in toolbox],
+            tools=tools,
             max_iterations=self.max_iterations,
             name=self.name,
         )
