@@ -52,6 +52,7 @@ def _version() -> str:
 def build_parser() -> argparse.ArgumentParser:
     from swarm.cli.inspect import add_commands as add_inspect
     from swarm.cli.local import add_commands as add_local
+    from swarm.cli.mcp import add_commands as add_mcp
     from swarm.cli.records import add_commands as add_records
     from swarm.cli.running import add_commands as add_running
 
@@ -66,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_inspect(sub)
     add_records(sub)
     add_local(sub)
+    add_mcp(sub)
     return parser
 
 

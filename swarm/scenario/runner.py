@@ -13,7 +13,7 @@ import json
 import os
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -382,9 +382,34 @@ async def _execute(
     ask_user: Callable[[str], Awaitable[str]] | None,
     on_event: Callable[[StreamEvent], None] | None,
 ) -> RunOutcome:
+    protected = protected_paths(run.record.dir, run.workspace)
+    toolbox: dict[str, Tool[Any] | list[Tool[Any]]] = {
+        **make_toolbox(run.workspace, ask=ask_user, protected=protected)
+    }
+    if not run.team.mcp_servers:
+        return await _execute_with(run, message, segment, approver, on_event, toolbox)
+    from swarm.mcp.client import McpConnections
+    from swarm.mcp.tools import mcp_toolbox
+
+    base = run.scenario.path.parent if run.scenario.path else None
+    policy = load_policy(run.scenario.policy or "default", relative_to=base)
+    async with McpConnections(
+        run.team.mcp_servers, workspace=run.workspace, hidden=protected, sandbox=policy.sandbox
+    ) as servers:
+        toolbox.update(await mcp_toolbox(run.team.specs.values(), servers))
+        return await _execute_with(run, message, segment, approver, on_event, toolbox)
+
+
+async def _execute_with(
+    run: _Run,
+    message: str | None,
+    segment: _Segment,
+    approver: Any,
+    on_event: Callable[[StreamEvent], None] | None,
+    toolbox: Mapping[str, Tool[Any] | Sequence[Tool[Any]]],
+) -> RunOutcome:
+    """Run one segment with ``toolbox`` (built-in tools, and the MCP servers' tools)."""
     scenario, team, record = run.scenario, run.team, run.record
-    protected = protected_paths(record.dir, run.workspace)
-    toolbox = make_toolbox(run.workspace, ask=ask_user, protected=protected)
     sessions: dict[str, str] = dict(segment.sessions)
     idempotent: dict[str, bool] = {}
     journal = Journal(record.journal, idempotent=idempotent)

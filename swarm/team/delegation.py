@@ -307,7 +307,7 @@ def team_scope(
 
 def build_team(
     team: Team,
-    toolbox: Mapping[str, Tool[Any]],
+    toolbox: Mapping[str, Tool[Any] | Sequence[Tool[Any]]],
     transport: CompletionTransport,
     *,
     context_factory: Callable[[], ContextStore] = MemoryContextStore,
@@ -351,7 +351,7 @@ def run_team(
     task: str,
     *,
     transport: CompletionTransport,
-    toolbox: Mapping[str, Tool[Any]] | None = None,
+    toolbox: Mapping[str, Tool[Any] | Sequence[Tool[Any]]] | None = None,
     context: ContextStore | None = None,
     context_factory: Callable[[], ContextStore] = MemoryContextStore,
     resolve_model: Callable[[str], CompletionTransport] | None = None,

@@ -109,8 +109,6 @@ def _no_twins(
     seen: set[str] = set()
     for item in tools:
         if item.name in seen:
-            problems.append(
-                spec.error(f"two entries give a tool named '{item.name}'", "tools")
-            )
+            problems.append(spec.error(f"two entries give a tool named '{item.name}'", "tools"))
         seen.add(item.name)
     return problems

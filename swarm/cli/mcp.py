@@ -1,0 +1,91 @@
+"""``swarm mcp serve``: a team served as an MCP server (stdio, or streamable HTTP)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from swarm.cli.exits import OK
+from swarm.errors import ConfigError
+
+__all__ = ["add_commands"]
+
+
+def add_commands(sub: Any) -> None:
+    mcp = sub.add_parser("mcp", help="serve a team to MCP clients (Claude Code, ...)")
+    mcp_sub = mcp.add_subparsers(dest="mcp_command", required=True)
+    serve = mcp_sub.add_parser(
+        "serve",
+        help="serve a team's entry role (or every role) as MCP tools",
+        description="Serve a team as an MCP server over stdio (the default) or streamable"
+        " HTTP. Each tool call runs the team on the task given, with its run record.",
+    )
+    serve.add_argument("scenario", nargs="?", type=Path, help="a scenario file (team, model)")
+    serve.add_argument("--team", type=Path, help="a directory of role files")
+    serve.add_argument("--entry", help="the role to serve (default: the team's entry)")
+    serve.add_argument("--all", action="store_true", help="serve every role, one tool each")
+    serve.add_argument("--policy", help="the guard policy for roles that name none")
+    serve.add_argument("--model", help="a model spec (overrides the scenario's)")
+    serve.add_argument("--workspace", type=Path, help="the directory the agents work in")
+    serve.add_argument("--runs-dir", type=Path, help="where run records go")
+    serve.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP here")
+    serve.set_defaults(handler=cmd_serve)
+
+
+def _address(text: str) -> tuple[str, int]:
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ConfigError(f"--http wants HOST:PORT (such as 127.0.0.1:8765), not '{text}'")
+    return host.strip("[]"), int(port)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    try:
+        from swarm.mcp.serve import team_server
+    except ImportError as exc:
+        raise ConfigError(
+            f"serving over MCP needs the mcp package ({exc}): pip install 'swarm[mcp]'"
+        ) from None
+    from swarm.scenario import Scenario, load_scenario
+    from swarm.scenario.runner import NO_MODEL_HELP
+
+    if args.scenario is not None:
+        scenario = load_scenario(args.scenario)
+        if args.team is not None:
+            raise ConfigError("give a scenario file or --team, not both")
+    elif args.team is not None:
+        scenario = Scenario(name="mcp", task="", team=args.team)
+    else:
+        raise ConfigError("give a scenario file or --team DIR")
+    if args.model is None and scenario.model is None:
+        raise ConfigError(NO_MODEL_HELP, path=scenario.path, field="model")
+    if args.entry is not None or args.policy is not None:
+        from dataclasses import replace
+
+        scenario = replace(
+            scenario, entry=args.entry or scenario.entry, policy=args.policy or scenario.policy
+        )
+    address = _address(args.http) if args.http else None
+    roles = None
+    if args.all:
+        from swarm.team import load_specs
+
+        roles = sorted(load_specs(scenario.team))
+    server = team_server(
+        scenario,
+        roles=roles,
+        model=args.model,
+        workspace=args.workspace,
+        runs_dir=args.runs_dir,
+    )
+    if address is None:
+        anyio.run(server.run_stdio_async)
+    else:
+        host, port = address
+        sys.stderr.write(f"serving MCP on http://{host}:{port}/mcp\n")
+        anyio.run(lambda: server.run_streamable_http_async(host=host, port=port))
+    return OK
