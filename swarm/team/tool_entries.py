@@ -9,7 +9,6 @@ entry is optional (a Claude Code file naming ``mcp__SERVER__TOOL``).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -27,9 +26,9 @@ __all__ = ["resolve_entries"]
 log = structlog.get_logger(__name__)
 
 
-@functools.cache
 def _entry_points() -> dict[str, list[Tool[Any]]] | str:
-    """The entry point tools, loaded once per process (or why they cannot be)."""
+    """The entry point tools (or why they cannot be loaded); read only for an entry that
+    nothing else resolves, so an installed package is seen without a restart."""
     try:
         return entry_point_tools()
     except ValueError as exc:
