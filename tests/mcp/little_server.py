@@ -1,0 +1,55 @@
+"""A small MCP server for the tests (written here, unlike mcp-server-time and -git): a tool
+that crashes the server, one that echoes, one that shows the environment, one that
+reports progress, one that returns an image."""
+
+import base64
+import os
+import sys
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.utilities.types import Image
+
+server = MCPServer("little")
+
+
+@server.tool()
+def crash() -> str:
+    """Crash the whole server."""
+    sys.stderr.write("little server: about to crash on purpose\n")
+    sys.stderr.flush()
+    os._exit(3)
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Say the text back."""
+    return f"echo: {text}"
+
+
+@server.tool()
+def environment() -> str:
+    """The names of the server's environment variables."""
+    return " ".join(sorted(os.environ))
+
+
+@server.tool()
+async def count(upto: int, ctx: Context) -> str:
+    """Count, reporting progress."""
+    for number in range(1, upto + 1):
+        await ctx.report_progress(number, upto, f"step {number}")
+    return f"counted to {upto}"
+
+
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+)
+
+
+@server.tool()
+def picture() -> Image:
+    """A one-pixel picture."""
+    return Image(data=PNG, format="png")
+
+
+if __name__ == "__main__":
+    server.run()
