@@ -1,0 +1,145 @@
+"""``swarm mcp serve``: the mcp SDK's own client lists the team's roles and calls one, over
+stdio and over streamable HTTP on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+pytestmark = pytest.mark.anyio
+
+SCRIPT = {
+    "lead": [
+        {"call": "helper", "args": {"task": "Look it up."}},
+        {"text": "The answer is 42."},
+    ],
+    "helper": [{"text": "It is 42."}],
+}
+
+
+@pytest.fixture
+def scenario(tmp_path: Path) -> Path:
+    team = tmp_path / "team"
+    team.mkdir()
+    (team / "lead.yaml").write_text(
+        "name: lead\ndescription: Answers questions.\nsystem: You answer.\ndelegates: [helper]\n"
+    )
+    (team / "helper.yaml").write_text(
+        "name: helper\ndescription: Looks things up.\nsystem: You look things up.\n"
+    )
+    path = tmp_path / "scenario.yaml"
+    path.write_text(
+        json.dumps(
+            {"name": "served", "team": "team", "task": "unused", "model": {"script": SCRIPT}}
+        )
+    )
+    return path
+
+
+def _serve_args(scenario: Path, *extra: str) -> list[str]:
+    base = scenario.parent
+    return [
+        "-m",
+        "swarm",
+        "mcp",
+        "serve",
+        str(scenario),
+        "--workspace",
+        str(base / "workspace"),
+        "--runs-dir",
+        str(base / "runs"),
+        *extra,
+    ]
+
+
+async def _ask(session: ClientSession) -> tuple[list[str], Any, list[str]]:
+    await session.initialize()
+    listed = await session.list_tools()
+    progress: list[str] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append(message or "")
+
+    result = await session.call_tool(
+        "lead", {"task": "What is the answer?"}, progress_callback=on_progress
+    )
+    return [t.name for t in listed.tools], result, progress
+
+
+def _run_records(scenario: Path) -> list[Path]:
+    runs = scenario.parent / "runs"
+    return sorted(p for p in runs.iterdir() if (p / "summary.json").exists())
+
+
+async def test_the_sdk_client_calls_the_entry_role_over_stdio(scenario: Path) -> None:
+    params = StdioServerParameters(command=sys.executable, args=_serve_args(scenario))
+    async with (
+        stdio_client(params) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        names, result, progress = await _ask(session)
+    assert names == ["lead"]
+    assert not result.is_error
+    assert [c.text for c in result.content] == ["The answer is 42."]
+    assert "entry: calls helper" in progress
+    assert "lead/helper#1: finished (end_turn)" in progress
+    (record,) = _run_records(scenario)
+    summary = json.loads((record / "summary.json").read_text())
+    assert summary["final_text"] == "The answer is 42."
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture
+def http_server(scenario: Path) -> Iterator[str]:
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, *_serve_args(scenario, "--all", "--http", f"127.0.0.1:{port}")],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        for _ in range(1200):  # a bounded poll until it listens, or exits
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1):
+                    break
+            except OSError:
+                try:
+                    process.wait(timeout=0.05)
+                except subprocess.TimeoutExpired:
+                    continue
+                raise AssertionError(f"the server exited: {process.stderr.read()!r}") from None  # type: ignore[union-attr]
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        process.stderr.close()  # type: ignore[union-attr]
+
+
+async def test_the_sdk_client_calls_the_entry_role_over_http(
+    scenario: Path, http_server: str
+) -> None:
+    async with (
+        streamable_http_client(http_server) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        names, result, progress = await _ask(session)
+    assert names == ["helper", "lead"]  # --all: every role
+    assert [c.text for c in result.content] == ["The answer is 42."]
+    assert "lead/helper#1: finished (end_turn)" in progress
+    assert len(_run_records(scenario)) == 1
