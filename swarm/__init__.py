@@ -76,6 +76,7 @@ from swarm.guards import (
     apply_policy,
     load_policy,
 )
+from swarm.mcp.config import McpHttpServer, McpServer, McpStdioServer, load_mcp_servers
 from swarm.messages import (
     ContentBlock,
     ImageBlock,
@@ -122,6 +123,7 @@ from swarm.team.delegation import (
     make_agent_tools,
     run_team,
 )
+from swarm.team.references import load_tool_reference
 from swarm.toolbox import (
     make_toolbox,
     safe_environment,
@@ -210,6 +212,9 @@ __all__ = [
     "MISSING",
     "MarkdownAgentLoader",
     "MaxIterationsReached",
+    "McpHttpServer",
+    "McpServer",
+    "McpStdioServer",
     "MemoryContextStore",
     "Message",
     "ModelSpec",
@@ -274,8 +279,10 @@ __all__ = [
     "event_to_dict",
     "find_sandbox",
     "load_agents",
+    "load_mcp_servers",
     "load_policy",
     "load_specs",
+    "load_tool_reference",
     "make_agent_tools",
     "make_toolbox",
     "on_user_turn",

@@ -1,11 +1,41 @@
 """MCP: servers' tools for a team's roles, and a team served as an MCP server.
 
-Importing this package does not import the ``mcp`` SDK; connecting to servers
-(``mcp_toolbox``) and serving (``swarm.mcp.serve``) do, and need ``pip install swarm[mcp]``.
+Importing this package does not import the ``mcp`` SDK: the declarations
+(``load_mcp_servers``) are plain data. ``McpConnections``, ``mcp_toolbox``, ``mcp_tool`` and
+``team_server`` load it when first used, and need ``pip install 'swarm[mcp]'``.
 """
 
 from __future__ import annotations
 
-from swarm.mcp.config import HttpServer, McpServer, StdioServer, load_mcp_servers
+import importlib
+from typing import Any
 
-__all__ = ["HttpServer", "McpServer", "StdioServer", "load_mcp_servers"]
+from swarm.mcp.config import McpHttpServer, McpServer, McpStdioServer, load_mcp_servers
+
+__all__ = [
+    "McpConnections",
+    "McpHttpServer",
+    "McpServer",
+    "McpStdioServer",
+    "McpUnavailable",
+    "load_mcp_servers",
+    "mcp_tool",
+    "mcp_toolbox",
+    "team_server",
+]
+
+_LAZY = {
+    "McpConnections": "swarm.mcp.client",
+    "McpUnavailable": "swarm.mcp.client",
+    "mcp_tool": "swarm.mcp.tools",
+    "mcp_toolbox": "swarm.mcp.tools",
+    "team_server": "swarm.mcp.serve",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The names that need the ``mcp`` SDK, imported on first use."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'swarm.mcp' has no attribute '{name}'")
+    return getattr(importlib.import_module(module), name)

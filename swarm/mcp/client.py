@@ -32,7 +32,7 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
 from swarm.errors import ToolError
-from swarm.mcp.config import HttpServer, McpServer, StdioServer
+from swarm.mcp.config import McpHttpServer, McpServer, McpStdioServer
 from swarm.sandbox import SandboxSettings, find_sandbox
 from swarm.sandbox.base import Confinement
 from swarm.sandbox.environment import command_environment
@@ -279,7 +279,7 @@ class McpConnections:
     @contextlib.asynccontextmanager
     async def _transport(self, connection: _Connection) -> AsyncIterator[Any]:
         server = connection.server
-        if isinstance(server, HttpServer):
+        if isinstance(server, McpHttpServer):
             client = create_mcp_http_client(headers=dict(server.headers))
             async with client, streamable_http_client(server.url, http_client=client) as streams:
                 yield streams
@@ -290,7 +290,7 @@ class McpConnections:
                 yield streams
 
     @contextlib.contextmanager
-    def _launch(self, server: StdioServer) -> Any:
+    def _launch(self, server: McpStdioServer) -> Any:
         """The SDK's parameters for starting ``server`` in the sandbox."""
         settings = SandboxSettings(self.settings.mode, server.network, self.settings.env)
         sandbox = self.find(settings)

@@ -33,9 +33,9 @@ from swarm.errors import ConfigError
 
 __all__ = [
     "MCP_FILES",
-    "HttpServer",
+    "McpHttpServer",
     "McpServer",
-    "StdioServer",
+    "McpStdioServer",
     "load_mcp_servers",
     "parse_mcp_servers",
 ]
@@ -51,7 +51,7 @@ _HTTP_KEYS = frozenset({"type", "url", "headers", "timeout"})
 
 
 @dataclass(frozen=True, slots=True)
-class StdioServer:
+class McpStdioServer:
     """A server swarm starts as a process and talks to over its stdin and stdout.
 
     ``env`` holds only what the file gives (the rest of the environment is built from
@@ -68,7 +68,7 @@ class StdioServer:
 
 
 @dataclass(frozen=True, slots=True)
-class HttpServer:
+class McpHttpServer:
     """A server reached over streamable HTTP at ``url``, with ``headers`` on every request."""
 
     name: str
@@ -77,7 +77,7 @@ class HttpServer:
     timeout: float = DEFAULT_TIMEOUT
 
 
-McpServer: TypeAlias = StdioServer | HttpServer
+McpServer: TypeAlias = McpStdioServer | McpHttpServer
 """A declared MCP server of either kind."""
 
 
@@ -167,7 +167,7 @@ def _server(name: str, entry: Any, problems: _Problems, base: Path) -> McpServer
             problems.add("an http server needs a 'url'", name)
             return None
         headers = _mapping(entry.get("headers", {}), problems, (name, "headers"))
-        return HttpServer(
+        return McpHttpServer(
             name, _expand(url, problems, (name, "url")), MappingProxyType(headers), timeout
         )
     command = entry.get("command")
@@ -182,7 +182,7 @@ def _server(name: str, entry: Any, problems: _Problems, base: Path) -> McpServer
     if cwd is not None and not isinstance(cwd, str):
         problems.add("expected a directory path", name, "cwd")
         cwd = None
-    return StdioServer(
+    return McpStdioServer(
         name,
         _expand(command, problems, (name, "command")),
         _strings(entry.get("args", []), problems, (name, "args")),

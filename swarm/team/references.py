@@ -20,7 +20,7 @@ from typing import Any
 
 from swarm.tools import Tool, tool
 
-__all__ = ["ENTRY_POINT_GROUP", "entry_point_tools", "is_reference", "load_reference"]
+__all__ = ["ENTRY_POINT_GROUP", "entry_point_tools", "is_reference", "load_tool_reference"]
 
 ENTRY_POINT_GROUP = "swarm.tools"
 """The entry point group whose entries add named tools for every team."""
@@ -72,7 +72,7 @@ def _as_tools(value: Any, what: str) -> list[Tool[Any]]:
     return tools
 
 
-def load_reference(entry: str, *, search: Sequence[Path] = ()) -> list[Tool[Any]]:
+def load_tool_reference(entry: str, *, search: Sequence[Path] = ()) -> list[Tool[Any]]:
     """The tools ``entry`` (``module:attr``) names, importing the module with ``search``
     and the current directory first on the import path.
 

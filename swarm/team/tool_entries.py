@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from swarm.errors import ConfigError
-from swarm.team.references import entry_point_tools, is_reference, load_reference
+from swarm.team.references import entry_point_tools, is_reference, load_tool_reference
 from swarm.tools import Tool
 
 if TYPE_CHECKING:
@@ -83,7 +83,7 @@ def resolve_entries(
             continue
         if is_reference(entry):
             try:
-                tools.extend(load_reference(entry, search=search))
+                tools.extend(load_tool_reference(entry, search=search))
             except ValueError as exc:
                 problems.append(spec.error(f"tool '{entry}': {exc}", "tools", index))
             continue
