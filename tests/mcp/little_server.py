@@ -51,5 +51,24 @@ def picture() -> Image:
     return Image(data=PNG, format="png")
 
 
+@server.tool()
+async def hang() -> str:
+    """Never answer."""
+    import anyio
+
+    await anyio.sleep_forever()
+    return "never"
+
+
+@server.tool()
+def visitor(ctx: Context) -> str:
+    """The Authorization header of the HTTP request (over HTTP only)."""
+    request = ctx.request_context.request
+    return request.headers.get("authorization", "none") if request is not None else "none"
+
+
 if __name__ == "__main__":
-    server.run()
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run()

@@ -4,9 +4,11 @@ started over stdio in the run's sandbox, and a small server of ours that crashes
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,10 +43,16 @@ rules:
 """
 
 
-def _scenario(tmp_path: Path, tools: list[str], script: list[dict[str, Any]]) -> Path:
+def _scenario(
+    tmp_path: Path,
+    tools: list[str],
+    script: list[dict[str, Any]],
+    servers: dict[str, Any] | None = None,
+) -> Path:
     team = tmp_path / "team"
     team.mkdir(exist_ok=True)
-    (team / ".mcp.json").write_text(json.dumps({"mcpServers": SERVERS}, indent=2))
+    declared = {**SERVERS, **(servers or {})}
+    (team / ".mcp.json").write_text(json.dumps({"mcpServers": declared}, indent=2))
     (team / "clerk.yaml").write_text(
         "name: clerk\nsystem: You keep the books.\ntools:\n"
         + "".join(f"  - {tool}\n" for tool in tools)
@@ -296,3 +304,82 @@ def test_an_optional_entry_naming_an_undeclared_server_is_dropped(tmp_path: Path
         return ""
 
     assert [t.name for t in spec.to_agent({"read_file": read_file}).tools] == ["read_file"]
+
+
+async def test_a_server_that_times_out_gives_an_error_and_is_started_again(
+    tmp_path: Path,
+) -> None:
+    slow = {"slow": {**SERVERS["little"], "timeout": 3}}
+    path = _scenario(
+        tmp_path,
+        ["mcp:slow"],
+        [
+            {"call": "mcp__slow__hang", "args": {}},
+            {"call": "mcp__slow__echo", "args": {"text": "after"}},
+            {"text": "done"},
+        ],
+        slow,
+    )
+    outcome, events = await _run(path, tmp_path)
+    hang, echo = _results(events)
+    assert hang.is_error and "MCP server 'slow'" in hang.content
+    assert echo.content == "echo: after"
+    assert outcome.stop_reason == StopReason.end_turn
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture
+def http_little_server() -> Iterator[str]:
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, str(LITTLE_SERVER), "--http", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(1200):  # a bounded poll until it listens, or exits
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1):
+                    break
+            except OSError:
+                try:
+                    process.wait(timeout=0.05)
+                except subprocess.TimeoutExpired:
+                    continue
+                raise AssertionError("the little server exited") from None
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+async def test_a_streamable_http_server_is_called_with_its_headers(
+    tmp_path: Path, http_little_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SWARM_TEST_TOKEN", "t0k")
+    web = {
+        "web": {
+            "type": "http",
+            "url": http_little_server,
+            "headers": {"Authorization": "Bearer ${SWARM_TEST_TOKEN}"},
+        }
+    }
+    path = _scenario(
+        tmp_path,
+        ["mcp:web/visitor", "mcp:web/echo"],
+        [
+            {"call": "mcp__web__visitor", "args": {}},
+            {"call": "mcp__web__echo", "args": {"text": "over http"}},
+            {"text": "done"},
+        ],
+        web,
+    )
+    _, events = await _run(path, tmp_path)
+    visitor, echo = _results(events)
+    assert visitor.content == "Bearer t0k"
+    assert echo.content == "echo: over http"
