@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -143,3 +144,60 @@ async def test_the_sdk_client_calls_the_entry_role_over_http(
     assert [c.text for c in result.content] == ["The answer is 42."]
     assert "lead/helper#1: finished (end_turn)" in progress
     assert len(_run_records(scenario)) == 1
+
+
+@pytest.fixture
+def hanging_scenario(tmp_path: Path) -> Path:
+    team = tmp_path / "team"
+    team.mkdir()
+    little = str(Path(__file__).with_name("little_server.py"))
+    servers = {"mcpServers": {"little": {"command": sys.executable, "args": [little]}}}
+    (team / ".mcp.json").write_text(json.dumps(servers))
+    (team / "lead.yaml").write_text("name: lead\nsystem: You wait.\ntools: [mcp:little/hang]\n")
+    (tmp_path / "policy.yaml").write_text("extend: builtin:default\nsandbox: {mode: auto}\n")
+    path = tmp_path / "scenario.yaml"
+    script = {"lead": [{"call": "mcp__little__hang", "args": {}}, {"text": "done"}]}
+    path.write_text(
+        json.dumps(
+            {
+                "name": "waits",
+                "team": "team",
+                "task": "unused",
+                "policy": "policy.yaml",
+                "model": {"script": script},
+            }
+        )
+    )
+    return path
+
+
+async def test_a_client_cancelling_the_call_stops_the_run_and_its_record_says_so(
+    hanging_scenario: Path,
+) -> None:
+    params = StdioServerParameters(command=sys.executable, args=_serve_args(hanging_scenario))
+    async with (
+        stdio_client(params) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        calling = anyio.Event()
+
+        async def on_progress(done: float, total: float | None, message: str | None) -> None:
+            if message == "entry: calls mcp__little__hang":
+                calling.set()
+
+        async with anyio.create_task_group() as group:
+
+            async def call() -> None:
+                await session.call_tool("lead", {"task": "Wait."}, progress_callback=on_progress)
+
+            group.start_soon(call)
+            await calling.wait()
+            group.cancel_scope.cancel()
+        for _ in range(600):  # a bounded poll: the server writes the record as it stops
+            if _run_records(hanging_scenario):
+                break
+            await anyio.sleep(0.05)
+    (record,) = _run_records(hanging_scenario)
+    summary = json.loads((record / "summary.json").read_text())
+    assert summary["interrupted"] is True
