@@ -12,6 +12,7 @@ from swarm.cli.exits import BAD_INPUT, OK
 from swarm.errors import ConfigError
 from swarm.guards.policy import load_policy
 from swarm.scenario import Scenario, Script, load_scenario
+from swarm.scenario.tooling import scenario_team, scenario_tools
 from swarm.team import Team
 from swarm.tools import Tool
 from swarm.transports.spec import transport_from_spec
@@ -51,7 +52,8 @@ def _team_of(target: Path, entry: str | None) -> tuple[Team, Scenario | None]:
     if target.is_dir():
         return Team.load(target, entry=entry), None
     scenario = load_scenario(target)
-    return Team.load(scenario.team, entry=entry or scenario.entry), scenario
+    team = Team.load(scenario.team, entry=entry or scenario.entry)
+    return scenario_team(scenario, team), scenario
 
 
 def validate(target: Path, entry: str | None = None) -> tuple[list[ConfigError], list[str]]:
@@ -62,7 +64,12 @@ def validate(target: Path, entry: str | None = None) -> tuple[list[ConfigError],
     except ConfigError as exc:
         return list(exc.problems), []
     with tempfile.TemporaryDirectory() as tmp:
-        toolbox = _toolbox(Path(tmp))
+        toolbox: dict[str, Tool[Any] | list[Tool[Any]]] = {**_toolbox(Path(tmp))}
+    if scenario is not None:
+        try:
+            toolbox.update(scenario_tools(scenario))
+        except ConfigError as exc:
+            problems += exc.problems
     for spec in team.specs.values():
         try:
             spec.to_agent(toolbox, mcp_servers=team.mcp_servers)

@@ -57,6 +57,7 @@ from swarm.scenario.recover import (
 from swarm.scenario.sandboxing import protected_paths, sandbox_line
 from swarm.scenario.script import ScriptedModel
 from swarm.scenario.spec import Scenario, Script, load_scenario
+from swarm.scenario.tooling import scenario_team, scenario_tools
 from swarm.team import DEFAULT_MAX_DEPTH, AgentSpec, Team
 from swarm.team.delegation import (
     build_team,
@@ -172,6 +173,7 @@ async def run_scenario(
     ``interrupted: true``, and re-raises.
     """
     team = _load_team(scenario)
+    scenario_tools(scenario)  # bad references are refused before anything is written
     if replay is not None:
         transport: CompletionTransport = ReplayTransport(replay)
     else:
@@ -367,11 +369,12 @@ class _Segment:
 
 def _load_team(scenario: Scenario) -> Team:
     max_depth = scenario.limits.max_depth
-    return Team.load(
+    team = Team.load(
         scenario.team,
         entry=scenario.entry,
         max_depth=DEFAULT_MAX_DEPTH if max_depth is None else max_depth,
     )
+    return scenario_team(scenario, team)
 
 
 async def _execute(
@@ -384,7 +387,8 @@ async def _execute(
 ) -> RunOutcome:
     protected = protected_paths(run.record.dir, run.workspace)
     toolbox: dict[str, Tool[Any] | list[Tool[Any]]] = {
-        **make_toolbox(run.workspace, ask=ask_user, protected=protected)
+        **make_toolbox(run.workspace, ask=ask_user, protected=protected),
+        **scenario_tools(run.scenario),
     }
     if not run.team.mcp_servers:
         return await _execute_with(run, message, segment, approver, on_event, toolbox)

@@ -41,6 +41,7 @@ from pydantic import ConfigDict
 
 from swarm.config import Document, load_document, validate_document
 from swarm.errors import ConfigError
+from swarm.mcp.config import McpServer, parse_mcp_servers
 
 __all__ = [
     "Expectations",
@@ -175,11 +176,17 @@ class ScenarioFile(pydantic.BaseModel):
     model: str | Script | None = None
     limits: Limits = field(default_factory=Limits)
     expect: Expectations | None = None
+    tools: dict[str, str] = pydantic.Field(default_factory=dict)
+    mcp_servers: dict[str, Any] = pydantic.Field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
 class Scenario:
-    """A loaded scenario, its paths resolved against its file's directory."""
+    """A loaded scenario, its paths resolved against its file's directory.
+
+    ``tools`` names Python tools for its roles (``{name: "module:attr"}``, a role lists
+    ``name``); ``mcp_servers`` adds MCP servers to the team's (a server of one name
+    replaces the team's)."""
 
     name: str
     task: str
@@ -195,6 +202,8 @@ class Scenario:
     limits: Limits = field(default_factory=Limits)
     expect: Expectations | None = None
     document: Document | None = field(default=None, compare=False, repr=False)
+    tools: dict[str, str] = field(default_factory=dict)
+    mcp_servers: dict[str, McpServer] = field(default_factory=dict)
 
     def error(self, message: str, *key: str | int) -> ConfigError:
         """A ``ConfigError`` about ``key`` of this scenario's file."""
@@ -244,6 +253,10 @@ def scenario_from_document(document: Document) -> Scenario:
         limits=data.limits,
         expect=data.expect,
         document=document,
+        tools=dict(data.tools),
+        mcp_servers=parse_mcp_servers(data.mcp_servers, document, key=("mcp_servers",))
+        if data.mcp_servers
+        else {},
     )
 
 
