@@ -253,7 +253,13 @@ class McpConnections:
         return connection.session
 
     async def _serve(self, connection: _Connection, ready: anyio.Event) -> None:
-        """Hold one connection open until it is stopped or breaks."""
+        """Hold one connection open until it is stopped or breaks.
+
+        A connection being torn down may outlive the start of the next one (a server that
+        hangs takes a while to stop), so it only ever clears what it set itself.
+        """
+        stop = connection.stop
+        session: ClientSession | None = None
         try:
             async with AsyncExitStack() as stack:
                 read, write = await stack.enter_async_context(self._transport(connection))
@@ -267,13 +273,16 @@ class McpConnections:
                 )
                 with anyio.fail_after(connection.server.timeout):
                     await session.initialize()
-                connection.session = session
+                if not stop.is_set():
+                    connection.session = session
                 ready.set()
-                await connection.stop.wait()
+                await stop.wait()
         except Exception as exc:
-            connection.error = _describe(exc)
+            if connection.stop is stop:
+                connection.error = _describe(exc)
         finally:
-            connection.session = None
+            if session is not None and connection.session is session:
+                connection.session = None
             ready.set()
 
     @contextlib.asynccontextmanager

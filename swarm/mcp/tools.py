@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import anyio
 import jsonschema  # type: ignore[import-untyped]
 import mcp_types as types
 import structlog
@@ -173,7 +174,33 @@ async def mcp_toolbox(
     naming the role file and line for an entry naming a tool the server lacks, or a server
     that does not start.
     """
+    specs = list(specs)
+    wanted_servers = {
+        parsed[0]
+        for spec in specs
+        for entry in spec.tools
+        if (parsed := parse_mcp_entry(entry)) is not None and parsed[0] in connections.servers
+    }
     listed: dict[str, dict[str, Tool[Any]]] = {}
+    failed: dict[str, str] = {}
+
+    async def list_one(server: str) -> None:
+        try:
+            definitions = await connections.list_tools(server)
+        except McpUnavailable as exc:
+            failed[server] = str(exc)
+            return
+        tools: dict[str, Tool[Any]] = {}
+        for definition in definitions:
+            try:
+                tools[definition.name] = mcp_tool(connections, server, definition)
+            except ValueError as exc:
+                log.warning(f"MCP server '{server}': tool skipped: {exc}")
+        listed[server] = tools
+
+    async with anyio.create_task_group() as group:  # servers start side by side
+        for server in sorted(wanted_servers):
+            group.start_soon(list_one, server)
     entries: dict[str, list[Tool[Any]]] = {}
     problems: list[ConfigError] = []
     for spec in specs:
@@ -182,19 +209,9 @@ async def mcp_toolbox(
             if parsed is None or entry in entries or parsed[0] not in connections.servers:
                 continue
             server, wanted = parsed
-            if server not in listed:
-                try:
-                    definitions = await connections.list_tools(server)
-                except McpUnavailable as exc:
-                    problems.append(spec.error(str(exc), "tools", index))
-                    listed[server] = {}
-                    continue
-                listed[server] = {}
-                for definition in definitions:
-                    try:
-                        listed[server][definition.name] = mcp_tool(connections, server, definition)
-                    except ValueError as exc:
-                        log.warning(f"MCP server '{server}': tool skipped: {exc}")
+            if server in failed:
+                problems.append(spec.error(failed[server], "tools", index))
+                continue
             offered = listed[server]
             if wanted is None:
                 entries[entry] = list(offered.values())
