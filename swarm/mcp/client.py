@@ -43,6 +43,10 @@ __all__ = ["McpConnections", "McpUnavailable"]
 STDERR_TAIL = 1500
 """How many characters of a failed stdio server's stderr an error result quotes."""
 
+START_TIMEOUT = 60.0
+"""Seconds a server may take to start and list its tools (at least; more when its own
+``timeout`` is longer): starting a Python server on a busy machine takes seconds."""
+
 RESTARTS = 1
 """How many times a server that crashed or timed out is started again in one run."""
 
@@ -176,7 +180,7 @@ class McpConnections:
     async def _list(self, connection: _Connection, session: ClientSession) -> list[types.Tool]:
         tools: list[types.Tool] = []
         cursor: str | None = None
-        with anyio.fail_after(connection.server.timeout):
+        with anyio.fail_after(max(START_TIMEOUT, connection.server.timeout)):
             while True:
                 params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
                 page = await session.list_tools(params=params)
@@ -271,7 +275,7 @@ class McpConnections:
                 session = await stack.enter_async_context(
                     ClientSession(read, write, message_handler=on_message)
                 )
-                with anyio.fail_after(connection.server.timeout):
+                with anyio.fail_after(max(START_TIMEOUT, connection.server.timeout)):
                     await session.initialize()
                 if not stop.is_set():
                     connection.session = session

@@ -170,9 +170,9 @@ async def mcp_toolbox(
     """The tools of every ``mcp:`` entry of ``specs`` whose server ``connections`` holds,
     keyed by entry, for ``AgentSpec.to_agent`` (and ``build_team``'s toolbox).
 
-    Starts each server named (tools are listed once per server). Raises ``ConfigError``
-    naming the role file and line for an entry naming a tool the server lacks, or a server
-    that does not start.
+    Starts each server named, side by side (tools are listed once per server). Raises
+    ``ConfigError`` naming the role file and line for an entry naming a tool the server
+    lacks (an optional entry is dropped with a warning), or a server that does not start.
     """
     specs = list(specs)
     wanted_servers = {
@@ -217,6 +217,8 @@ async def mcp_toolbox(
                 entries[entry] = list(offered.values())
             elif wanted in offered:
                 entries[entry] = [offered[wanted]]
+            elif entry in spec.optional_tools:
+                log.warning(f"role '{spec.name}': dropped '{entry}': the server has no such tool")
             elif offered:
                 known = ", ".join(sorted(offered))
                 problems.append(

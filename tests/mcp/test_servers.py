@@ -383,3 +383,19 @@ async def test_a_streamable_http_server_is_called_with_its_headers(
     visitor, echo = _results(events)
     assert visitor.content == "Bearer t0k"
     assert echo.content == "echo: over http"
+
+
+async def test_an_optional_entry_naming_a_tool_the_server_lacks_is_dropped(
+    tmp_path: Path,
+) -> None:
+    import dataclasses
+
+    from swarm.mcp.client import McpConnections
+    from swarm.mcp.tools import mcp_toolbox
+
+    path = _scenario(tmp_path, ["mcp:time/get_current_time", "mcp:time/gone"], [{"text": "x"}])
+    team = Team.load(load_scenario(path).team)
+    spec = dataclasses.replace(team.specs["clerk"], optional_tools=frozenset({"mcp:time/gone"}))
+    async with McpConnections(team.mcp_servers, workspace=tmp_path) as servers:
+        toolbox = await mcp_toolbox([spec], servers)
+    assert [t.name for t in spec.to_agent(toolbox).tools] == ["mcp__time__get_current_time"]
