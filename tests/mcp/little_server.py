@@ -67,6 +67,25 @@ def visitor(ctx: Context) -> str:
     return request.headers.get("authorization", "none") if request is not None else "none"
 
 
+@server.tool()
+async def grow(ctx: Context) -> str:
+    """Add a tool named 'grown' and tell the client the list changed."""
+    server.add_tool(lambda: "grown up", name="grown", description="Added later.")
+    await ctx.request_context.session.send_tool_list_changed()
+    return "grew"
+
+
+@server.tool()
+def write(path: str, text: str) -> str:
+    """Write a file (to see where the sandbox lets a server write)."""
+    try:
+        with open(path, "w") as file:
+            file.write(text)
+    except OSError as exc:
+        return f"refused: {exc.strerror}"
+    return "written"
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--http":
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))

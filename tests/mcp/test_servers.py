@@ -4,6 +4,7 @@ started over stdio in the run's sandbox, and a small server of ours that crashes
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -399,3 +400,44 @@ async def test_an_optional_entry_naming_a_tool_the_server_lacks_is_dropped(
     async with McpConnections(team.mcp_servers, workspace=tmp_path) as servers:
         toolbox = await mcp_toolbox([spec], servers)
     assert [t.name for t in spec.to_agent(toolbox).tools] == ["mcp__time__get_current_time"]
+
+
+async def test_the_tool_list_is_read_again_after_the_server_says_it_changed(
+    tmp_path: Path,
+) -> None:
+    from swarm.mcp.client import McpConnections
+    from swarm.mcp.config import McpStdioServer
+
+    little = McpStdioServer("little", sys.executable, (str(LITTLE_SERVER),))
+    async with McpConnections({"little": little}, workspace=tmp_path) as servers:
+        before = [t.name for t in await servers.list_tools("little")]
+        await servers.call("little", "grow", {})
+        after = [t.name for t in await servers.list_tools("little")]
+    assert "grown" not in before
+    assert after == [*before, "grown"]
+
+
+def _sandboxed() -> bool:
+    from swarm.sandbox import SandboxSettings, find_sandbox
+
+    return find_sandbox(SandboxSettings()).tier != "none"
+
+
+@pytest.mark.skipif(
+    not _sandboxed() and not os.environ.get("CI"),
+    reason="no sandbox tier works on this machine (CI always has one)",
+)
+async def test_a_stdio_server_writes_only_in_the_workspace(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    path = _scenario(
+        tmp_path,
+        ["mcp:little/write"],
+        [
+            {"call": "mcp__little__write", "args": {"path": str(outside), "text": "escaped"}},
+            {"call": "mcp__little__write", "args": {"path": "inside.txt", "text": "kept"}},
+            {"text": "done"},
+        ],
+    )
+    await _run(path, tmp_path)
+    assert not outside.exists()
+    assert (tmp_path / "workspace" / "inside.txt").read_text() == "kept"
