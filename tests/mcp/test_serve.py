@@ -4,10 +4,7 @@ stdio and over streamable HTTP on 127.0.0.1."""
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -99,37 +96,14 @@ async def test_the_sdk_client_calls_the_entry_role_over_stdio(scenario: Path) ->
     assert summary["final_text"] == "The answer is 42."
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture
-def http_server(scenario: Path) -> Iterator[str]:
-    port = _free_port()
-    process = subprocess.Popen(
-        [sys.executable, *_serve_args(scenario, "--all", "--http", f"127.0.0.1:{port}")],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+def http_server(scenario: Path, start_http: Any) -> str:
+    return start_http(
+        lambda port: [
+            sys.executable,
+            *_serve_args(scenario, "--all", "--http", f"127.0.0.1:{port}"),
+        ]
     )
-    url = f"http://127.0.0.1:{port}/mcp"
-    try:
-        for _ in range(1200):  # a bounded poll until it listens, or exits
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1):
-                    break
-            except OSError:
-                try:
-                    process.wait(timeout=0.05)
-                except subprocess.TimeoutExpired:
-                    continue
-                raise AssertionError(f"the server exited: {process.stderr.read()!r}") from None  # type: ignore[union-attr]
-        yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-        process.stderr.close()  # type: ignore[union-attr]
 
 
 async def test_the_sdk_client_calls_the_entry_role_over_http(

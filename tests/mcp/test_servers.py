@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -328,35 +326,9 @@ async def test_a_server_that_times_out_gives_an_error_and_is_started_again(
     assert outcome.stop_reason == StopReason.end_turn
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture
-def http_little_server() -> Iterator[str]:
-    port = _free_port()
-    process = subprocess.Popen(
-        [sys.executable, str(LITTLE_SERVER), "--http", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        for _ in range(1200):  # a bounded poll until it listens, or exits
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1):
-                    break
-            except OSError:
-                try:
-                    process.wait(timeout=0.05)
-                except subprocess.TimeoutExpired:
-                    continue
-                raise AssertionError("the little server exited") from None
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
+def http_little_server(start_http: Any) -> str:
+    return start_http(lambda port: [sys.executable, str(LITTLE_SERVER), "--http", str(port)])
 
 
 async def test_a_streamable_http_server_is_called_with_its_headers(
