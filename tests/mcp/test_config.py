@@ -117,3 +117,15 @@ def test_a_team_loads_its_servers_and_validates_entries_against_them(tmp_path: P
     team = Team.load(tmp_path)
     assert list(team.mcp_servers) == ["git"]
     team.agents()  # declared servers' entries are resolved when a run connects
+
+
+def test_importing_swarm_and_its_mcp_declarations_does_not_import_the_sdk() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, swarm, swarm.mcp, swarm.cli, swarm.scenario.runner\n"
+        "print(sorted(m for m in sys.modules if m == 'mcp' or m.startswith(('mcp.', 'mcp_'))))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
