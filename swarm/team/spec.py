@@ -24,6 +24,7 @@ from pydantic import AliasChoices, ConfigDict
 from swarm.agent import Agent
 from swarm.config import Document, validate_document
 from swarm.errors import ConfigError
+from swarm.guards.prefixes import CommandPrefixGuard
 from swarm.tools import Tool
 from swarm.transports.base import DummyCompletionTransport
 
@@ -133,7 +134,7 @@ class RoleFile(pydantic.BaseModel):
 
     ``system`` is a string or ``{text: ...}`` (in Markdown, the body). ``maxTurns`` is
     accepted for ``max_iterations``; ``tools`` and ``delegates`` may be comma-separated
-    strings; ``model: inherit`` means no model of its own.
+    strings; ``model: inherit`` (or ``default``) means no model of its own.
     """
 
     model_config = _FIELDS
@@ -171,7 +172,7 @@ class RoleFile(pydantic.BaseModel):
     @pydantic.field_validator("model")
     @classmethod
     def _inherit_model(cls, value: str | None) -> str | None:
-        return None if value == "inherit" else value
+        return None if value in ("inherit", "default") else value
 
     @pydantic.field_validator("tools", "delegates", mode="before")
     @classmethod
@@ -202,6 +203,9 @@ class AgentSpec:
     ``compaction`` is ``None`` when the role leaves it to the run.
     ``optional_tools`` names entries of ``tools`` that are dropped, not refused, when they
     cannot be resolved (a Claude Code file naming a server the team does not declare).
+    ``shell_commands``, when not empty, limits the role's ``shell`` to commands whose
+    programs start with one of these words (Claude Code's ``Bash(git log:*)``; ``"*"``:
+    any). ``warnings`` are what loading changed or ignored, each naming file and line.
     """
 
     name: str
@@ -217,6 +221,8 @@ class AgentSpec:
     tool_choice: ToolChoice | None = None
     source: Path | None = None
     optional_tools: frozenset[str] = frozenset()
+    shell_commands: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
     locations: Mapping[Key, int] = field(
         default_factory=lambda: MappingProxyType({}), compare=False, repr=False
     )
@@ -249,8 +255,10 @@ class AgentSpec:
 
         The agent has a ``DummyCompletionTransport``: call ``agent.copy(transport=...)``
         before running it. Delegation tools are not added here (that needs a transport).
-        Raises ``ConfigError`` for every tool name absent from ``toolbox``, listing the
-        toolbox's names and pointing at the ``tools`` entry.
+        Raises ``ConfigError`` for every tool name absent from ``toolbox`` (but those in
+        ``optional_tools``, which are left out), listing the toolbox's names and pointing
+        at the ``tools`` entry. ``shell_commands`` become a ``CommandPrefixGuard`` on the
+        role's ``shell``, after the tool's own guards.
         """
         known = ", ".join(sorted(toolbox)) or "the toolbox is empty"
         problems = [
@@ -260,10 +268,14 @@ class AgentSpec:
         ]
         if problems:
             raise ConfigError.collect(problems)
+        tools = [toolbox[name] for name in self.tools if name in toolbox]
+        if self.shell_commands:
+            limit = CommandPrefixGuard(self.shell_commands)
+            tools = [t.copy(guards=(*t.guards, limit)) if t.name == "shell" else t for t in tools]
         return Agent(
             system=self.system,
             transport=DummyCompletionTransport(),
-            tools=[toolbox[name] for name in self.tools if name in toolbox],
+            tools=tools,
             max_iterations=self.max_iterations,
             name=self.name,
         )
