@@ -38,6 +38,7 @@ from swarm.events import (
 )
 from swarm.guards.policy import Policy, apply_policy, load_policy
 from swarm.run import current_scope
+from swarm.scenario.models import role_models, role_models_record
 from swarm.scenario.outcome import CallTally, EventTally, RunOutcome, build_outcome
 from swarm.scenario.record import (
     Journal,
@@ -68,6 +69,7 @@ from swarm.toolbox import make_toolbox
 from swarm.tools import Tool
 from swarm.transports.base import CompletionTransport
 from swarm.transports.recording import RecordingTransport, ReplayTransport
+from swarm.transports.resolver import ModelResolver
 from swarm.transports.serialize import event_to_dict
 from swarm.transports.spec import transport_from_spec
 
@@ -176,6 +178,14 @@ async def run_scenario(
         transport: CompletionTransport = ReplayTransport(replay)
     else:
         transport = resolve_transport(scenario, model)
+    run_spec = model if isinstance(model, str) else scenario.model
+    resolver = role_models(
+        scenario,
+        team,
+        transport,
+        run_spec=run_spec if isinstance(run_spec, str) else None,
+        record=record,
+    )
     workspace = (workspace or scenario.workspace or default_workspace(scenario)).resolve()
     prepare_workspace(scenario, workspace)
     run_id = run_id or new_run_id()
@@ -198,9 +208,11 @@ async def run_scenario(
     root_session = uuid.uuid4().hex
     record_dir.write_manifest(
         _manifest(scenario, team, transport, model, workspace, run_id, root_session, config)
-        | {"key": str(record_dir.key)}
+        | {"key": str(record_dir.key), "role_models": role_models_record(team, resolver)}
     )
-    run = _Run(scenario, team, transport, workspace, record_dir, run_id, config, root_session)
+    run = _Run(
+        scenario, team, transport, workspace, record_dir, run_id, config, root_session, resolver
+    )
     return await _execute(run, scenario.task, _Segment(1), approver, ask_user, on_event)
 
 
@@ -281,6 +293,10 @@ async def resume_run(
         )
     team = _load_team(scenario)
     transport = resolve_transport(scenario, model or config.get("model"))
+    run_spec = model or config.get("model") or scenario.model
+    resolver = role_models(
+        scenario, team, transport, run_spec=run_spec if isinstance(run_spec, str) else None
+    )
     state = read_journal(record.journal)
     if isinstance(transport, ScriptedModel):
         used = dict((summary or {}).get("script_used") or {})
@@ -316,7 +332,15 @@ async def resume_run(
         run_model=not (message is None and finished),
     )
     run = _Run(
-        scenario, team, transport, workspace, record, manifest["run_id"], config, root_session
+        scenario,
+        team,
+        transport,
+        workspace,
+        record,
+        manifest["run_id"],
+        config,
+        root_session,
+        resolver,
     )
     return await _execute(run, message, segment, approver, ask_user, on_event)
 
@@ -350,6 +374,7 @@ class _Run:
     run_id: str
     config: dict[str, Any]
     root_session: str
+    resolver: ModelResolver
 
 
 @dataclass(frozen=True, slots=True)
@@ -407,6 +432,7 @@ async def _execute(
         toolbox,
         run.transport,
         context_factory=session_store,
+        resolve_model=run.resolver,
         guard_tools=_guard_tools(scenario, team, run.workspace, idempotent),
     )
     entry_spec = team.specs[team.entry]

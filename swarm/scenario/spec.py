@@ -10,6 +10,7 @@
     runs_dir: ~/swarm-runs           # default: $XDG_STATE_HOME/swarm/runs
     files: {README.md: "# calc"}     # written into the workspace before the run
     task: Write calc.py with add and sub, and a test for it.
+    models: {fast: openai:gpt-4.1-mini}  # aliases a role's 'model:' may name (over team.yaml's)
     model: openai:gpt-4.1-mini       # a provider spec, or a script:
     #   script:
     #     orchestrator:
@@ -173,6 +174,7 @@ class ScenarioFile(pydantic.BaseModel):
     files: dict[str, str] = pydantic.Field(default_factory=dict)
     task: str = pydantic.Field(min_length=1)
     model: str | Script | None = None
+    models: dict[str, str] = pydantic.Field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
     expect: Expectations | None = None
 
@@ -194,6 +196,7 @@ class Scenario:
     model: str | Script | None = None
     limits: Limits = field(default_factory=Limits)
     expect: Expectations | None = None
+    models: dict[str, str] = field(default_factory=dict)
     document: Document | None = field(default=None, compare=False, repr=False)
 
     def error(self, message: str, *key: str | int) -> ConfigError:
@@ -241,6 +244,7 @@ def scenario_from_document(document: Document) -> Scenario:
         runs_dir=runs_dir,
         files=dict(data.files),
         model=data.model,
+        models=dict(data.models),
         limits=data.limits,
         expect=data.expect,
         document=document,

@@ -341,7 +341,9 @@ def _tools(data: Mapping[str, Any], where: Mapping[Key, int], out: ClaudeFields)
             out.lines[("tools", index)] = line
 
 
-def _permission_mode(value: Any, data: Mapping[str, Any], line: int | None, out: ClaudeFields) -> None:
+def _permission_mode(
+    value: Any, data: Mapping[str, Any], line: int | None, out: ClaudeFields
+) -> None:
     path = out.path
     if value == "plan":
         if "policy" in data:

@@ -19,8 +19,10 @@ import structlog
 
 from swarm.agent import Agent
 from swarm.errors import ConfigError
+from swarm.team.implicit import implicit_orchestrator, needs_orchestrator
 from swarm.team.loader import MultiFormatLoader, agents_from_specs, load_specs
 from swarm.team.spec import AgentSpec, check_name, index_specs
+from swarm.team.teamfile import TeamFile, declared_mcp_servers, load_team_file, mcp_warnings
 from swarm.tools import Tool
 
 __all__ = ["DEFAULT_MAX_DEPTH", "Team"]
@@ -94,7 +96,7 @@ def _choose_entry(graph: nx.DiGraph[str], entry: str | None) -> str:
         return roots[0]
     raise ConfigError(
         f"cannot tell the entry role: {', '.join(roots)} are delegated to by no role; "
-        "choose one with entry=..."
+        "choose one with --entry ROLE (a scenario's 'entry:', Team(entry=...) in Python)"
     )
 
 
@@ -178,8 +180,11 @@ class Team:
 
     ``graph`` has a node per role (attributes ``spec`` and ``description``) and an edge
     ``a -> b`` when ``a`` may delegate to ``b``. ``entry`` is the role a run starts with;
-    when not given it is the one role no other role delegates to. ``warnings`` lists what
-    is suspicious but allowed (also logged). Raises ``ConfigError`` (every problem in
+    when not given it is the one role no other role delegates to, or, when two or more
+    roles and none delegates, the implicit orchestrator (``swarm.team.implicit``; then
+    ``implicit`` is true). ``models`` are the team's model aliases (``team.yaml``).
+    ``warnings`` lists what is suspicious but allowed, and what loading the role files
+    changed or ignored (also logged). Raises ``ConfigError`` (every problem in
     ``.problems``, each naming the role's file, the line and the ``delegates`` field) for a
     delegate that is not a role, a delegation cycle (``a -> b -> a``), or a chain from the
     entry deeper than ``max_depth`` delegations (or a role's ``budget.depth``).
@@ -192,12 +197,24 @@ class Team:
         entry: str | None = None,
         max_depth: int = DEFAULT_MAX_DEPTH,
         directory: Path | None = None,
+        models: Mapping[str, str] = MappingProxyType({}),
     ) -> None:
         if max_depth < 0:
             raise ValueError(f"max_depth must be 0 or more, not {max_depth}")
         index = index_specs(specs.values() if isinstance(specs, Mapping) else specs)
         if not index:
             raise ConfigError("a team needs at least one role", path=directory)
+        self.implicit = needs_orchestrator(index, entry)
+        notes: list[str] = [w for spec in index.values() for w in spec.warnings]
+        if self.implicit:
+            main = implicit_orchestrator(index)
+            index[main.name] = main
+            entry = main.name
+            notes.append(
+                f"no role delegates and no entry was chosen: the implicit orchestrator"
+                f" '{main.name}' delegates to every role ({', '.join(main.delegates)})"
+            )
+        self.models: Mapping[str, str] = MappingProxyType(dict(models))
         self.specs: Mapping[str, AgentSpec] = MappingProxyType(dict(sorted(index.items())))
         self.max_depth = max_depth
         self.directory = directory
@@ -209,7 +226,8 @@ class Team:
         problems = _depth_problems(self.graph, self.specs, self.entry, max_depth)
         if problems:
             raise ConfigError.collect(problems)
-        self.warnings: tuple[str, ...] = tuple(_warnings(self.graph, self.specs, self.entry))
+        notes += _warnings(self.graph, self.specs, self.entry)
+        self.warnings: tuple[str, ...] = tuple(notes)
         for warning in self.warnings:
             log.warning("team: " + warning, directory=str(directory) if directory else None)
 
@@ -222,13 +240,22 @@ class Team:
         max_depth: int = DEFAULT_MAX_DEPTH,
         loader: MultiFormatLoader | None = None,
     ) -> Team:
-        """Load and validate the team whose role files are in ``directory``.
+        """Load and validate the team whose role files are in ``directory``, with its
+        ``team.yaml`` (model aliases) when it has one.
 
         Raises ``ConfigError`` for a bad file (see ``load_specs``) or a bad graph.
         """
         directory = Path(directory)
         specs = load_specs(directory, loader=loader)
-        return cls(specs, entry=entry, max_depth=max_depth, directory=directory)
+        settings = load_team_file(directory) if directory.is_dir() else TeamFile()
+        team = cls(
+            specs, entry=entry, max_depth=max_depth, directory=directory, models=settings.models
+        )
+        dropped = mcp_warnings(team.specs.values(), declared_mcp_servers(directory))
+        for warning in dropped:
+            log.warning("team: " + warning, directory=str(directory))
+        team.warnings = (*team.warnings, *dropped)
+        return team
 
     def __repr__(self) -> str:
         return f"Team(entry={self.entry!r}, roles={list(self.specs)!r})"

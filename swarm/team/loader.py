@@ -23,6 +23,7 @@ from swarm.config import parse_document
 from swarm.errors import ConfigError
 from swarm.team.claude import claude_fields, read_markdown, slug
 from swarm.team.spec import AgentSpec, check_name, index_specs, role_spec
+from swarm.team.teamfile import TEAM_FILES
 from swarm.tools import Tool
 
 __all__ = [
@@ -236,7 +237,8 @@ class MultiFormatLoader:
     def role_files(self, directory: str | Path) -> list[Path]:
         """The role files in ``directory`` (not its subdirectories), sorted by name.
 
-        Hidden files and files no loader handles are left out. Raises ``ConfigError`` when
+        Hidden files, the team file (``team.yaml``), a ``README.md`` and files no loader
+        handles are left out. Raises ``ConfigError`` when
         the directory does not exist or holds no role file.
         """
         directory = Path(directory)
@@ -246,7 +248,7 @@ class MultiFormatLoader:
             raise ConfigError("expected a directory of role files, found a file", path=directory)
         files = []
         for path in sorted(directory.iterdir()):
-            if path.name.startswith(".") or not path.is_file():
+            if path.name.startswith(".") or not path.is_file() or path.name in TEAM_FILES:
                 continue
             loader = self.loader_for(path)
             if loader is not None and loader.is_role_file(path):

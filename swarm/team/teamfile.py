@@ -1,0 +1,83 @@
+"""What a team directory says about the whole team, beside its role files.
+
+``team.yaml`` (or ``team.yml``) is the one YAML file of a directory that is not a role: it
+holds settings of the team, for now the model aliases its roles may name::
+
+    models:
+      fast: openai:gpt-4.1-mini
+      smart: anthropic:claude-opus-4-5
+
+The MCP servers a team declares (``mcp.json`` or ``.mcp.json``, Claude Code's
+``mcpServers`` format) are read here only for their names, to warn about a Claude Code
+role's ``mcp__server__tool`` whose server the team does not declare.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+import pydantic
+from pydantic import ConfigDict
+
+from swarm.config import load_document, validate_document
+from swarm.team.spec import AgentSpec
+
+__all__ = ["TEAM_FILES", "TeamFile", "declared_mcp_servers", "load_team_file", "mcp_warnings"]
+
+TEAM_FILES = ("team.yaml", "team.yml")
+"""The names of a team file: never loaded as a role."""
+
+
+class TeamFile(pydantic.BaseModel):
+    """A team file's fields: ``models`` maps alias names to model specs."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    models: dict[str, str] = pydantic.Field(default_factory=dict)
+
+
+def load_team_file(directory: Path) -> TeamFile:
+    """The team file of ``directory`` (an empty one when there is none).
+
+    Raises ``ConfigError`` naming the file, line and field for a bad one.
+    """
+    for name in TEAM_FILES:
+        path = directory / name
+        if path.is_file():
+            return validate_document(TeamFile, load_document(path))
+    return TeamFile()
+
+
+def declared_mcp_servers(directory: Path) -> set[str] | None:
+    """The servers ``mcp.json``/``.mcp.json`` in ``directory`` name; ``None`` when the
+    directory has neither or it cannot be read (its own loader reports why)."""
+    servers: set[str] | None = None
+    for name in ("mcp.json", ".mcp.json"):
+        path = directory / name
+        if not path.is_file():
+            continue
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        declared = data.get("mcpServers") if isinstance(data, dict) else None
+        if isinstance(declared, dict):
+            servers = (servers or set()) | {str(key) for key in declared}
+    return servers
+
+
+def mcp_warnings(specs: Iterable[AgentSpec], declared: set[str] | None) -> list[str]:
+    """A warning for each optional ``mcp:`` entry whose server the team does not declare
+    (such an entry is dropped when the role is built)."""
+    found = []
+    for spec in specs:
+        for index, entry in enumerate(spec.tools):
+            if not entry.startswith("mcp:") or entry not in spec.optional_tools:
+                continue
+            server = entry[len("mcp:") :].partition("/")[0]
+            if declared is None or server not in declared:
+                message = f"mcp server '{server}' not declared by the team: tool dropped"
+                found.append(str(spec.error(message, "tools", index)))
+    return found
