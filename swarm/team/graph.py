@@ -226,10 +226,13 @@ class Team:
         problems = _depth_problems(self.graph, self.specs, self.entry, max_depth)
         if problems:
             raise ConfigError.collect(problems)
-        notes += _warnings(self.graph, self.specs, self.entry)
-        self.warnings: tuple[str, ...] = tuple(notes)
-        for warning in self.warnings:
-            log.warning("team: " + warning, directory=str(directory) if directory else None)
+        where = str(directory) if directory else None
+        for note in notes:  # what loading changed: shown by `swarm validate` and `swarm run`
+            log.info("team: " + note, directory=where)
+        suspicious = _warnings(self.graph, self.specs, self.entry)
+        for warning in suspicious:
+            log.warning("team: " + warning, directory=where)
+        self.warnings: tuple[str, ...] = (*notes, *suspicious)
 
     @classmethod
     def load(
@@ -253,7 +256,7 @@ class Team:
         )
         dropped = mcp_warnings(team.specs.values(), declared_mcp_servers(directory))
         for warning in dropped:
-            log.warning("team: " + warning, directory=str(directory))
+            log.info("team: " + warning, directory=str(directory))
         team.warnings = (*team.warnings, *dropped)
         return team
 

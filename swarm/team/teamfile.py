@@ -69,15 +69,19 @@ def declared_mcp_servers(directory: Path) -> set[str] | None:
 
 
 def mcp_warnings(specs: Iterable[AgentSpec], declared: set[str] | None) -> list[str]:
-    """A warning for each optional ``mcp:`` entry whose server the team does not declare
-    (such an entry is dropped when the role is built)."""
+    """One warning per role and server for its optional ``mcp:`` entries whose server the
+    team does not declare (such entries are dropped when the role is built)."""
     found = []
     for spec in specs:
+        dropped: dict[str, list[tuple[int, str]]] = {}
         for index, entry in enumerate(spec.tools):
             if not entry.startswith("mcp:") or entry not in spec.optional_tools:
                 continue
             server = entry[len("mcp:") :].partition("/")[0]
             if declared is None or server not in declared:
-                message = f"mcp server '{server}' not declared by the team: tool dropped"
-                found.append(str(spec.error(message, "tools", index)))
+                dropped.setdefault(server, []).append((index, entry))
+        for server, entries in dropped.items():
+            names = ", ".join(entry for _, entry in entries)
+            message = f"mcp server '{server}' not declared by the team: tool dropped ({names})"
+            found.append(str(spec.error(message, "tools", entries[0][0])))
     return found
