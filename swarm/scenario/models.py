@@ -22,12 +22,14 @@ def role_models(
     *,
     run_spec: str | None = None,
     record: Path | None = None,
+    owns_transport: bool = False,
 ) -> ModelResolver:
     """The resolver of the roles' own models for a run on ``transport``: the scenario's
     ``models`` aliases over the team's, each model's transport recorded to ``record``
     too. A scripted or replayed run answers for every role (role models are checked and
     written in the manifest, never called). Raises ``ConfigError`` naming the role file
-    and line of each model no provider understands."""
+    and line of each model no provider understands. ``owns_transport``: the run built
+    ``transport`` from a spec, and ``aclose()`` closes it too."""
     wrap = None
     if record is not None:
         cassette = record
@@ -36,7 +38,11 @@ def role_models(
             return RecordingTransport(inner, cassette)
 
     resolver = ModelResolver(
-        transport, aliases={**team.models, **scenario.models}, run_spec=run_spec, wrap=wrap
+        transport,
+        aliases={**team.models, **scenario.models},
+        run_spec=run_spec,
+        wrap=wrap,
+        owns_transport=owns_transport,
     )
     problems = []
     for spec in team.specs.values():

@@ -178,13 +178,14 @@ async def run_scenario(
         transport: CompletionTransport = ReplayTransport(replay)
     else:
         transport = resolve_transport(scenario, model)
-    run_spec = model if isinstance(model, str) else scenario.model
+    run_spec = model if isinstance(model, str) else scenario.model if model is None else None
     resolver = role_models(
         scenario,
         team,
         transport,
         run_spec=run_spec if isinstance(run_spec, str) else None,
         record=record,
+        owns_transport=replay is None and isinstance(run_spec, str),  # built here from it
     )
     workspace = (workspace or scenario.workspace or default_workspace(scenario)).resolve()
     prepare_workspace(scenario, workspace)
@@ -213,7 +214,11 @@ async def run_scenario(
     run = _Run(
         scenario, team, transport, workspace, record_dir, run_id, config, root_session, resolver
     )
-    return await _execute(run, scenario.task, _Segment(1), approver, ask_user, on_event)
+    try:
+        return await _execute(run, scenario.task, _Segment(1), approver, ask_user, on_event)
+    finally:
+        with anyio.CancelScope(shield=True):
+            await resolver.aclose()
 
 
 def _manifest(
@@ -293,9 +298,13 @@ async def resume_run(
         )
     team = _load_team(scenario)
     transport = resolve_transport(scenario, model or config.get("model"))
-    run_spec = model or config.get("model") or scenario.model
+    run_spec = model if model is not None else config.get("model") or scenario.model
     resolver = role_models(
-        scenario, team, transport, run_spec=run_spec if isinstance(run_spec, str) else None
+        scenario,
+        team,
+        transport,
+        run_spec=run_spec if isinstance(run_spec, str) else None,
+        owns_transport=isinstance(run_spec, str),
     )
     state = read_journal(record.journal)
     if isinstance(transport, ScriptedModel):
@@ -342,7 +351,11 @@ async def resume_run(
         root_session,
         resolver,
     )
-    return await _execute(run, message, segment, approver, ask_user, on_event)
+    try:
+        return await _execute(run, message, segment, approver, ask_user, on_event)
+    finally:
+        with anyio.CancelScope(shield=True):
+            await resolver.aclose()
 
 
 def _check_audit(record: RunRecord) -> None:

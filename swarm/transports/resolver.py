@@ -110,6 +110,8 @@ class ModelResolver:
     ``transport_from_spec``); ``wrap`` is applied to each one built (a recording).
     ``used`` maps each model name asked for to the spec it resolved to (``None``: the
     run's). Calling it raises ``ConfigError`` for a spec no provider understands.
+    ``aclose()`` closes the connection pools of the transports it built, and the run's
+    when ``owns_transport``.
     """
 
     def __init__(
@@ -121,6 +123,7 @@ class ModelResolver:
         offline: bool | None = None,
         build: Callable[[str], CompletionTransport] = transport_from_spec,
         wrap: Callable[[CompletionTransport], CompletionTransport] | None = None,
+        owns_transport: bool = False,
     ) -> None:
         self.transport = transport
         self.aliases = dict(aliases)
@@ -128,6 +131,7 @@ class ModelResolver:
         self.offline = not is_provider(transport) if offline is None else offline
         self.build = build
         self.wrap = wrap
+        self.owns_transport = owns_transport
         self.used: dict[str, str | None] = {}
         self._pool: dict[str, CompletionTransport] = {}
 
@@ -146,3 +150,18 @@ class ModelResolver:
             self._pool[spec] = self.wrap(built) if self.wrap is not None else built
         # offline, the spec is still built (cheap: no connection opens) so a bad one fails
         return self.transport if self.offline else self._pool[spec]
+
+    async def aclose(self) -> None:
+        """Close the transports this resolver built (and the run's, when it owns it)."""
+        owned = [*self._pool.values(), *([self.transport] if self.owns_transport else [])]
+        for transport in owned:
+            await _close(transport)
+
+
+async def _close(transport: object) -> None:
+    close = getattr(transport, "aclose", None)
+    if close is None:
+        inner = getattr(transport, "inner", None)
+        close = getattr(inner, "aclose", None) if inner is not None else None
+    if callable(close):
+        await close()
