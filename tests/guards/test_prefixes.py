@@ -50,8 +50,8 @@ async def test_any_other_program_is_denied_and_never_runs(
     with pytest.raises(GuardError) as caught:
         await shell(command=command)  # type: ignore[operator]
     assert caught.value.guard == "CommandPrefixGuard"
-    assert not (tmp_path / "ws" / "pwned").exists()  # noqa: ASYNC240 (a test's own check)
-    assert not (tmp_path / "pwned").exists()  # noqa: ASYNC240
+    assert not (tmp_path / "ws" / "pwned").exists()
+    assert not (tmp_path / "pwned").exists()
 
 
 async def test_a_prefix_word_known_only_at_run_time_is_denied(shell: object) -> None:
