@@ -33,9 +33,10 @@ def role_models(
     wrap = None
     if record is not None:
         cassette = record
+        run_recording = transport if isinstance(transport, RecordingTransport) else None
 
         def wrap(inner: CompletionTransport) -> CompletionTransport:
-            return RecordingTransport(inner, cassette)
+            return RecordingTransport(inner, cassette, also=run_recording)
 
     resolver = ModelResolver(
         transport,

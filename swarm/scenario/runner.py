@@ -178,6 +178,8 @@ async def run_scenario(
         transport: CompletionTransport = ReplayTransport(replay)
     else:
         transport = resolve_transport(scenario, model)
+    if record is not None:
+        transport = RecordingTransport(transport, record)
     run_spec = model if isinstance(model, str) else scenario.model if model is None else None
     resolver = role_models(
         scenario,
@@ -194,8 +196,6 @@ async def run_scenario(
         (runs_dir or scenario.runs_dir or default_runs_dir()).absolute(), run_id
     )
     create_key(record_dir.key)
-    if record is not None:
-        transport = RecordingTransport(transport, record)
     config = {
         "scenario_path": str(scenario.path.resolve()) if scenario.path else None,
         "name": scenario.name,

@@ -234,7 +234,10 @@ async def test_each_role_request_goes_to_its_server_with_its_model_id() -> None:
 
 
 @pytest.mark.anyio
-async def test_a_scenario_run_sends_each_role_to_its_own_model(tmp_path: Path) -> None:
+async def test_a_scenario_run_sends_each_role_to_its_own_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-must-not-leak")
     team = tmp_path / "team"
     team.mkdir()
     (team / "lead.md").write_text(
@@ -254,13 +257,33 @@ async def test_a_scenario_run_sends_each_role_to_its_own_model(tmp_path: Path) -
             f"team: team\ntask: go\nmodel: openai-compatible:{lead_server.url}/v1:lead-model\n"
             f"models:\n  fast: openai-compatible:{small_server.url}/v1:small-model\n"
         )
+        cassette = tmp_path / "cassette.jsonl"
         outcome = await run_scenario(
-            load_scenario(scenario), workspace=tmp_path / "ws", runs_dir=tmp_path / "runs"
+            load_scenario(scenario),
+            workspace=tmp_path / "ws",
+            runs_dir=tmp_path / "runs",
+            record=cassette,
         )
     assert outcome.stop_reason == StopReason.end_turn
+    # every model's calls are in the cassette, and it replays with both servers gone
+    recorded = [json.loads(line) for line in cassette.read_text().splitlines()]
+    assert sorted(r["request"]["model"] for r in recorded) == sorted(
+        ["big-model", "small-model"] + ["lead-model"] * 3
+    )
+    replayed = await run_scenario(
+        load_scenario(scenario),
+        workspace=tmp_path / "ws2",
+        runs_dir=tmp_path / "runs",
+        replay=cassette,
+    )
+    assert replayed.stop_reason == StopReason.end_turn
+    assert replayed.final_text == outcome.final_text == "all done"
     # the lead's turns and the big worker's answer on one server, the fast worker's on the other
     assert sorted(model_ids(lead_server)) == ["big-model"] + ["lead-model"] * 3
     assert model_ids(small_server) == ["small-model"]
+    # a role's model on another host never carries the OpenAI key
+    for request in [*lead_server.requests, *small_server.requests]:
+        assert "sk-must-not-leak" not in json.dumps(request.headers)
     manifest = json.loads((outcome.record_dir / "manifest.json").read_text())
     assert manifest["role_models"]["called"] is True
     assert manifest["role_models"]["roles"]["fast-worker"] == {
