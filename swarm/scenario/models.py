@@ -10,7 +10,7 @@ from swarm.scenario.spec import Scenario
 from swarm.team import Team
 from swarm.transports.base import CompletionTransport
 from swarm.transports.recording import RecordingTransport
-from swarm.transports.resolver import ModelResolver
+from swarm.transports.resolver import ModelResolver, missing_key
 
 __all__ = ["role_models", "role_models_record"]
 
@@ -28,7 +28,8 @@ def role_models(
     ``models`` aliases over the team's, each model's transport recorded to ``record``
     too. A scripted or replayed run answers for every role (role models are checked and
     written in the manifest, never called). Raises ``ConfigError`` naming the role file
-    and line of each model no provider understands. ``owns_transport``: the run built
+    and line of each model no provider understands, or (in a run that calls providers)
+    whose key is not set, before anything runs. ``owns_transport``: the run built
     ``transport`` from a spec, and ``aclose()`` closes it too."""
     wrap = None
     if record is not None:
@@ -47,11 +48,18 @@ def role_models(
     )
     problems = []
     for spec in team.specs.values():
-        if spec.model:
-            try:
-                resolver(spec.model)
-            except ConfigError as exc:
-                problems.append(spec.error(exc.message, "model"))
+        if not spec.model:
+            continue
+        try:
+            resolver(spec.model)
+        except ConfigError as exc:
+            problems.append(spec.error(exc.message, "model"))
+            continue
+        resolved = resolver.spec_of(spec.model)
+        variable = missing_key(resolved) if resolved and not resolver.offline else None
+        if variable is not None and resolved != run_spec:
+            message = f"the model {spec.model} ({resolved}) needs {variable}, which is not set"
+            problems.append(spec.error(message, "model"))
     if problems:
         raise ConfigError.collect(problems)
     return resolver

@@ -102,6 +102,7 @@ CLAUDE_KEYS = frozenset(
     | IGNORED
     | set(UNSUPPORTED)
 )
+_NUMBERS = frozenset({"maxTurns", "max_iterations"})
 _CLOSING = re.compile(r"-{3,}\s*")
 _KEY_LINE = re.compile(r"([A-Za-z_][\w.-]*)\s*:(?:\s+(.*))?")
 _PATTERN = re.compile(r"(\w+)\((.*)\)", re.DOTALL)
@@ -158,9 +159,13 @@ def _lenient(lines: list[str], offset: int) -> tuple[dict[str, Any], dict[Key, i
             joiner = "\n" if first.startswith("|") else " "
             data[key] = joiner.join(rest).strip()
             continue
-        value = "\n".join([first, *rest]).strip() if rest else first
-        value = _unquote(value)
-        data[key] = int(value) if value.isdigit() else value
+        value = _unquote("\n".join([first, *rest]).strip() if rest else first)
+        if value.startswith("[") and value.endswith("]"):  # a flow list: [Read, Grep]
+            data[key] = [_unquote(v.strip()) for v in value[1:-1].split(",") if v.strip()]
+        elif key in _NUMBERS and value.isdigit():
+            data[key] = int(value)
+        else:
+            data[key] = value
     return data, where
 
 
@@ -235,8 +240,8 @@ def _entries(value: Any) -> list[Any] | None:
 class _Tools:
     """Collects a role's tools from its ``tools`` entries."""
 
-    def __init__(self, out: ClaudeFields, path: Path, line: int | None) -> None:
-        self.out, self.path, self.line = out, path, line
+    def __init__(self, out: ClaudeFields, path: Path) -> None:
+        self.out, self.path = out, path
         self.names: list[str] = []
         self.lines: list[int | None] = []
         self.prefixes: list[str] = []
@@ -295,7 +300,7 @@ def _tools(data: Mapping[str, Any], where: Mapping[Key, int], out: ClaudeFields)
     """Fill ``tools`` (and shell limits) from ``tools``/``allowed-tools``/``disallowedTools``."""
     path = out.path
     key = "tools" if "tools" in data else "allowed-tools" if "allowed-tools" in data else None
-    collected = _Tools(out, path, where.get((key,)) if key else None)
+    collected = _Tools(out, path)
     if key is None:
         for name in WHOLE_TOOLBOX:
             collected.add(name, None, optional=True)

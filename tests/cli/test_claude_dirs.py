@@ -98,3 +98,22 @@ def test_run_a_scenario_on_a_claude_directory(swarm: Swarm, agents: Path, tmp_pa
     assert done.returncode == 0, done.stdout + done.stderr
     assert "all reviewed" in done.stdout
     assert "warning: " in done.stderr and "implicit orchestrator 'main'" in done.stderr
+
+
+def test_run_refuses_a_role_model_without_its_key_before_anything_runs(
+    swarm: Swarm, agents: Path, tmp_path: Path, runs: Path
+) -> None:
+    done = swarm(
+        "run",
+        "--team",
+        agents,
+        "--model",
+        "openai-compatible:http://127.0.0.1:9/v1:m",  # never called
+        "--workspace",
+        tmp_path / "ws",
+        "review the code",
+    )
+    assert done.returncode == 2
+    assert "code-reviewer.md:5: field 'model'" in done.stderr
+    assert "needs ANTHROPIC_API_KEY" in done.stderr and "Traceback" not in done.stderr
+    assert not runs.exists() or not any(runs.iterdir())

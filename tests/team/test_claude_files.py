@@ -324,3 +324,8 @@ def test_yaml_roles_keep_their_strictness(write_role: WriteRole, roles_dir: Path
     with pytest.raises(ConfigError) as caught:
         load_specs(roles_dir)
     assert caught.value.field == "version"
+
+
+def test_a_flow_list_in_lenient_front_matter_is_a_list(write_role: WriteRole) -> None:
+    spec = load(write_role, "description: a: b\ntools: [Read, 'Grep']\nname: '123'\n")
+    assert spec.tools == ("read_file", "search") and spec.name == "123"
