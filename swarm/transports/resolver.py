@@ -6,7 +6,8 @@ A role's ``model`` is resolved in this order:
   run with;
 - an alias: the team's or scenario's ``models:`` map first, then ``BUILTIN_ALIASES``
   (``sonnet``, ``opus``, ``haiku``: current Anthropic models); an alias may name another;
-- a bare ``claude-...`` id is ``anthropic:<id>``, a bare ``gpt-...`` id ``openai:<id>``;
+- a bare ``claude-...`` id is ``anthropic:<id>``, a bare ``gpt-...`` id ``openai:<id>``, and
+  another id the model registry knows (``o3-mini``) is its provider's;
 - anything else is a model spec for ``transport_from_spec`` (``openai:gpt-4.1-mini``).
 
 ``ModelResolver`` builds each distinct spec's transport once per run, so the roles that
@@ -25,6 +26,7 @@ from types import MappingProxyType
 from swarm.errors import ConfigError
 from swarm.transports.anthropic import AnthropicTransport
 from swarm.transports.base import CompletionTransport
+from swarm.transports.models import lookup_model
 from swarm.transports.openai import OpenAITransport
 from swarm.transports.spec import transport_from_spec
 
@@ -76,6 +78,9 @@ def model_spec(name: str, aliases: Mapping[str, str] = MappingProxyType({})) -> 
         for prefix, provider in _BARE:
             if spec.startswith(prefix):
                 return f"{provider}:{spec}"
+        known = lookup_model(spec)  # o3-mini, chatgpt-4o-latest: a model the registry knows
+        if known is not None:
+            return f"{'anthropic' if known.id.startswith('claude') else 'openai'}:{spec}"
     return spec
 
 

@@ -42,6 +42,7 @@ from .server import LLMServer, Received, Reply
         ("default", None),
         ("claude-sonnet-4-5-20250929", "anthropic:claude-sonnet-4-5-20250929"),
         ("gpt-4o-mini", "openai:gpt-4o-mini"),
+        ("o3-mini", "openai:o3-mini"),
         ("openai:gpt-4.1-mini", "openai:gpt-4.1-mini"),
         (
             "openai-compatible:http://127.0.0.1:8/v1:qwen",
