@@ -81,6 +81,14 @@ async def test_the_implicit_orchestrator_delegates_to_claude_roles(
     [(path, tool, reason)] = outcome.denied_calls
     assert (path, tool) == ("main/git-historian#1", "shell") and "touch" in reason
     assert not (workspace / "pwned").exists()
+    # every delegation and the denial are in the audit log, under the run's policy
+    audit = [
+        json.loads(line) for line in (outcome.record_dir / "audit.jsonl").read_text().splitlines()
+    ]
+    decisions = {(r["path"], r["tool"], r["decision"]) for r in audit if r["event"] == "decision"}
+    assert ("main", "code-reviewer", "allow") in decisions
+    assert ("main", "git-historian", "allow") in decisions
+    assert ("main/git-historian#1", "shell", "deny") in decisions
 
 
 async def test_role_models_of_a_scripted_run_are_recorded_not_called(
