@@ -30,6 +30,7 @@ from typing import Any
 from swarm.config import Document, parse_document
 from swarm.errors import ConfigError
 from swarm.team.spec import ALIASES, FIELD_NAMES, NAME_PATTERN
+from swarm.toolbox import TOOL_NAMES
 
 __all__ = [
     "CLAUDE_TOOLS",
@@ -76,19 +77,9 @@ NO_EQUIVALENT = frozenset(
     }
 )
 
-WHOLE_TOOLBOX = (
-    "read_file",
-    "write_file",
-    "edit_file",
-    "list_files",
-    "search",
-    "shell",
-    "notes",
-    "todo",
-    "ask_user",
-)
-"""What a role without ``tools`` (or with ``*``) gets: every built-in tool (as
-``swarm.toolbox.TOOL_NAMES``), each dropped when the toolbox in use lacks it."""
+WHOLE_TOOLBOX = TOOL_NAMES
+"""What a role without ``tools`` (or with ``*``) gets: every built-in tool, each dropped
+when the toolbox in use lacks it."""
 
 IGNORED = frozenset({"color", "effort", "background", "isolation"})
 UNSUPPORTED = {
