@@ -223,6 +223,15 @@ async def test_each_role_request_goes_to_its_server_with_its_model_id() -> None:
         await lead.aclose()
     end = events[-1]
     assert isinstance(end, SessionEndEvent) and end.stop_reason == StopReason.end_turn
+    assert end.usage_tree is not None  # each role's usage counts under its own model
+    models = {node.path: node.model for node in end.usage_tree.walk()}
+    assert models == {
+        "lead": "gpt-4.1",
+        "lead/fast-worker#1": "claude-haiku-4-5",
+        "lead/claude-worker#1": "claude-sonnet-4-5",
+        "lead/bare-worker#1": "gpt-4o-mini",
+    }
+    assert end.usage_tree.total.input_tokens == 4 * 10 + 3 * 10
     assert model_ids(openai_lead) == ["gpt-4.1"] * 4
     assert model_ids(anthropic_server) == ["claude-haiku-4-5", "claude-sonnet-4-5"]
     assert model_ids(openai_server) == ["gpt-4o-mini"]
