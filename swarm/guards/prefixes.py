@@ -39,14 +39,16 @@ def _starts_with(invocation: Invocation, words: tuple[str, ...]) -> bool:
 
 class CommandPrefixGuard(PermissionGuard):
     """Denies a shell command unless every program it would run starts with one of
-    ``prefixes`` (each a string of words, ``"git log"``; ``"*"`` allows any command).
+    ``prefixes`` (each a string of words, ``"git log"``; ``"*"`` allows any command; an
+    empty one allows nothing).
 
     The command is the ``argument`` of the call (default ``command``); a call without it
     passes untouched; a command that cannot be parsed is denied.
     """
 
     def __init__(self, prefixes: Iterable[str], *, argument: str = "command") -> None:
-        self.prefixes = tuple(tuple(prefix.split()) for prefix in prefixes)
+        # a prefix of no words would match every command: it allows none instead
+        self.prefixes = tuple(words for p in prefixes if (words := tuple(p.split())))
         self.any = ("*",) in self.prefixes
         self.argument = argument
 

@@ -277,7 +277,10 @@ class _Tools:
             inner = pattern[2].strip()
             for suffix in (":*", " *"):
                 inner = inner.removesuffix(suffix)
-            self.prefixes.append(inner or "*")
+            if not inner.strip():
+                self.warn(line, f"'{text}' names no command: dropped")
+                return
+            self.prefixes.append(inner)
         else:
             self.warn(
                 line,

@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 
 from swarm.errors import GuardError
+from swarm.guards import CommandPrefixGuard
 from swarm.team import MarkdownAgentLoader
 from swarm.toolbox import make_toolbox
+from swarm.tools import Tool
 
 pytestmark = pytest.mark.anyio
 
@@ -62,3 +64,13 @@ async def test_a_prefix_word_known_only_at_run_time_is_denied(shell: object) -> 
 async def test_an_unparseable_command_is_denied(shell: object) -> None:
     with pytest.raises(GuardError, match="cannot be judged"):
         await shell(command="echo ok 'unclosed")  # type: ignore[operator]
+
+
+async def test_an_empty_prefix_allows_nothing() -> None:
+    guard = CommandPrefixGuard(["", "   "])
+    with pytest.raises(GuardError):
+        await guard.check(Tool("shell", _noop), command="ls")
+
+
+async def _noop(command: str) -> str:
+    return command

@@ -126,6 +126,17 @@ def test_bash_patterns_become_shell_limited_to_their_commands(write_role: WriteR
     assert spec.shell_commands == ("git log", "git diff", "npm test")
 
 
+@pytest.mark.parametrize("entry", ["Bash()", "Bash(:*)"])
+def test_a_bash_pattern_naming_no_command_allows_none(write_role: WriteRole, entry: str) -> None:
+    spec = load(write_role, f"tools: Read, {entry}\n")
+    assert spec.tools == ("read_file",)
+    assert warned(spec, "names no command: dropped")
+
+
+def test_bash_star_is_any_command(write_role: WriteRole) -> None:
+    assert load(write_role, "tools: Bash(*)\n").shell_commands == ("*",)
+
+
 def test_plain_bash_beside_a_pattern_is_not_limited(write_role: WriteRole) -> None:
     spec = load(write_role, "tools: Bash(git log:*), Bash\n")
     assert spec.tools == ("shell",) and spec.shell_commands == ()
