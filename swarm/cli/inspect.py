@@ -15,6 +15,7 @@ from swarm.scenario import Scenario, Script, load_scenario
 from swarm.scenario.tooling import scenario_team, scenario_tools
 from swarm.team import Team
 from swarm.tools import Tool
+from swarm.transports.resolver import missing_key, model_spec
 from swarm.transports.spec import transport_from_spec
 
 __all__ = ["add_commands", "validate"]
@@ -86,11 +87,38 @@ def validate(target: Path, entry: str | None = None) -> tuple[list[ConfigError],
                 load_policy(ref, relative_to=base)
             except ConfigError as exc:
                 problems += exc.problems
+    problems += _role_model_problems(team, scenario)
     warnings = list(team.warnings)
     if scenario is not None:
         problems += _scenario_problems(scenario, team)
         warnings += _script_warnings(scenario, team)
     return problems, warnings
+
+
+def _role_model_problems(team: Team, scenario: Scenario | None) -> list[ConfigError]:
+    """Each role model that names no provider, or whose provider's key is not set (not
+    checked for a scripted scenario, which calls no provider)."""
+    aliases = {**team.models, **(scenario.models if scenario else {})}
+    keys_needed = scenario is None or not isinstance(scenario.model, Script)
+    problems: list[ConfigError] = []
+    for spec in team.specs.values():
+        if not spec.model:
+            continue
+        try:
+            resolved = model_spec(spec.model, aliases)
+            if resolved is None:
+                continue
+            transport_from_spec(resolved)
+        except ConfigError as exc:
+            problems.append(spec.error(exc.message, "model"))
+            continue
+        variable = missing_key(resolved) if keys_needed else None
+        if variable is not None:
+            shown = spec.model if spec.model == resolved else f"{spec.model} ({resolved})"
+            problems.append(
+                spec.error(f"the model {shown} needs {variable}, which is not set", "model")
+            )
+    return problems
 
 
 def _scenario_problems(scenario: Scenario, team: Team) -> list[ConfigError]:

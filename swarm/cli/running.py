@@ -113,6 +113,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     console = Console(stderr=args.json)
     prompt = TerminalPrompt() if interactive() and not args.json else None
     team = Team.load(scenario.team, entry=scenario.entry)
+    for warning in team.warnings:
+        sys.stderr.write(f"warning: {warning}\n")
     run_id = new_run_id()
     runs_dir = (args.runs_dir or scenario.runs_dir or default_runs_dir()).absolute()
     board = AgentBoard(team.entry, frozenset(team.specs))

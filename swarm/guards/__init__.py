@@ -3,7 +3,8 @@
 Built in: ``PolicyGuard`` (rules from policy files, ``load_policy``/``apply_policy``),
 ``CeilingGuard`` (a parent's denials for its subtree), ``PathGuard`` (workspace
 confinement), ``ShellGuard`` (the programs a command would run),
-``RateLimitGuard``, ``BudgetGuard``, ``ApprovalGuard`` and ``AuditGuard``; guard factories
+``CommandPrefixGuard`` (commands that start with given words), ``RateLimitGuard``,
+``BudgetGuard``, ``ApprovalGuard`` and ``AuditGuard``; guard factories
 by name (``make_guard``, ``register_guard``) let policy files use them.
 """
 
@@ -21,6 +22,7 @@ from swarm.guards.policy import (
     load_policy,
     shipped_policies,
 )
+from swarm.guards.prefixes import CommandPrefixGuard
 from swarm.guards.registry import GuardContext, guard_names, make_guard, register_guard
 from swarm.guards.rules import Decision, Rule
 from swarm.guards.shell import CommandPattern, ShellGuard
@@ -36,6 +38,7 @@ __all__ = [
     "BudgetGuard",
     "CeilingGuard",
     "CommandPattern",
+    "CommandPrefixGuard",
     "ConcurrentGuard",
     "Decision",
     "DenyAllGuard",

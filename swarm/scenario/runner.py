@@ -38,6 +38,7 @@ from swarm.events import (
 )
 from swarm.guards.policy import Policy, apply_policy, load_policy
 from swarm.run import current_scope
+from swarm.scenario.models import role_models, role_models_record
 from swarm.scenario.outcome import CallTally, EventTally, RunOutcome, build_outcome
 from swarm.scenario.record import (
     Journal,
@@ -69,6 +70,7 @@ from swarm.toolbox import make_toolbox
 from swarm.tools import Tool
 from swarm.transports.base import CompletionTransport
 from swarm.transports.recording import RecordingTransport, ReplayTransport
+from swarm.transports.resolver import ModelResolver
 from swarm.transports.serialize import event_to_dict
 from swarm.transports.spec import transport_from_spec
 
@@ -178,6 +180,17 @@ async def run_scenario(
         transport: CompletionTransport = ReplayTransport(replay)
     else:
         transport = resolve_transport(scenario, model)
+    if record is not None:
+        transport = RecordingTransport(transport, record)
+    run_spec = model if isinstance(model, str) else scenario.model if model is None else None
+    resolver = role_models(
+        scenario,
+        team,
+        transport,
+        run_spec=run_spec if isinstance(run_spec, str) else None,
+        record=record,
+        owns_transport=replay is None and isinstance(run_spec, str),  # built here from it
+    )
     workspace = (workspace or scenario.workspace or default_workspace(scenario)).resolve()
     prepare_workspace(scenario, workspace)
     run_id = run_id or new_run_id()
@@ -185,8 +198,6 @@ async def run_scenario(
         (runs_dir or scenario.runs_dir or default_runs_dir()).absolute(), run_id
     )
     create_key(record_dir.key)
-    if record is not None:
-        transport = RecordingTransport(transport, record)
     config = {
         "scenario_path": str(scenario.path.resolve()) if scenario.path else None,
         "name": scenario.name,
@@ -200,10 +211,16 @@ async def run_scenario(
     root_session = uuid.uuid4().hex
     record_dir.write_manifest(
         _manifest(scenario, team, transport, model, workspace, run_id, root_session, config)
-        | {"key": str(record_dir.key)}
+        | {"key": str(record_dir.key), "role_models": role_models_record(team, resolver)}
     )
-    run = _Run(scenario, team, transport, workspace, record_dir, run_id, config, root_session)
-    return await _execute(run, scenario.task, _Segment(1), approver, ask_user, on_event)
+    run = _Run(
+        scenario, team, transport, workspace, record_dir, run_id, config, root_session, resolver
+    )
+    try:
+        return await _execute(run, scenario.task, _Segment(1), approver, ask_user, on_event)
+    finally:
+        with anyio.CancelScope(shield=True):
+            await resolver.aclose()
 
 
 def _manifest(
@@ -283,6 +300,14 @@ async def resume_run(
         )
     team = _load_team(scenario)
     transport = resolve_transport(scenario, model or config.get("model"))
+    run_spec = model if model is not None else config.get("model") or scenario.model
+    resolver = role_models(
+        scenario,
+        team,
+        transport,
+        run_spec=run_spec if isinstance(run_spec, str) else None,
+        owns_transport=isinstance(run_spec, str),
+    )
     state = read_journal(record.journal)
     if isinstance(transport, ScriptedModel):
         used = dict((summary or {}).get("script_used") or {})
@@ -318,9 +343,21 @@ async def resume_run(
         run_model=not (message is None and finished),
     )
     run = _Run(
-        scenario, team, transport, workspace, record, manifest["run_id"], config, root_session
+        scenario,
+        team,
+        transport,
+        workspace,
+        record,
+        manifest["run_id"],
+        config,
+        root_session,
+        resolver,
     )
-    return await _execute(run, message, segment, approver, ask_user, on_event)
+    try:
+        return await _execute(run, message, segment, approver, ask_user, on_event)
+    finally:
+        with anyio.CancelScope(shield=True):
+            await resolver.aclose()
 
 
 def _check_audit(record: RunRecord) -> None:
@@ -352,6 +389,7 @@ class _Run:
     run_id: str
     config: dict[str, Any]
     root_session: str
+    resolver: ModelResolver
 
 
 @dataclass(frozen=True, slots=True)
@@ -436,6 +474,7 @@ async def _execute_with(
         toolbox,
         run.transport,
         context_factory=session_store,
+        resolve_model=run.resolver,
         guard_tools=_guard_tools(scenario, team, run.workspace, idempotent),
     )
     entry_spec = team.specs[team.entry]

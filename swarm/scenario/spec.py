@@ -10,6 +10,7 @@
     runs_dir: ~/swarm-runs           # default: $XDG_STATE_HOME/swarm/runs
     files: {README.md: "# calc"}     # written into the workspace before the run
     task: Write calc.py with add and sub, and a test for it.
+    models: {fast: openai:gpt-4.1-mini}  # aliases a role's 'model:' may name (over team.yaml's)
     model: openai:gpt-4.1-mini       # a provider spec, or a script:
     #   script:
     #     orchestrator:
@@ -174,6 +175,7 @@ class ScenarioFile(pydantic.BaseModel):
     files: dict[str, str] = pydantic.Field(default_factory=dict)
     task: str = pydantic.Field(min_length=1)
     model: str | Script | None = None
+    models: dict[str, str] = pydantic.Field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
     expect: Expectations | None = None
     tools: dict[str, str] = pydantic.Field(default_factory=dict)
@@ -201,6 +203,7 @@ class Scenario:
     model: str | Script | None = None
     limits: Limits = field(default_factory=Limits)
     expect: Expectations | None = None
+    models: dict[str, str] = field(default_factory=dict)
     document: Document | None = field(default=None, compare=False, repr=False)
     tools: dict[str, str] = field(default_factory=dict)
     mcp_servers: dict[str, McpServer] = field(default_factory=dict)
@@ -250,6 +253,7 @@ def scenario_from_document(document: Document) -> Scenario:
         runs_dir=runs_dir,
         files=dict(data.files),
         model=data.model,
+        models=dict(data.models),
         limits=data.limits,
         expect=data.expect,
         document=document,

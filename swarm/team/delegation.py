@@ -22,7 +22,7 @@ from swarm.budget import Budget, BudgetLimits
 from swarm.context.base import ContextStore
 from swarm.context.compaction import AutoCompactStore
 from swarm.context.memory import MemoryContextStore
-from swarm.errors import ToolError
+from swarm.errors import ConfigError, ToolError
 from swarm.events import Error, SessionEndEvent, StreamEvent, SubAgentEvent
 from swarm.run import CallObserver, RunScope, current_scope, use_scope
 from swarm.team.graph import Team
@@ -30,6 +30,7 @@ from swarm.team.spec import AgentSpec
 from swarm.tools import Field, Tool, ToolOutput
 from swarm.transports.base import CompletionTransport
 from swarm.transports.options import for_tool_choice
+from swarm.transports.resolver import ModelResolver
 from swarm.types import StopReason
 
 __all__ = [
@@ -104,11 +105,7 @@ def _transport_for(
     """The role's transport: its own model when it names one, with its ``tool_choice``."""
     model = settings.model if settings is not None else None
     if model:
-        if resolve_model is not None:
-            transport = resolve_model(model)
-        else:
-            copy = getattr(transport, "copy", None)
-            transport = copy(model=model) if callable(copy) else transport
+        transport = (resolve_model or ModelResolver(transport))(model)
     choice = getattr(settings, "tool_choice", None)
     return for_tool_choice(transport, choice) if choice else transport
 
@@ -137,13 +134,16 @@ def make_agent_tools(
 
     A call runs the agent on the task with a fresh context from ``context_factory``
     (wrapped in ``AutoCompactStore`` with the role's compaction settings), the role's own
-    model when ``roles`` names one (through ``resolve_model``, else ``transport.copy``),
+    model when ``roles`` names one (through ``resolve_model``, by default a
+    ``ModelResolver`` of ``transport``: aliases, providers, one transport per model),
     and the role's budget as a child of the caller's. The sub-agent's final text is the
     result; when it fails (its limits, errors, cancellation) the caller gets an error
     result saying what happened, and goes on. ``on_event(name, event)`` sees every event
     of every sub-agent run through these tools.
     """
     tools: list[Tool[AgentContext]] = []
+    if resolve_model is None and roles is not None:
+        resolve_model = ModelResolver(transport)
     for name, (description, prototype) in agents.items():
         settings = roles.get(name) if roles is not None else None
         role_transport = _transport_for(settings, transport, resolve_model)
@@ -319,11 +319,23 @@ def build_team(
     delegates, so sub-agents delegate further and no role can call a role it did not
     declare. ``guard_tools(spec, tools)`` may wrap a role's tools (its policy).
 
-    Raises ``ConfigError`` for unknown tool names.
+    Each role's ``model`` goes through ``resolve_model`` (default: a ``ModelResolver`` of
+    ``transport`` with the team's ``models`` aliases). Raises ``ConfigError`` for unknown
+    tool names and for role models no provider understands (naming the role's file).
     """
     prototypes = team.agents(toolbox)
-    if resolve_model is not None:
-        resolve_model = functools.cache(resolve_model)  # one transport (pool) per model
+    if resolve_model is None:
+        resolve_model = ModelResolver(transport, aliases=team.models)
+    resolve_model = functools.cache(resolve_model)  # one transport (pool) per model
+    problems = []
+    for spec in team.specs.values():
+        if spec.model:
+            try:
+                resolve_model(spec.model)
+            except ConfigError as exc:
+                problems.append(spec.error(exc.message, "model"))
+    if problems:
+        raise ConfigError.collect(problems)
     built: dict[str, Agent] = {}
     for name in reversed(list(nx.topological_sort(team.graph))):
         spec = team.specs[name]

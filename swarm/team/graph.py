@@ -20,8 +20,10 @@ import structlog
 from swarm.agent import Agent
 from swarm.errors import ConfigError
 from swarm.mcp.config import McpServer, load_mcp_servers
+from swarm.team.implicit import implicit_orchestrator, needs_orchestrator
 from swarm.team.loader import MultiFormatLoader, agents_from_specs, load_specs
 from swarm.team.spec import AgentSpec, check_name, index_specs
+from swarm.team.teamfile import TeamFile, load_team_file, mcp_warnings
 from swarm.tools import Tool
 
 __all__ = ["DEFAULT_MAX_DEPTH", "Team"]
@@ -95,7 +97,7 @@ def _choose_entry(graph: nx.DiGraph[str], entry: str | None) -> str:
         return roots[0]
     raise ConfigError(
         f"cannot tell the entry role: {', '.join(roots)} are delegated to by no role; "
-        "choose one with entry=..."
+        "choose one with --entry ROLE (a scenario's 'entry:', Team(entry=...) in Python)"
     )
 
 
@@ -179,8 +181,11 @@ class Team:
 
     ``graph`` has a node per role (attributes ``spec`` and ``description``) and an edge
     ``a -> b`` when ``a`` may delegate to ``b``. ``entry`` is the role a run starts with;
-    when not given it is the one role no other role delegates to. ``warnings`` lists what
-    is suspicious but allowed (also logged). Raises ``ConfigError`` (every problem in
+    when not given it is the one role no other role delegates to, or, when two or more
+    roles and none delegates, the implicit orchestrator (``swarm.team.implicit``; then
+    ``implicit`` is true). ``models`` are the team's model aliases (``team.yaml``).
+    ``warnings`` lists what is suspicious but allowed, and what loading the role files
+    changed or ignored (also logged). Raises ``ConfigError`` (every problem in
     ``.problems``, each naming the role's file, the line and the ``delegates`` field) for a
     delegate that is not a role, a delegation cycle (``a -> b -> a``), or a chain from the
     entry deeper than ``max_depth`` delegations (or a role's ``budget.depth``).
@@ -194,12 +199,24 @@ class Team:
         max_depth: int = DEFAULT_MAX_DEPTH,
         directory: Path | None = None,
         mcp_servers: Mapping[str, McpServer] | None = None,
+        models: Mapping[str, str] = MappingProxyType({}),
     ) -> None:
         if max_depth < 0:
             raise ValueError(f"max_depth must be 0 or more, not {max_depth}")
         index = index_specs(specs.values() if isinstance(specs, Mapping) else specs)
         if not index:
             raise ConfigError("a team needs at least one role", path=directory)
+        self.implicit = needs_orchestrator(index, entry)
+        notes: list[str] = [w for spec in index.values() for w in spec.warnings]
+        if self.implicit:
+            main = implicit_orchestrator(index)
+            index[main.name] = main
+            entry = main.name
+            notes.append(
+                f"no role delegates and no entry was chosen: the implicit orchestrator"
+                f" '{main.name}' delegates to every role ({', '.join(main.delegates)})"
+            )
+        self.models: Mapping[str, str] = MappingProxyType(dict(models))
         self.specs: Mapping[str, AgentSpec] = MappingProxyType(dict(sorted(index.items())))
         self.max_depth = max_depth
         self.directory = directory
@@ -212,9 +229,13 @@ class Team:
         problems = _depth_problems(self.graph, self.specs, self.entry, max_depth)
         if problems:
             raise ConfigError.collect(problems)
-        self.warnings: tuple[str, ...] = tuple(_warnings(self.graph, self.specs, self.entry))
-        for warning in self.warnings:
-            log.warning("team: " + warning, directory=str(directory) if directory else None)
+        where = str(directory) if directory else None
+        for note in notes:  # what loading changed: shown by `swarm validate` and `swarm run`
+            log.info("team: " + note, directory=where)
+        suspicious = _warnings(self.graph, self.specs, self.entry)
+        for warning in suspicious:
+            log.warning("team: " + warning, directory=where)
+        self.warnings: tuple[str, ...] = (*notes, *suspicious)
 
     @classmethod
     def load(
@@ -226,16 +247,28 @@ class Team:
         loader: MultiFormatLoader | None = None,
     ) -> Team:
         """Load and validate the team whose role files are in ``directory``, with the MCP
-        servers its ``mcp.json`` or ``.mcp.json`` declares.
+        servers its ``mcp.json`` or ``.mcp.json`` declares and its ``team.yaml`` (model
+        aliases) when it has one.
 
         Raises ``ConfigError`` for a bad file (see ``load_specs``) or a bad graph.
         """
         directory = Path(directory)
         specs = load_specs(directory, loader=loader)
         servers = load_mcp_servers(directory)
-        return cls(
-            specs, entry=entry, max_depth=max_depth, directory=directory, mcp_servers=servers
+        settings = load_team_file(directory) if directory.is_dir() else TeamFile()
+        team = cls(
+            specs,
+            entry=entry,
+            max_depth=max_depth,
+            directory=directory,
+            mcp_servers=servers,
+            models=settings.models,
         )
+        dropped = mcp_warnings(team.specs.values(), set(servers))
+        for warning in dropped:
+            log.info("team: " + warning, directory=str(directory))
+        team.warnings = (*team.warnings, *dropped)
+        return team
 
     def __repr__(self) -> str:
         return f"Team(entry={self.entry!r}, roles={list(self.specs)!r})"

@@ -2,8 +2,9 @@
 
 A directory holds one role per file: YAML (``.yaml``/``.yml``), TOML, JSON, or Markdown
 whose YAML front matter holds the fields and whose body is the system prompt (the Claude
-Code sub-agent format). Markdown files without front matter (a README) are not roles and
-are skipped by the directory scan. Custom sources subclass ``AgentLoader`` and implement
+Code sub-agent format, read as Claude Code reads it: ``swarm.team.claude``). A
+``README.md`` is not a role and the directory scan skips it; any other Markdown file
+without front matter is an error. Custom sources subclass ``AgentLoader`` and implement
 ``load(content)``; ``load_file`` reads the file and names it in any error.
 """
 
@@ -20,7 +21,10 @@ from typing import Any, ClassVar
 from swarm.agent import Agent
 from swarm.config import parse_document
 from swarm.errors import ConfigError
+from swarm.mcp.config import MCP_FILES
+from swarm.team.claude import claude_fields, read_markdown, slug
 from swarm.team.spec import AgentSpec, check_name, index_specs, role_spec
+from swarm.team.teamfile import TEAM_FILES
 from swarm.tools import Tool
 
 __all__ = [
@@ -147,39 +151,58 @@ class JsonAgentLoader(_DocumentLoader):
     format = "json"
 
 
-def _has_front_matter(content: str) -> bool:
-    return content.split("\n", 1)[0].strip() == "---"
+def _is_readme(path: Path) -> bool:
+    return path.stem.lower() == "readme"
 
 
 class MarkdownAgentLoader(_DocumentLoader):
-    """Load roles from Markdown: YAML front matter for the fields, the body as the prompt.
+    """Load roles from Markdown: front matter for the fields, the body as the prompt.
 
-    This is the Claude Code sub-agent format; its field names (``maxTurns``, a
-    comma-separated ``tools``) are accepted. A file without front matter is refused, and
-    skipped by directory scans (it is documentation, not a role).
+    This is the Claude Code sub-agent format, read as Claude Code reads it (see
+    ``swarm.team.claude``): its tool names, fields and lenient front matter are accepted,
+    and what changed or was ignored is in the spec's ``warnings``. A file without front
+    matter is an error, except a ``README.md`` (any case), which a directory scan skips:
+    it documents the roles and is never one.
     """
 
     extensions = ("md", "markdown")
     format = "markdown"
 
     def _parse(self, content: str, source: Path | None) -> AgentSpec:
-        if not _has_front_matter(content.removeprefix("\ufeff")):
-            raise ConfigError(
-                "a Markdown role starts with YAML front matter between '---' lines",
-                path=source or "<markdown>",
-                line=1,
-            )
-        return super()._parse(content, source)
+        where = source if source is not None else Path("<markdown>")
+        document, warnings = read_markdown(content, where)
+        fields = claude_fields(document, warnings)
+        try:
+            spec = role_spec(fields.document, source=source)
+        except ConfigError as exc:
+            raise ConfigError.collect(
+                sorted([*fields.problems, *exc.problems], key=lambda p: p.line or 0)
+            ) from None
+        if fields.problems:
+            raise ConfigError.collect(fields.problems)
+        if not spec.name and source is not None:
+            made = slug(source.stem)
+            if made and made != source.stem:
+                fields.warnings.append(
+                    str(
+                        ConfigError(
+                            f"the file's name cannot name a tool; the role is named '{made}'",
+                            path=source,
+                            field="name",
+                        )
+                    )
+                )
+                spec = dataclasses.replace(spec, name=made)
+        return dataclasses.replace(
+            spec,
+            optional_tools=spec.optional_tools | fields.optional_tools,
+            shell_commands=tuple(fields.shell_commands),
+            warnings=(*spec.warnings, *fields.warnings),
+        )
 
     def is_role_file(self, path: Path) -> bool:
-        """Only Markdown files that open with front matter are roles."""
-        if not self.handles(path):
-            return False
-        try:
-            with path.open(encoding="utf-8-sig") as file:
-                return _has_front_matter(file.readline())
-        except (OSError, UnicodeDecodeError):
-            return True  # let load_file report why it cannot be read
+        """Every Markdown file but a README is a role."""
+        return self.handles(path) and not _is_readme(path)
 
 
 def _default_loaders() -> list[AgentLoader]:
@@ -215,8 +238,9 @@ class MultiFormatLoader:
     def role_files(self, directory: str | Path) -> list[Path]:
         """The role files in ``directory`` (not its subdirectories), sorted by name.
 
-        Hidden files and files no loader handles are left out. Raises ``ConfigError`` when
-        the directory does not exist or holds no role file.
+        Hidden files, the team file (``team.yaml``), ``mcp.json``, a ``README.md`` and
+        files no loader handles are left out. Raises ``ConfigError`` when the directory
+        does not exist or holds no role file.
         """
         directory = Path(directory)
         if not directory.exists():
@@ -225,7 +249,8 @@ class MultiFormatLoader:
             raise ConfigError("expected a directory of role files, found a file", path=directory)
         files = []
         for path in sorted(directory.iterdir()):
-            if path.name.startswith(".") or not path.is_file():
+            reserved = path.name in TEAM_FILES or path.name in MCP_FILES
+            if path.name.startswith(".") or not path.is_file() or reserved:
                 continue
             loader = self.loader_for(path)
             if loader is not None and loader.is_role_file(path):

@@ -24,6 +24,7 @@ from pydantic import AliasChoices, ConfigDict
 from swarm.agent import Agent
 from swarm.config import Document, validate_document
 from swarm.errors import ConfigError
+from swarm.guards.prefixes import CommandPrefixGuard
 from swarm.team.tool_entries import resolve_entries
 from swarm.tools import Tool
 from swarm.transports.base import DummyCompletionTransport
@@ -134,7 +135,7 @@ class RoleFile(pydantic.BaseModel):
 
     ``system`` is a string or ``{text: ...}`` (in Markdown, the body). ``maxTurns`` is
     accepted for ``max_iterations``; ``tools`` and ``delegates`` may be comma-separated
-    strings; ``model: inherit`` means no model of its own.
+    strings; ``model: inherit`` (or ``default``) means no model of its own.
     """
 
     model_config = _FIELDS
@@ -172,7 +173,7 @@ class RoleFile(pydantic.BaseModel):
     @pydantic.field_validator("model")
     @classmethod
     def _inherit_model(cls, value: str | None) -> str | None:
-        return None if value == "inherit" else value
+        return None if value in ("inherit", "default") else value
 
     @pydantic.field_validator("tools", "delegates", mode="before")
     @classmethod
@@ -203,6 +204,9 @@ class AgentSpec:
     ``compaction`` is ``None`` when the role leaves it to the run.
     ``optional_tools`` names entries of ``tools`` that are dropped, not refused, when they
     cannot be resolved (a Claude Code file naming a server the team does not declare).
+    ``shell_commands``, when not empty, limits the role's ``shell`` to commands whose
+    programs start with one of these words (Claude Code's ``Bash(git log:*)``; ``"*"``:
+    any). ``warnings`` are what loading changed or ignored, each naming file and line.
     """
 
     name: str
@@ -218,6 +222,8 @@ class AgentSpec:
     tool_choice: ToolChoice | None = None
     source: Path | None = None
     optional_tools: frozenset[str] = frozenset()
+    shell_commands: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
     locations: Mapping[Key, int] = field(
         default_factory=lambda: MappingProxyType({}), compare=False, repr=False
     )
@@ -262,11 +268,15 @@ class AgentSpec:
         checking files) gives no tool. The agent has a ``DummyCompletionTransport``: call
         ``agent.copy(transport=...)`` before running it. Delegation tools are not added
         here (that needs a transport). Raises ``ConfigError`` for every entry that cannot
-        be resolved, pointing at it.
+        be resolved, pointing at it. ``shell_commands`` become a
+        ``CommandPrefixGuard`` on the role's ``shell``, after the tool's own guards.
         """
         tools, problems = resolve_entries(self, toolbox, mcp_servers=mcp_servers)
         if problems:
             raise ConfigError.collect(problems)
+        if self.shell_commands:
+            limit = CommandPrefixGuard(self.shell_commands)
+            tools = [t.copy(guards=(*t.guards, limit)) if t.name == "shell" else t for t in tools]
         return Agent(
             system=self.system,
             transport=DummyCompletionTransport(),

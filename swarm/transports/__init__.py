@@ -5,6 +5,7 @@
 - ``transport_from_spec("openai:gpt-4.1-mini")``: a transport from a model spec string.
 - ``RecordingTransport`` / ``ReplayTransport``: record calls to a cassette, replay offline.
 - ``RetryPolicy``, ``Timeouts``, ``on_user_turn``: options every HTTP transport takes.
+- ``ModelResolver``, ``model_spec``: a role's ``model:`` (aliases, ``inherit``) to a transport.
 - ``ModelSpec``, ``default_registry``, ``estimate_cost``: context windows and prices.
 """
 
@@ -38,6 +39,13 @@ from swarm.transports.options import (
     on_user_turn,
 )
 from swarm.transports.recording import RecordingTransport, ReplayTransport, request_to_dict
+from swarm.transports.resolver import (
+    BUILTIN_ALIASES,
+    ModelResolver,
+    key_variable,
+    missing_key,
+    model_spec,
+)
 from swarm.transports.retry import ProviderError, RetryPolicy, parse_retry_after
 from swarm.transports.serialize import event_from_dict, event_to_dict
 from swarm.transports.spec import (
@@ -49,13 +57,15 @@ from swarm.transports.spec import (
 from swarm.transports.sse import SSEEvent, SSEParser
 
 __all__ = [
-    "DEFAULT_CONTEXT_WINDOW",
     "AnthropicStreamDecoder",
     "AnthropicTransport",
+    "BUILTIN_ALIASES",
     "CompletionTransport",
+    "DEFAULT_CONTEXT_WINDOW",
     "DummyCompletionTransport",
     "HTTPTransport",
     "ModelRegistry",
+    "ModelResolver",
     "ModelSpec",
     "OpenAIStreamDecoder",
     "OpenAITransport",
@@ -76,8 +86,11 @@ __all__ = [
     "estimate_cost",
     "event_from_dict",
     "event_to_dict",
-    "lookup_model",
     "for_tool_choice",
+    "key_variable",
+    "lookup_model",
+    "missing_key",
+    "model_spec",
     "on_user_turn",
     "openai_messages",
     "openai_tools",

@@ -66,13 +66,21 @@ class RecordingTransport:
 
     The events pass through unchanged; a failure is recorded and re-raised. The file is
     appended to (create a fresh one per recording), with one line per finished call.
+    ``also`` is another recording of the same cassette (the run's, for a role's own
+    model): the two share the lock that keeps their lines whole.
     """
 
-    def __init__(self, inner: CompletionTransport, path: str | Path) -> None:
+    def __init__(
+        self,
+        inner: CompletionTransport,
+        path: str | Path,
+        *,
+        also: RecordingTransport | None = None,
+    ) -> None:
         self.inner = inner
         self.path = Path(path)
         self._counts: dict[str, int] = {}
-        self._lock = anyio.Lock()
+        self._lock: anyio.Lock = also._lock if also is not None else anyio.Lock()
 
     @property
     def model(self) -> str:

@@ -155,7 +155,7 @@ def test_markdown_accepts_claude_code_field_names(write_role: WriteRole) -> None
     )
     spec = MarkdownAgentLoader().load_file(path)
     assert spec.name == "code-reviewer"
-    assert spec.tools == ("Read", "Grep", "Glob")
+    assert spec.tools == ("read_file", "search", "list_files")
     assert spec.model == "sonnet"
     assert spec.max_iterations == 9
 

@@ -75,9 +75,24 @@ def test_a_single_role_is_a_team() -> None:
 
 
 def test_several_roots_need_an_explicit_entry() -> None:
-    error = team_error(spec("a"), spec("b"))
+    error = team_error(spec("a", "c"), spec("b"), spec("c"))
     assert "a, b are delegated to by no role" in error.message
-    assert Team([spec("a"), spec("b")], entry="b").entry == "b"
+    assert "choose one with --entry ROLE" in error.message
+    assert Team([spec("a", "c"), spec("b"), spec("c")], entry="b").entry == "b"
+
+
+def test_roles_of_which_none_delegates_get_the_implicit_orchestrator() -> None:
+    team = Team([spec("a"), spec("b")])
+    assert team.implicit and team.entry == "main"
+    assert team.delegates_of("main") == ("a", "b")
+    assert any("implicit orchestrator 'main'" in w for w in team.warnings)
+    assert not Team([spec("a"), spec("b")], entry="b").implicit
+
+
+def test_the_implicit_orchestrator_takes_a_free_name() -> None:
+    team = Team([spec("main"), spec("b")])
+    assert team.entry == "main-2"
+    assert team.delegates_of("main-2") == ("b", "main")
 
 
 def test_an_entry_that_is_not_a_role_is_refused() -> None:
