@@ -26,16 +26,40 @@ from swarm.team.spec import check_name, index_specs, role_spec
 from swarm.tools import Tool
 from swarm.transports.spec import transport_from_spec
 
-__all__ = ["validate"]
+__all__ = ["is_policy_file", "validate"]
 
 # Stand-ins for required fields while checking the rest of a file that lacks them.
 _ROLE_FILL = {"system": "(stand-in: the file's prompt has a problem)"}
 _SCENARIO_FILL = {"task": "(stand-in: the file's task has a problem)"}
 
 
+# Keys only a policy file has, and keys only a scenario file has.
+_POLICY_KEYS = frozenset({"rules", "guards", "extend", "sandbox", "default"})
+_SCENARIO_KEYS = frozenset({"task", "team", "model", "expect", "entry", "files", "limits"})
+
+
+def is_policy_file(target: Path) -> bool:
+    """Whether ``target`` reads as a policy file: a mapping with a key only policies have
+    and none only scenarios have."""
+    if target.is_dir():
+        return False
+    try:
+        data = load_document(target).data
+    except ConfigError:
+        return False
+    return (
+        isinstance(data, dict)
+        and bool(_POLICY_KEYS & set(data))
+        and not (_SCENARIO_KEYS & set(data))
+    )
+
+
 def validate(target: Path, entry: str | None = None) -> tuple[list[ConfigError], list[str]]:
-    """Every problem with a team directory or a scenario file, and the warnings."""
+    """Every problem with a team directory, a scenario file or a policy file, and the
+    warnings."""
     problems: list[ConfigError] = []
+    if is_policy_file(target):
+        return _one_policy(str(target), None, lambda m: ConfigError(m, path=target)), []
     scenario: Scenario | None = None
     directory = target
     max_depth = DEFAULT_MAX_DEPTH

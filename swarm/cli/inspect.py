@@ -7,9 +7,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from swarm.cli.checks import validate
+from swarm.cli.checks import is_policy_file, validate
 from swarm.cli.exits import BAD_INPUT, OK
 from swarm.errors import ConfigError
+from swarm.guards.policy import load_policy
 from swarm.scenario import Scenario, load_scenario
 from swarm.team import Team
 
@@ -20,10 +21,12 @@ def add_commands(sub: Any) -> None:
     validate_cmd = sub.add_parser(
         "validate",
         help="check role files, policies and the delegation graph (or a scenario)",
-        description="Check a team directory or a scenario file; every problem is listed"
-        " with its file, line and field.",
+        description="Check a team directory, a scenario file or a policy file; every"
+        " problem is listed with its file, line and field.",
     )
-    validate_cmd.add_argument("target", type=Path, help="a team directory or a scenario file")
+    validate_cmd.add_argument(
+        "target", type=Path, help="a team directory, a scenario file or a policy file"
+    )
     validate_cmd.add_argument("--entry", help="the entry role (team directories)")
     validate_cmd.set_defaults(handler=cmd_validate)
 
@@ -52,6 +55,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
             sys.stderr.write(f"{problem}\n")
         sys.stderr.write(f"{len(problems)} problem{'s' if len(problems) != 1 else ''} found\n")
         return BAD_INPUT
+    if is_policy_file(args.target):
+        policy = load_policy(args.target)
+        print(f"ok: {args.target}: policy '{policy.name}', {len(policy.rules)} rules")
+        return OK
     team, _ = _team_of(args.target, args.entry)
     print(
         f"ok: {args.target}: {len(team)} roles, entry '{team.entry}', delegation depth {team.depth}"

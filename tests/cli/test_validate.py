@@ -171,3 +171,15 @@ def test_a_problem_in_a_policy_two_roles_name_is_reported_once(
         f"{Path('team/../p.yaml')}:1: field 'rulez': unknown field; did you mean 'rules'?"
         " (fields: default, description, extend, guards, name, rules, sandbox)"
     ]
+
+
+def test_a_policy_file_alone_is_validated(swarm: Swarm, tmp_path: Path) -> None:
+    write(
+        tmp_path, {"mine.yaml": POLICY, "good.yaml": "extend: readonly\nrules:\n  - allow: '*'\n"}
+    )
+    found = problems_of(swarm("validate", "mine.yaml"))
+    assert len(found) == 5, found
+    assert all(p.startswith("mine.yaml:") for p in found), found
+    done = swarm("validate", "good.yaml")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("ok: good.yaml: policy 'good', ")
