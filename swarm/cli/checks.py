@@ -59,7 +59,7 @@ def validate(target: Path, entry: str | None = None) -> tuple[list[ConfigError],
     warnings."""
     problems: list[ConfigError] = []
     if is_policy_file(target):
-        return _one_policy(str(target), None, lambda m: ConfigError(m, path=target)), []
+        return _one_policy(str(target), Path(), lambda m: ConfigError(m, path=target)), []
     scenario: Scenario | None = None
     directory = target
     max_depth = DEFAULT_MAX_DEPTH

@@ -178,7 +178,7 @@ def test_a_policy_file_alone_is_validated(swarm: Swarm, tmp_path: Path) -> None:
         tmp_path, {"mine.yaml": POLICY, "good.yaml": "extend: readonly\nrules:\n  - allow: '*'\n"}
     )
     found = problems_of(swarm("validate", "mine.yaml"))
-    assert len(found) == 5, found
+    assert len(found) == 6, found
     assert all(p.startswith("mine.yaml:") for p in found), found
     done = swarm("validate", "good.yaml")
     assert done.returncode == 0, done.stderr
