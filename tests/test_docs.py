@@ -188,3 +188,14 @@ def test_an_example_that_fails_fails_the_test(tmp_path: Path) -> None:
     unmarked.write_text("```yaml\nsystem: x\n```\n")
     with pytest.raises(AssertionError, match="needs a first line"):
         run_document(unmarked, tmp_path / "d")
+
+
+def test_tools_md_documents_every_built_in_tool_and_argument(tmp_path: Path) -> None:
+    from swarm.toolbox import make_toolbox
+
+    text = (DOCS / "tools.md").read_text()
+    sections = {s.split("\n", 1)[0].strip(): s for s in re.split(r"^## ", text, flags=re.M)[1:]}
+    for name, tool in make_toolbox(tmp_path).items():
+        assert name in sections, f"docs/tools.md has no section for {name}"
+        for argument in tool.input_schema["properties"]:
+            assert f"| `{argument}` |" in sections[name], f"{name}: `{argument}` undocumented"
