@@ -8,6 +8,7 @@ the files already exists.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -130,6 +131,11 @@ def cmd_init(args: argparse.Namespace) -> int:
         if target.exists() or target.is_symlink():
             raise ConfigError("already exists; swarm init overwrites nothing", path=target)
     written: list[Path] = []
+    made = sorted(
+        {d for t in targets for d in (t.parent, *t.parent.parents) if not d.exists()},
+        key=lambda d: len(d.parts),
+        reverse=True,
+    )
     try:
         for target, text in zip(targets, SCAFFOLD.values(), strict=True):
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -137,9 +143,13 @@ def cmd_init(args: argparse.Namespace) -> int:
                 file.write(text)
             written.append(target)
     except OSError as exc:
-        for done in written:  # nothing half-written
+        for done in written:  # nothing half-written: take back what this call wrote
             done.unlink(missing_ok=True)
-        raise ConfigError(f"cannot write the team: {exc.strerror or exc}", path=root) from None
+        for directory in made:  # deepest first
+            with contextlib.suppress(OSError):
+                directory.rmdir()
+        where = exc.filename or root
+        raise ConfigError(f"cannot write the team: {exc.strerror or exc}", path=where) from None
     for target in written:
         print(f"wrote {_shown(target)}")
     scenario = _shown(root / "scenario.yaml")

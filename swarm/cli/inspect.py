@@ -12,7 +12,7 @@ from swarm.cli.exits import BAD_INPUT, OK
 from swarm.errors import ConfigError
 from swarm.guards.policy import load_policy
 from swarm.scenario import Scenario, load_scenario
-from swarm.team import Team
+from swarm.team import DEFAULT_MAX_DEPTH, Team
 
 __all__ = ["add_commands", "validate"]
 
@@ -41,12 +41,20 @@ def _team_of(target: Path, entry: str | None) -> tuple[Team, Scenario | None]:
     if target.is_dir():
         return Team.load(target, entry=entry), None
     scenario = load_scenario(target)
-    return Team.load(scenario.team, entry=entry or scenario.entry), scenario
+    depth = scenario.limits.max_depth
+    team = Team.load(
+        scenario.team,
+        entry=entry or scenario.entry,
+        max_depth=DEFAULT_MAX_DEPTH if depth is None else depth,
+    )
+    return team, scenario
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
     if not args.target.exists():
         raise ConfigError("no such file or directory", path=args.target)
+    if not (args.target.is_dir() or args.target.is_file()):
+        raise ConfigError("not a file or a directory", path=args.target)
     problems, warnings = validate(args.target, args.entry)
     for warning in warnings:
         print(f"warning: {warning}")

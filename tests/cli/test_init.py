@@ -62,3 +62,19 @@ def test_init_into_a_file_is_refused(swarm: Swarm, tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     assert "taken: cannot write a team here: it is a file" in done.stderr
+
+
+def test_init_that_fails_half_way_takes_back_what_it_wrote(swarm: Swarm, tmp_path: Path) -> None:
+    (tmp_path / "project").mkdir()
+    (tmp_path / "project" / "policies").write_text("a file where a directory goes\n")
+    done = swarm("init", "project")
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert done.stderr.startswith(f"error: {Path('project/policies')}: cannot write the team")
+    assert sorted(p.name for p in (tmp_path / "project").iterdir()) == ["policies"]
+
+
+def test_validate_refuses_what_is_not_a_file(swarm: Swarm) -> None:
+    done = swarm("validate", "/dev/zero")
+    assert done.returncode == 2
+    assert done.stderr == "error: /dev/zero: not a file or a directory\n"

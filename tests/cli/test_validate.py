@@ -183,3 +183,26 @@ def test_a_policy_file_alone_is_validated(swarm: Swarm, tmp_path: Path) -> None:
     done = swarm("validate", "good.yaml")
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("ok: good.yaml: policy 'good', ")
+
+
+def test_a_scenario_max_depth_is_the_limit_validate_checks(swarm: Swarm, tmp_path: Path) -> None:
+    chain = ["a", "b", "c", "d", "e"]
+    write(
+        tmp_path,
+        {
+            **{
+                f"team/{name}.yaml": f"description: {name}\nsystem: x\n"
+                + (f"delegates: [{chain[i + 1]}]\n" if i + 1 < len(chain) else "")
+                for i, name in enumerate(chain)
+            },
+            "deep.yaml": "team: team\ntask: x\nlimits: {max_depth: 4}\n",
+            "shallow.yaml": "team: team\ntask: x\n",
+        },
+    )
+    done = swarm("validate", "deep.yaml")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("ok: deep.yaml: 5 roles, entry 'a', delegation depth 4")
+    found = problems_of(swarm("validate", "shallow.yaml"))
+    assert any(
+        "delegation chain a -> b -> c -> d -> e is 4 deep; max_depth is 3" in p for p in found
+    )
