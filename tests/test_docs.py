@@ -50,10 +50,19 @@ def blocks_of(document: Path) -> list[Block]:
     ]
 
 
-def env() -> dict[str, str]:
+def python(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """Run this Python in ``cwd`` as a user's shell would: no API keys, no input."""
     clean = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     clean["COLUMNS"] = "200"
-    return clean
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=clean,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def run_console(block: Block, cwd: Path, where: str) -> list[str]:
@@ -75,15 +84,7 @@ def run_console(block: Block, cwd: Path, where: str) -> list[str]:
             command = command[: found.start()]
         words = command.split()
         assert words[0] == "swarm", f"{where}: only swarm commands run in docs: {command!r}"
-        done = subprocess.run(
-            [sys.executable, "-m", "swarm", *words[1:]],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            env=env(),
-            stdin=subprocess.DEVNULL,
-        )
+        done = python("-m", "swarm", *words[1:], cwd=cwd)
         output = done.stdout + done.stderr
         assert done.returncode == code, f"{where}: `{command}` exited {done.returncode}:\n{output}"
         assert "Traceback" not in output, f"{where}: `{command}`:\n{output}"
@@ -119,15 +120,7 @@ def run_document(document: Path, cwd: Path) -> None:
         elif block.language == "console":
             later += run_console(block, cwd, where)
         elif block.language == "python":
-            done = subprocess.run(
-                [sys.executable, "-c", block.text],
-                cwd=cwd,
-                capture_output=True,
-                text=True,
-                timeout=120,
-                env=env(),
-                stdin=subprocess.DEVNULL,
-            )
+            done = python("-c", block.text, cwd=cwd)
             assert done.returncode == 0, f"{where}: the python block failed:\n{done.stderr}"
             later.append(block.text)
         else:
@@ -163,31 +156,34 @@ def test_the_index_links_every_document_and_the_readme_links_the_index() -> None
     assert "(roles/README.md)" in readme
 
 
-def test_an_example_that_fails_fails_the_test(tmp_path: Path) -> None:
-    """The checker is not a test that cannot fail: a bad role and a wrong output are
-    caught, and so is a file nothing checks."""
-    bad = tmp_path / "bad.md"
-    bad.write_text(
+BROKEN = {
+    "a role that does not validate": (
         "```yaml\n# file: team/lead.yaml\nsystem: x\ntools: [nope]\n```\n\n"
-        "```console\n$ swarm validate team\n```\n"
-    )
-    with pytest.raises(AssertionError, match="exited 2"):
-        run_document(bad, tmp_path / "a")
-    wrong = tmp_path / "wrong.md"
-    wrong.write_text(
+        "```console\n$ swarm validate team\n```\n",
+        "exited 2",
+    ),
+    "output that is not printed": (
         "```yaml\n# file: team/lead.yaml\nsystem: x\n```\n\n"
-        "```console\n$ swarm validate team\nok: team: 9 roles\n```\n"
-    )
-    with pytest.raises(AssertionError, match="did not print"):
-        run_document(wrong, tmp_path / "b")
-    unused = tmp_path / "unused.md"
-    unused.write_text("```yaml\n# file: team/lead.yaml\nsystem: x\n```\n")
-    with pytest.raises(AssertionError, match="nothing after this example uses"):
-        run_document(unused, tmp_path / "c")
-    unmarked = tmp_path / "unmarked.md"
-    unmarked.write_text("```yaml\nsystem: x\n```\n")
-    with pytest.raises(AssertionError, match="needs a first line"):
-        run_document(unmarked, tmp_path / "d")
+        "```console\n$ swarm validate team\nok: team: 9 roles\n```\n",
+        "did not print",
+    ),
+    "a file nothing checks": (
+        "```yaml\n# file: team/lead.yaml\nsystem: x\n```\n",
+        "nothing after this example uses",
+    ),
+    "a file block without a marker": ("```yaml\nsystem: x\n```\n", "needs a first line"),
+    "a kind of block the convention lacks": ("```bash\nls\n```\n", "no kind"),
+}
+
+
+@pytest.mark.parametrize(("text", "says"), BROKEN.values(), ids=list(BROKEN))
+def test_an_example_that_fails_fails_the_test(text: str, says: str, tmp_path: Path) -> None:
+    """The checker is not a test that cannot fail."""
+    document = tmp_path / "doc.md"
+    document.write_text(text)
+    with pytest.raises(pytest.fail.Exception if says == "no kind" else AssertionError) as caught:
+        run_document(document, tmp_path / "run")
+    assert says in str(caught.value)
 
 
 def test_tools_md_documents_every_built_in_tool_and_argument(tmp_path: Path) -> None:
