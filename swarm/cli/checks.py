@@ -33,6 +33,8 @@ _ROLE_FILL = {"system": "(stand-in: the file's prompt has a problem)"}
 _SCENARIO_FILL = {"task": "(stand-in: the file's task has a problem)"}
 
 
+_NO_ENTRY = "cannot tell the entry role"
+
 # Keys only a policy file has, and keys only a scenario file has.
 _POLICY_KEYS = frozenset({"rules", "guards", "extend", "sandbox", "default"})
 _SCENARIO_KEYS = frozenset({"task", "team", "model", "expect", "entry", "files", "limits"})
@@ -71,7 +73,9 @@ def validate(target: Path, entry: str | None = None) -> tuple[list[ConfigError],
         entry = entry or scenario.entry
         if scenario.limits.max_depth is not None:
             max_depth = scenario.limits.max_depth
+    before = len(problems)
     specs = _role_specs(directory, problems)
+    partial = len(problems) > before  # some role was read without some of its keys
     team: Team | None = None
     warnings: list[str] = []
     if specs:
@@ -79,7 +83,11 @@ def validate(target: Path, entry: str | None = None) -> tuple[list[ConfigError],
             team = Team(specs, entry=entry, max_depth=max_depth, directory=directory)
             warnings += team.warnings
         except ConfigError as exc:
-            problems += exc.problems
+            # A role read without its delegates leaves more roles no one delegates to:
+            # "cannot tell the entry role" would then be the stand-ins' doing.
+            problems += [
+                p for p in exc.problems if not (partial and p.message.startswith(_NO_ENTRY))
+            ]
         problems += _tool_problems(specs)
         problems += _policy_problems(specs, scenario)
     elif scenario is not None:

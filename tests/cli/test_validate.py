@@ -206,3 +206,19 @@ def test_a_scenario_max_depth_is_the_limit_validate_checks(swarm: Swarm, tmp_pat
     assert any(
         "delegation chain a -> b -> c -> d -> e is 4 deep; max_depth is 3" in p for p in found
     )
+
+
+def test_broken_role_files_do_not_make_the_entry_role_look_ambiguous(
+    swarm: Swarm, tmp_path: Path
+) -> None:
+    write(
+        tmp_path,
+        {
+            "team/lead.yaml": "description: a\nsystem: x\ndelegates: {dev: 1}\n",
+            "team/dev.yaml": "description: b\nsystem: x\ndelegates: [qa]\ntools: 3\n",
+            "team/qa.yaml": "description: [\n",
+        },
+    )
+    found = problems_of(swarm("validate", "team"))
+    assert len(found) == 3, found
+    assert not any("entry role" in p for p in found), found
