@@ -171,6 +171,10 @@ BROKEN = {
         "```yaml\n# file: team/lead.yaml\nsystem: x\n```\n",
         "nothing after this example uses",
     ),
+    "a python block that fails": (
+        "```python\nraise SystemExit(3)\n```\n",
+        "the python block failed",
+    ),
     "a file block without a marker": ("```yaml\nsystem: x\n```\n", "needs a first line"),
     "a kind of block the convention lacks": ("```bash\nls\n```\n", "no kind"),
 }
