@@ -31,8 +31,6 @@ __all__ = ["is_policy_file", "validate"]
 # Stand-ins for required fields while checking the rest of a file that lacks them.
 _ROLE_FILL = {"system": "(stand-in: the file's prompt has a problem)"}
 _SCENARIO_FILL = {"task": "(stand-in: the file's task has a problem)"}
-
-
 _NO_ENTRY = "cannot tell the entry role"
 
 # Keys only a policy file has, and keys only a scenario file has.
@@ -122,6 +120,8 @@ def _scenario(path: Path, problems: list[ConfigError]) -> Scenario | None:
         return scenario_from_document(document)
     except ConfigError as exc:
         problems += exc.problems
+        if any(p.field and p.field.split(".")[0] == "team" for p in exc.problems):
+            return None  # without its team, the scenario would check the default one
         rest = without_keys(document, exc.problems, fill=_SCENARIO_FILL)
     if rest is None:
         return None
