@@ -7,20 +7,30 @@ each problem into a ``ConfigError`` naming the file, the line and the field.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 import tomllib
-from collections.abc import Mapping
+import types
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Union, get_args, get_origin
 
 import pydantic
 import yaml
 
 from swarm.errors import ConfigError
 
-__all__ = ["Document", "load_document", "parse_document", "validate_document"]
+__all__ = [
+    "Document",
+    "did_you_mean",
+    "load_document",
+    "parse_document",
+    "salvage_document",
+    "validate_document",
+    "without_keys",
+]
 
 M = TypeVar("M", bound=pydantic.BaseModel)
 Key = tuple[str | int, ...]
@@ -151,10 +161,59 @@ def load_document(path: str | Path) -> Document:
     return parse_document(text, path)
 
 
-def _describe(error: Mapping[str, Any]) -> str:
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """``"; did you mean 'x'?"`` for the choice closest to ``word``, or ``""``."""
+    close = difflib.get_close_matches(word, sorted(set(choices)), n=1)
+    return f"; did you mean '{close[0]}'?" if close else ""
+
+
+def _models_in(annotation: Any) -> list[type[pydantic.BaseModel]]:
+    """The pydantic models an annotation holds (through unions, lists, tuples, dicts)."""
+    if isinstance(annotation, type) and issubclass(annotation, pydantic.BaseModel):
+        return [annotation]
+    origin = get_origin(annotation)
+    if origin is None:
+        return []
+    args = get_args(annotation)
+    if origin is dict or (isinstance(origin, type) and issubclass(origin, Mapping)):
+        args = args[1:]
+    if origin not in (Union, types.UnionType) and origin not in (list, tuple, dict):
+        args = args[:1]  # Annotated[X, ...] and the like
+    return [model for arg in args for model in _models_in(arg)]
+
+
+def _fields_at(model: type[pydantic.BaseModel], loc: Key) -> set[str]:
+    """The field names (and aliases) of the model(s) that ``loc`` points into."""
+    models = [model]
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        following: list[type[pydantic.BaseModel]] = []
+        for current in models:
+            found = current.model_fields.get(part)
+            if found is not None:
+                following += _models_in(found.annotation)
+            elif part == current.__name__:  # a union member's tag in pydantic's loc
+                following.append(current)
+        if following:
+            models = following
+    names: set[str] = set()
+    for current in models:
+        for name, info in current.model_fields.items():
+            names.add(name)
+            if isinstance(info.alias, str):
+                names.add(info.alias)
+    return names
+
+
+def _describe(error: Mapping[str, Any], model: type[pydantic.BaseModel]) -> str:
     kind = error["type"]
     if kind == "extra_forbidden":
-        return "unknown field (check its spelling)"
+        loc = tuple(p for p in error["loc"] if isinstance(p, str | int))
+        fields = _fields_at(model, loc[:-1])
+        hint = did_you_mean(str(loc[-1]), fields) if loc else ""
+        known = f" (fields: {', '.join(sorted(fields))})" if fields else ""
+        return f"unknown field{hint}{known}"
     if kind == "missing":
         return "required field is missing"
     message = str(error["msg"])
@@ -189,10 +248,53 @@ def validate_document(model: type[M], document: Document, data: Any = None) -> M
             field_name = ".".join(str(p) for p in loc) or None
             problems.append(
                 ConfigError(
-                    _describe(error),
+                    _describe(error, model),
                     path=document.path,
                     line=document.line_of(loc),
                     field=field_name,
                 )
             )
         raise ConfigError.collect(problems) from None
+
+
+def without_keys(
+    document: Document, problems: Iterable[ConfigError], *, fill: Mapping[str, Any] | None = None
+) -> Document | None:
+    """The document without the top-level keys ``problems`` name (``fill`` gives stand-ins
+    for required ones), so the checks that follow can run on what is right; ``None`` when
+    a problem names no field (nothing can be salvaged)."""
+    data = document.data
+    bad = set()
+    for problem in problems:
+        if not problem.field or problem.path not in (None, str(document.path)):
+            return None
+        bad.add(problem.field.split(".", 1)[0])
+    if not isinstance(data, dict):
+        return None
+    kept = {k: v for k, v in data.items() if k not in bad}
+    for key, value in (fill or {}).items():
+        kept.setdefault(key, value)
+    return Document(document.path, kept, document.lines, document.body)
+
+
+def salvage_document(
+    model: type[M], document: Document, *, fill: Mapping[str, Any] | None = None
+) -> tuple[M | None, list[ConfigError]]:
+    """Validate like ``validate_document``, but keep going: every problem, and the model
+    built from what is left once the top-level keys with problems are dropped (see
+    ``without_keys``). The model is ``None`` when nothing can be built.
+
+    ``swarm validate`` uses it so that later checks (the delegation graph, policy names)
+    still run on the parts of a file that are right.
+    """
+    try:
+        return validate_document(model, document), []
+    except ConfigError as exc:
+        problems = list(exc.problems)
+    rest = without_keys(document, problems, fill=fill)
+    if rest is None:
+        return None, problems
+    try:
+        return validate_document(model, rest), problems
+    except ConfigError:
+        return None, problems

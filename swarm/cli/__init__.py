@@ -50,6 +50,7 @@ def _version() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from swarm.cli.init import add_commands as add_init
     from swarm.cli.inspect import add_commands as add_inspect
     from swarm.cli.local import add_commands as add_local
     from swarm.cli.mcp import add_commands as add_mcp
@@ -68,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_records(sub)
     add_local(sub)
     add_mcp(sub)
+    add_init(sub)
     return parser
 
 

@@ -4,19 +4,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from swarm.cli.checks import is_policy_file, validate
 from swarm.cli.exits import BAD_INPUT, OK
 from swarm.errors import ConfigError
 from swarm.guards.policy import load_policy
-from swarm.scenario import Scenario, Script, load_scenario
-from swarm.scenario.tooling import scenario_team, scenario_tools
-from swarm.team import Team
-from swarm.tools import Tool
-from swarm.transports.resolver import missing_key, model_spec
-from swarm.transports.spec import transport_from_spec
+from swarm.scenario import Scenario, load_scenario
+from swarm.team import DEFAULT_MAX_DEPTH, Team
 
 __all__ = ["add_commands", "validate"]
 
@@ -25,10 +21,12 @@ def add_commands(sub: Any) -> None:
     validate_cmd = sub.add_parser(
         "validate",
         help="check role files, policies and the delegation graph (or a scenario)",
-        description="Check a team directory or a scenario file; every problem is listed"
-        " with its file, line and field.",
+        description="Check a team directory, a scenario file or a policy file; every"
+        " problem is listed with its file, line and field.",
     )
-    validate_cmd.add_argument("target", type=Path, help="a team directory or a scenario file")
+    validate_cmd.add_argument(
+        "target", type=Path, help="a team directory, a scenario file or a policy file"
+    )
     validate_cmd.add_argument("--entry", help="the entry role (team directories)")
     validate_cmd.set_defaults(handler=cmd_validate)
 
@@ -39,191 +37,24 @@ def add_commands(sub: Any) -> None:
     graph.set_defaults(handler=cmd_graph)
 
 
-def _toolbox(workspace: Path) -> dict[str, Tool[Any]]:
-    from swarm.toolbox import make_toolbox
-
-    return dict(make_toolbox(workspace, ask=_never))
-
-
-async def _never(question: str) -> str:
-    return ""
-
-
 def _team_of(target: Path, entry: str | None) -> tuple[Team, Scenario | None]:
     if target.is_dir():
         return Team.load(target, entry=entry), None
     scenario = load_scenario(target)
-    team = Team.load(scenario.team, entry=entry or scenario.entry)
-    return scenario_team(scenario, team), scenario
-
-
-def validate(target: Path, entry: str | None = None) -> tuple[list[ConfigError], list[str]]:
-    """Every problem with a team directory or a scenario, and the warnings."""
-    problems: list[ConfigError] = []
-    try:
-        team, scenario = _team_of(target, entry)
-    except ConfigError as exc:
-        return list(exc.problems), []
-    with tempfile.TemporaryDirectory() as tmp:
-        toolbox: dict[str, Tool[Any] | list[Tool[Any]]] = {**_toolbox(Path(tmp))}
-    if scenario is not None:
-        try:
-            toolbox.update(scenario_tools(scenario))
-        except ConfigError as exc:
-            problems += exc.problems
-    for spec in team.specs.values():
-        try:
-            spec.to_agent(toolbox, mcp_servers=team.mcp_servers)
-        except ConfigError as exc:
-            problems += exc.problems
-        ref = spec.policy or (scenario.policy if scenario else None)
-        if ref is not None:
-            base = (
-                spec.source.parent
-                if spec.policy and spec.source
-                else (scenario.path.parent if scenario and scenario.path else None)
-            )
-            try:
-                load_policy(ref, relative_to=base)
-            except ConfigError as exc:
-                problems += exc.problems
-    problems += _role_model_problems(team, scenario)
-    warnings = list(team.warnings)
-    if scenario is not None:
-        problems += _scenario_problems(scenario, team)
-        warnings += _script_warnings(scenario, team)
-    return problems, warnings
-
-
-def _role_model_problems(team: Team, scenario: Scenario | None) -> list[ConfigError]:
-    """Each role model that names no provider, or whose provider's key is not set (not
-    checked for a scripted scenario, which calls no provider)."""
-    aliases = {**team.models, **(scenario.models if scenario else {})}
-    keys_needed = scenario is None or not isinstance(scenario.model, Script)
-    problems: list[ConfigError] = []
-    for spec in team.specs.values():
-        if not spec.model:
-            continue
-        try:
-            resolved = model_spec(spec.model, aliases)
-            if resolved is None:
-                continue
-            transport_from_spec(resolved)
-        except ConfigError as exc:
-            problems.append(spec.error(exc.message, "model"))
-            continue
-        variable = missing_key(resolved) if keys_needed else None
-        if variable is not None:
-            shown = spec.model if spec.model == resolved else f"{spec.model} ({resolved})"
-            problems.append(
-                spec.error(f"the model {shown} needs {variable}, which is not set", "model")
-            )
-    return problems
-
-
-def _scenario_problems(scenario: Scenario, team: Team) -> list[ConfigError]:
-    problems: list[ConfigError] = []
-    model = scenario.model
-    if isinstance(model, str):
-        try:
-            transport_from_spec(model)
-        except ConfigError as exc:
-            problems.append(scenario.error(str(exc), "model"))
-    if scenario.policy is not None and scenario.path is not None:
-        try:
-            load_policy(scenario.policy, relative_to=scenario.path.parent)
-        except ConfigError as exc:
-            problems += exc.problems
-    if isinstance(model, Script):
-        for key, turns in model.script.items():
-            role = key.partition("#")[0]
-            if role not in team.specs:
-                known = ", ".join(team.specs)
-                problems.append(
-                    scenario.error(
-                        f"'{role}' is not a role of the team (roles: {known})",
-                        "model",
-                        "script",
-                        key,
-                    )
-                )
-                continue
-            spec = team.specs[role]
-            callable_names = set(spec.tools) | set(spec.delegates)
-            for number, turn in enumerate(turns):
-                for call in turn.all_calls:
-                    if call.tool not in callable_names:
-                        offered = ", ".join(sorted(callable_names)) or "none"
-                        problems.append(
-                            scenario.error(
-                                f"turn {number + 1} of '{key}' calls '{call.tool}', which the"
-                                f" role does not have (it has: {offered}); the run would"
-                                " refuse it",
-                                "model",
-                                "script",
-                                key,
-                                number,
-                            )
-                        )
-    return problems
-
-
-def _script_warnings(scenario: Scenario, team: Team) -> list[str]:
-    """Each role a scripted run delegates to (following the script's calls from the entry)
-    that has no turns of its own: its agent would end in an error at its first turn."""
-    model = scenario.model
-    if not isinstance(model, Script):
-        return []
-    keys_of: dict[str, list[str]] = {}
-    for key in model.script:
-        keys_of.setdefault(key.partition("#")[0], []).append(key)
-    warnings: list[str] = []
-    if team.entry not in model.script:
-        warnings.append(
-            str(scenario.error(f"the entry role '{team.entry}' has no turns", "model", "script"))
-        )
-    for key in keys_of.get(team.entry, []):
-        if key != team.entry:  # the entry agent is one, named without a number
-            warnings.append(
-                str(
-                    scenario.error(
-                        f"'{key}' is never played: the entry agent takes the turns of"
-                        f" '{team.entry}'",
-                        "model",
-                        "script",
-                        key,
-                    )
-                )
-            )
-    seen = {team.entry}
-    todo = [team.entry]
-    while todo:
-        caller = todo.pop(0)
-        delegates = set(team.specs[caller].delegates) if caller in team.specs else set()
-        for key in keys_of.get(caller, []):
-            for number, turn in enumerate(model.script[key]):
-                for call in turn.all_calls:
-                    if call.tool not in delegates or call.tool in seen:
-                        continue
-                    seen.add(call.tool)
-                    todo.append(call.tool)
-                    if call.tool not in keys_of:
-                        problem = scenario.error(
-                            f"turn {number + 1} of '{key}' delegates to '{call.tool}', which"
-                            f" has no turns: that agent would end in an error (give it"
-                            f" turns under '{call.tool}:' or '{call.tool}#1:')",
-                            "model",
-                            "script",
-                            key,
-                            number,
-                        )
-                        warnings.append(str(problem))
-    return warnings
+    depth = scenario.limits.max_depth
+    team = Team.load(
+        scenario.team,
+        entry=entry or scenario.entry,
+        max_depth=DEFAULT_MAX_DEPTH if depth is None else depth,
+    )
+    return team, scenario
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
     if not args.target.exists():
         raise ConfigError("no such file or directory", path=args.target)
+    if not (args.target.is_dir() or args.target.is_file()):
+        raise ConfigError("not a file or a directory", path=args.target)
     problems, warnings = validate(args.target, args.entry)
     for warning in warnings:
         print(f"warning: {warning}")
@@ -232,6 +63,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
             sys.stderr.write(f"{problem}\n")
         sys.stderr.write(f"{len(problems)} problem{'s' if len(problems) != 1 else ''} found\n")
         return BAD_INPUT
+    if is_policy_file(args.target):
+        policy = load_policy(args.target)
+        print(f"ok: {args.target}: policy '{policy.name}', {len(policy.rules)} rules")
+        return OK
     team, _ = _team_of(args.target, args.entry)
     print(
         f"ok: {args.target}: {len(team)} roles, entry '{team.entry}', delegation depth {team.depth}"

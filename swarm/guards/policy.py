@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 import pydantic
 
-from swarm.config import Document, parse_document, validate_document
+from swarm.config import Document, parse_document, salvage_document, validate_document
 from swarm.errors import ConfigError, GuardError
 from swarm.guards._sandboxing import SandboxFile, confine, merge_sandbox
 from swarm.guards.approval import ask
@@ -71,6 +71,7 @@ __all__ = [
     "PolicyGuard",
     "PolicyGuardSpec",
     "apply_policy",
+    "check_policy",
     "load_policy",
     "shipped_policies",
 ]
@@ -280,17 +281,20 @@ def _build(
     # ids the file gives must be unique; an unnamed rule is "rules[i]" of its own file
     taken = {r.id for r in inherited.rules if not r.id.startswith("rules[")}
     rules: list[Rule] = []
+    problems: list[ConfigError] = []
     for i, rule in enumerate(spec.rules):
         action: Action = (
             "deny" if rule.deny is not None else "ask" if rule.ask is not None else "allow"
         )
         rule_id = rule.id or f"rules[{i}]"
         if rule.id is not None and rule_id in taken:
-            raise ConfigError(
-                f"rule id '{rule_id}' is used twice (ids name rules in the audit log)",
-                path=document.path,
-                line=document.line_of(("rules", i, "id")),
-                field=f"rules.{i}.id",
+            problems.append(
+                ConfigError(
+                    f"rule id '{rule_id}' is used twice (ids name rules in the audit log)",
+                    path=document.path,
+                    line=document.line_of(("rules", i, "id")),
+                    field=f"rules.{i}.id",
+                )
             )
         taken.add(rule_id)
         rules.append(
@@ -305,7 +309,14 @@ def _build(
                 policy_hash=digest,
             )
         )
-    guards = [_guard_spec(g, i, document) for i, g in enumerate(spec.guards)]
+    guards: list[PolicyGuardSpec] = []
+    for i, guard in enumerate(spec.guards):
+        try:
+            guards.append(_guard_spec(guard, i, document))
+        except ConfigError as exc:
+            problems += exc.problems
+    if problems:
+        raise ConfigError.collect(problems)
     return Policy(
         name=name,
         rules=(*inherited.rules, *rules),
@@ -402,7 +413,37 @@ def load_policy(
     return _load(_resolve(ref, dirs, base), dirs, ())
 
 
-def _load(path: Path, dirs: list[Path], chain: tuple[Path, ...]) -> Policy:
+def check_policy(
+    ref: str | Path,
+    *,
+    search_dirs: Iterable[str | Path] = (),
+    relative_to: str | Path | None = None,
+) -> list[ConfigError]:
+    """Every problem of the policy ``ref`` names and of the ones it extends (``[]`` when
+    it loads), found in one pass: a file with a bad key is still checked for the rest.
+
+    Raises ``ConfigError`` (with no line: the caller knows where ``ref`` was written) when
+    ``ref`` itself names no policy.
+    """
+    dirs = [Path(d) for d in search_dirs]
+    base = Path(relative_to) if relative_to is not None else None
+    path = _resolve(ref, dirs, base)
+    problems: list[ConfigError] = []
+    try:
+        _load(path, dirs, (), problems)
+    except ConfigError as exc:
+        problems += exc.problems
+    return sorted(problems, key=lambda p: (p.path or "", p.line or 0))
+
+
+def _load(
+    path: Path,
+    dirs: list[Path],
+    chain: tuple[Path, ...],
+    problems: list[ConfigError] | None = None,
+) -> Policy:
+    """Load ``path``; with ``problems``, validation problems are added there and the
+    keys without them still loaded (raising only when nothing can be)."""
     real = path.resolve()
     try:
         raw = path.read_bytes()
@@ -410,7 +451,14 @@ def _load(path: Path, dirs: list[Path], chain: tuple[Path, ...]) -> Policy:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read file: {exc}", path=path) from None
     document = parse_document(text, path)
-    spec = validate_document(_PolicyFile, document)
+    if problems is None:
+        spec = validate_document(_PolicyFile, document)
+    else:
+        salvaged, found = salvage_document(_PolicyFile, document)
+        problems += found
+        if salvaged is None:
+            raise ConfigError.collect(found)
+        spec = salvaged
     base = None
     if spec.extend is not None:
 
@@ -420,12 +468,21 @@ def _load(path: Path, dirs: list[Path], chain: tuple[Path, ...]) -> Policy:
 
         try:
             parent = _resolve(spec.extend, [path.parent, *dirs], path.parent)
+            if parent.resolve() in (*chain, real):
+                names = " -> ".join(p.stem for p in (*chain, real, parent.resolve()))
+                raise ConfigError(f"policies extend each other in a cycle: {names}")
         except ConfigError as exc:
-            raise problem(exc.message) from None
-        if parent.resolve() in (*chain, real):
-            names = " -> ".join(p.stem for p in (*chain, real, parent.resolve()))
-            raise problem(f"policies extend each other in a cycle: {names}")
-        base = _load(parent, dirs, (*chain, real))
+            refused = problem(exc.message + (f" ({exc.path})" if exc.path else ""))
+            if problems is None:
+                raise refused from None
+            problems.append(refused)  # check the rest of this file as if it extended nothing
+        else:
+            try:
+                base = _load(parent, dirs, (*chain, real), problems)
+            except ConfigError as exc:
+                if problems is None:
+                    raise
+                problems += exc.problems
     digest = hashlib.sha256(raw).hexdigest()
     return _build(spec, document, spec.name or path.stem, digest, base, path=path)
 

@@ -22,6 +22,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 import pydantic
 
+from swarm.config import did_you_mean
 from swarm.guards.approval import ApprovalGuard
 from swarm.guards.audit import AuditGuard
 from swarm.guards.base import PermissionGuard
@@ -143,7 +144,10 @@ def guard_factory(name: str) -> GuardFactory[Any]:
     try:
         return _FACTORIES[name]
     except KeyError:
-        raise KeyError(f"unknown guard '{name}' (known: {', '.join(guard_names())})") from None
+        hint = did_you_mean(name, _FACTORIES)
+        raise KeyError(
+            f"unknown guard '{name}'{hint} (known: {', '.join(guard_names())})"
+        ) from None
 
 
 def make_guard(

@@ -70,8 +70,7 @@ class ScriptCall(pydantic.BaseModel):
 class ScriptTurn(pydantic.BaseModel):
     """One scripted model turn: text, tool calls, or both.
 
-    ``call``/``args`` is shorthand for a single call; ``raw_args`` sends argument text as is
-    (to show how the loop handles unparseable JSON).
+    ``call``/``args`` is shorthand for a single call.
     """
 
     model_config = _STRICT

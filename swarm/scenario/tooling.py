@@ -44,4 +44,5 @@ def scenario_team(scenario: Scenario, team: Team) -> Team:
         max_depth=team.max_depth,
         directory=team.directory,
         mcp_servers={**team.mcp_servers, **scenario.mcp_servers},
+        models=team.models,
     )

@@ -222,11 +222,15 @@ class Team:
         self.directory = directory
         self.mcp_servers: Mapping[str, McpServer] = MappingProxyType(dict(mcp_servers or {}))
         self.graph = _build_graph(self.specs)
-        problems = _role_problems(self.specs) + _cycle_problems(self.graph, self.specs)
-        if problems:
-            raise ConfigError.collect(problems)
-        self.entry = _choose_entry(self.graph, entry)
-        problems = _depth_problems(self.graph, self.specs, self.entry, max_depth)
+        cycles = _cycle_problems(self.graph, self.specs)
+        problems = _role_problems(self.specs) + cycles
+        try:
+            self.entry = _choose_entry(self.graph, entry)
+        except ConfigError as exc:
+            problems.append(exc if exc.path else ConfigError(exc.message, path=directory))
+        else:
+            if not cycles:  # depth is only defined on a graph without cycles
+                problems += _depth_problems(self.graph, self.specs, self.entry, max_depth)
         if problems:
             raise ConfigError.collect(problems)
         where = str(directory) if directory else None

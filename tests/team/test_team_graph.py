@@ -276,3 +276,15 @@ def test_dot_export() -> None:
         '    "lead" -> "dev";\n'
         "}\n"
     )
+
+
+def test_a_cycle_and_an_unknown_entry_are_reported_together() -> None:
+    specs = [
+        AgentSpec(name="a", description="a", system="x", delegates=("b",)),
+        AgentSpec(name="b", description="b", system="x", delegates=("a",)),
+    ]
+    with pytest.raises(ConfigError) as caught:
+        Team(specs, entry="ghost")
+    messages = [p.message for p in caught.value.problems]
+    assert any("delegation cycle a -> b -> a" in m for m in messages), messages
+    assert any("entry role 'ghost' is not a role" in m for m in messages), messages

@@ -1,0 +1,401 @@
+"""``swarm validate`` in one pass: every problem of every file, each stage going on with
+what the stages before it could read.
+
+The stages: the scenario file (when given), each role file, the role names, the delegation
+graph, each role's tools, each policy a role or the scenario names (and the ones they
+extend), and the scenario's script. A file with a bad key is checked again without that key
+(``swarm.config.without_keys``), so a typo in ``budget`` does not hide an unknown
+delegate; a role file that cannot be read at all still stands in the graph under its
+file's name, so the roles that delegate to it are not reported too.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from swarm.config import load_document, without_keys
+from swarm.errors import ConfigError
+from swarm.guards.policy import check_policy
+from swarm.mcp.config import load_mcp_servers
+from swarm.scenario import Scenario, Script, scenario_from_document
+from swarm.scenario.tooling import scenario_tools
+from swarm.team import DEFAULT_MAX_DEPTH, AgentSpec, MultiFormatLoader, Team
+from swarm.team.spec import check_name, index_specs, role_spec
+from swarm.team.teamfile import TeamFile, load_team_file, mcp_warnings
+from swarm.tools import Tool
+from swarm.transports.resolver import missing_key, model_spec
+from swarm.transports.spec import transport_from_spec
+
+__all__ = ["is_policy_file", "validate"]
+
+# Stand-ins for required fields while checking the rest of a file that lacks them.
+_ROLE_FILL = {"system": "(stand-in: the file's prompt has a problem)"}
+_SCENARIO_FILL = {"task": "(stand-in: the file's task has a problem)"}
+_NO_ENTRY = "cannot tell the entry role"
+
+# Keys only a policy file has, and keys only a scenario file has.
+_POLICY_KEYS = frozenset({"rules", "guards", "extend", "sandbox", "default"})
+_SCENARIO_KEYS = frozenset({"task", "team", "model", "expect", "entry", "files", "limits"})
+
+
+def is_policy_file(target: Path) -> bool:
+    """Whether ``target`` reads as a policy file: a mapping with a key only policies have
+    and none only scenarios have."""
+    if target.is_dir():
+        return False
+    try:
+        data = load_document(target).data
+    except ConfigError:
+        return False
+    return (
+        isinstance(data, dict)
+        and bool(_POLICY_KEYS & set(data))
+        and not (_SCENARIO_KEYS & set(data))
+    )
+
+
+def validate(target: Path, entry: str | None = None) -> tuple[list[ConfigError], list[str]]:
+    """Every problem with a team directory, a scenario file or a policy file, and the
+    warnings."""
+    problems: list[ConfigError] = []
+    if is_policy_file(target):
+        return _one_policy(str(target), Path(), lambda m: ConfigError(m, path=target)), []
+    scenario: Scenario | None = None
+    directory = target
+    max_depth = DEFAULT_MAX_DEPTH
+    if not target.is_dir():
+        scenario = _scenario(target, problems)
+        if scenario is None:
+            return problems, []
+        directory = scenario.team
+        entry = entry or scenario.entry
+        if scenario.limits.max_depth is not None:
+            max_depth = scenario.limits.max_depth
+    before = len(problems)
+    specs = _role_specs(directory, problems)
+    partial = len(problems) > before  # some role was read without some of its keys
+    team: Team | None = None
+    warnings: list[str] = []
+    servers, settings = _team_settings(directory, scenario, problems)
+    if specs:
+        try:
+            team = Team(
+                specs,
+                entry=entry,
+                max_depth=max_depth,
+                directory=directory,
+                mcp_servers=servers,
+                models=settings.models,
+            )
+            warnings += team.warnings
+            warnings += mcp_warnings(team.specs.values(), set(servers))
+        except ConfigError as exc:
+            # A role read without its delegates leaves more roles no one delegates to:
+            # "cannot tell the entry role" would then be the stand-ins' doing.
+            problems += [
+                p for p in exc.problems if not (partial and p.message.startswith(_NO_ENTRY))
+            ]
+        problems += _tool_problems(specs, scenario, servers)
+        problems += _policy_problems(specs, scenario)
+    elif scenario is not None:
+        problems += _policy_problems({}, scenario)
+    if scenario is not None:
+        problems += _model_problems(scenario)
+    if team is not None:
+        problems += _role_model_problems(team, scenario)
+    if scenario is not None and team is not None:
+        problems += _script_problems(scenario, team)
+        warnings += _script_warnings(scenario, team)
+    return _unique(problems), warnings
+
+
+def _unique(problems: list[ConfigError]) -> list[ConfigError]:
+    """Each problem once (two roles naming one bad policy file report it once)."""
+    seen: set[str] = set()
+    kept = []
+    for problem in problems:
+        if str(problem) not in seen:
+            seen.add(str(problem))
+            kept.append(problem)
+    return kept
+
+
+def _scenario(path: Path, problems: list[ConfigError]) -> Scenario | None:
+    """The scenario, salvaged without its bad keys when it has some."""
+    try:
+        document = load_document(path)
+    except ConfigError as exc:
+        problems += exc.problems
+        return None
+    try:
+        return scenario_from_document(document)
+    except ConfigError as exc:
+        problems += exc.problems
+        if any(p.field and p.field.split(".")[0] == "team" for p in exc.problems):
+            return None  # without its team, the scenario would check the default one
+        rest = without_keys(document, exc.problems, fill=_SCENARIO_FILL)
+    if rest is None:
+        return None
+    try:
+        return scenario_from_document(rest)
+    except ConfigError:
+        return None
+
+
+def _role_specs(directory: Path, problems: list[ConfigError]) -> dict[str, AgentSpec]:
+    """Every role of ``directory``: a bad file's problems go to ``problems`` and the file
+    stays in the team as well as it can (without its bad keys, or as a bare stand-in)."""
+    loader = MultiFormatLoader()
+    try:
+        files = loader.role_files(directory)
+    except ConfigError as exc:
+        problems += exc.problems
+        return {}
+    specs: list[AgentSpec] = []
+    for path in files:
+        try:
+            specs.append(loader.load_file(path))
+        except ConfigError as exc:
+            problems += exc.problems
+            stand_in = _salvaged(path, exc)
+            if stand_in is not None:
+                specs.append(stand_in)
+    try:
+        return index_specs(specs)
+    except ConfigError as exc:
+        problems += exc.problems
+        first: dict[str, AgentSpec] = {}
+        for spec in specs:
+            first.setdefault(spec.name, spec)
+        return first
+
+
+def _salvaged(path: Path, error: ConfigError) -> AgentSpec | None:
+    """What can be read of a role file with problems: without its bad keys, or a stand-in
+    with no tools or delegates named after the file (``None`` when the stem cannot name
+    a role)."""
+    try:
+        name = check_name(path.stem)
+    except ValueError:
+        name = ""
+    try:
+        rest = without_keys(load_document(path), error.problems, fill=_ROLE_FILL)
+        if rest is not None:
+            spec = role_spec(rest, source=path)
+            return spec if spec.name else _renamed(spec, name)
+    except ConfigError:
+        pass
+    if not name:
+        return None
+    # A stand-in: it stops the roles delegating to it being reported as well.
+    return AgentSpec(name=name, description=name, system=_ROLE_FILL["system"], source=path)
+
+
+def _renamed(spec: AgentSpec, name: str) -> AgentSpec | None:
+    return dataclasses.replace(spec, name=name) if name else None
+
+
+def _toolbox() -> dict[str, Tool[Any]]:
+    from swarm.toolbox import make_toolbox
+
+    with tempfile.TemporaryDirectory() as tmp:
+        return dict(make_toolbox(Path(tmp), ask=_never))
+
+
+async def _never(question: str) -> str:
+    return ""
+
+
+def _team_settings(
+    directory: Path, scenario: Scenario | None, problems: list[ConfigError]
+) -> tuple[dict[str, Any], TeamFile]:
+    """The MCP servers (the team's, then the scenario's) and the team file (model
+    aliases) of ``directory``; what cannot be read goes to ``problems``."""
+    servers: dict[str, Any] = {}
+    settings = TeamFile()
+    if directory.is_dir():
+        try:
+            servers.update(load_mcp_servers(directory))
+        except ConfigError as exc:
+            problems += exc.problems
+        try:
+            settings = load_team_file(directory)
+        except ConfigError as exc:
+            problems += exc.problems
+    if scenario is not None:
+        servers.update(scenario.mcp_servers)
+    return servers, settings
+
+
+def _tool_problems(
+    specs: Mapping[str, AgentSpec], scenario: Scenario | None, servers: Mapping[str, Any]
+) -> list[ConfigError]:
+    """Every tool entry that resolves to nothing (Python references are imported; MCP
+    entries need their server declared, not started)."""
+    toolbox: dict[str, Tool[Any] | list[Tool[Any]]] = {**_toolbox()}
+    problems: list[ConfigError] = []
+    if scenario is not None:
+        try:
+            toolbox.update(scenario_tools(scenario))
+        except ConfigError as exc:
+            problems += exc.problems
+    for spec in specs.values():
+        try:
+            spec.to_agent(toolbox, mcp_servers=servers)
+        except ConfigError as exc:
+            problems += exc.problems
+    return problems
+
+
+def _role_model_problems(team: Team, scenario: Scenario | None) -> list[ConfigError]:
+    """Each role model that names no provider, or whose provider's key is not set (not
+    checked for a scripted scenario, which calls no provider)."""
+    aliases = {**team.models, **(scenario.models if scenario else {})}
+    keys_needed = scenario is None or not isinstance(scenario.model, Script)
+    problems: list[ConfigError] = []
+    for spec in team.specs.values():
+        if not spec.model:
+            continue
+        try:
+            resolved = model_spec(spec.model, aliases)
+            if resolved is None:
+                continue
+            transport_from_spec(resolved)
+        except ConfigError as exc:
+            problems.append(spec.error(exc.message, "model"))
+            continue
+        variable = missing_key(resolved) if keys_needed else None
+        if variable is not None:
+            shown = spec.model if spec.model == resolved else f"{spec.model} ({resolved})"
+            problems.append(
+                spec.error(f"the model {shown} needs {variable}, which is not set", "model")
+            )
+    return problems
+
+
+def _policy_problems(
+    specs: Mapping[str, AgentSpec], scenario: Scenario | None
+) -> list[ConfigError]:
+    """The problems of every policy named, each reference checked where it is written:
+    a name or path that finds no policy is reported at the role's or scenario's line."""
+    problems: list[ConfigError] = []
+    for spec in specs.values():
+        if spec.policy is not None:
+            base = spec.source.parent if spec.source else None
+            problems += _one_policy(spec.policy, base, lambda m, s=spec: s.error(m, "policy"))
+    if scenario is not None and scenario.policy is not None:
+        base = scenario.path.parent if scenario.path else None
+        problems += _one_policy(scenario.policy, base, lambda m: scenario.error(m, "policy"))
+    return problems
+
+
+def _one_policy(ref: str, base: Path | None, located: Any) -> list[ConfigError]:
+    try:
+        return check_policy(ref, relative_to=base)
+    except ConfigError as exc:
+        where = f" ({exc.path})" if exc.path else ""
+        return [located(exc.message + where)]
+
+
+def _model_problems(scenario: Scenario) -> list[ConfigError]:
+    """A model spec that names no provider."""
+    if isinstance(scenario.model, str):
+        try:
+            transport_from_spec(scenario.model)
+        except ConfigError as exc:
+            return [scenario.error(exc.message, "model")]
+    return []
+
+
+def _script_problems(scenario: Scenario, team: Team) -> list[ConfigError]:
+    problems: list[ConfigError] = []
+    model = scenario.model
+    if isinstance(model, Script):
+        for key, turns in model.script.items():
+            role = key.partition("#")[0]
+            if role not in team.specs:
+                known = ", ".join(team.specs)
+                problems.append(
+                    scenario.error(
+                        f"'{role}' is not a role of the team (roles: {known})",
+                        "model",
+                        "script",
+                        key,
+                    )
+                )
+                continue
+            spec = team.specs[role]
+            callable_names = set(spec.tools) | set(spec.delegates)
+            for number, turn in enumerate(turns):
+                for call in turn.all_calls:
+                    if call.tool not in callable_names:
+                        offered = ", ".join(sorted(callable_names)) or "none"
+                        problems.append(
+                            scenario.error(
+                                f"turn {number + 1} of '{key}' calls '{call.tool}', which the"
+                                f" role does not have (it has: {offered}); the run would"
+                                " refuse it",
+                                "model",
+                                "script",
+                                key,
+                                number,
+                            )
+                        )
+    return problems
+
+
+def _script_warnings(scenario: Scenario, team: Team) -> list[str]:
+    """Each role a scripted run delegates to (following the script's calls from the entry)
+    that has no turns of its own: its agent would end in an error at its first turn."""
+    model = scenario.model
+    if not isinstance(model, Script):
+        return []
+    keys_of: dict[str, list[str]] = {}
+    for key in model.script:
+        keys_of.setdefault(key.partition("#")[0], []).append(key)
+    warnings: list[str] = []
+    if team.entry not in model.script:
+        warnings.append(
+            str(scenario.error(f"the entry role '{team.entry}' has no turns", "model", "script"))
+        )
+    for key in keys_of.get(team.entry, []):
+        if key != team.entry:  # the entry agent is one, named without a number
+            warnings.append(
+                str(
+                    scenario.error(
+                        f"'{key}' is never played: the entry agent takes the turns of"
+                        f" '{team.entry}'",
+                        "model",
+                        "script",
+                        key,
+                    )
+                )
+            )
+    seen = {team.entry}
+    todo = [team.entry]
+    while todo:
+        caller = todo.pop(0)
+        delegates = set(team.specs[caller].delegates) if caller in team.specs else set()
+        for key in keys_of.get(caller, []):
+            for number, turn in enumerate(model.script[key]):
+                for call in turn.all_calls:
+                    if call.tool not in delegates or call.tool in seen:
+                        continue
+                    seen.add(call.tool)
+                    todo.append(call.tool)
+                    if call.tool not in keys_of:
+                        problem = scenario.error(
+                            f"turn {number + 1} of '{key}' delegates to '{call.tool}', which"
+                            f" has no turns: that agent would end in an error (give it"
+                            f" turns under '{call.tool}:' or '{call.tool}#1:')",
+                            "model",
+                            "script",
+                            key,
+                            number,
+                        )
+                        warnings.append(str(problem))
+    return warnings
