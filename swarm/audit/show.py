@@ -13,6 +13,8 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
+from swarm._text import plural
+
 __all__ = ["AuditRow", "audit_rows", "audit_table", "read_log"]
 
 
@@ -126,8 +128,8 @@ def audit_table(
             f"{duration * 1000:.1f}" if isinstance(duration, int | float) else "-",
             details if len(details) <= width else details[: width - 3] + "...",
         )
-    shown = f"{len(rows)} calls"
+    shown = plural(len(rows), "call")
     if skipped:
-        shown += f"; {len(skipped)} unreadable lines skipped (run `swarm audit verify`)"
+        shown += f"; {plural(len(skipped), 'unreadable line')} skipped (run `swarm audit verify`)"
     table.caption = shown
     return table

@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from swarm._text import plural
 from swarm.cli.exits import BAD_INPUT, OK
 from swarm.errors import ConfigError
 from swarm.guards.policy import load_policy
@@ -91,7 +92,7 @@ def _scenario_problems(scenario: Scenario, team: Team) -> list[ConfigError]:
     model = scenario.model
     if isinstance(model, str):
         try:
-            transport_from_spec(model)
+            transport_from_spec(model, api_key="")  # the spec; a missing key is the run's error
         except ConfigError as exc:
             problems.append(scenario.error(str(exc), "model"))
     if scenario.policy is not None and scenario.path is not None:
@@ -199,7 +200,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
         return BAD_INPUT
     team, _ = _team_of(args.target, args.entry)
     print(
-        f"ok: {args.target}: {len(team)} roles, entry '{team.entry}', delegation depth {team.depth}"
+        f"ok: {args.target}: {plural(len(team), 'role')}, entry '{team.entry}',"
+        f" delegation depth {team.depth}"
     )
     return OK
 

@@ -14,6 +14,7 @@ import anyio
 from rich.console import Console
 from rich.table import Table
 
+from swarm._text import cost_text, plural
 from swarm.audit import (
     AuditHead,
     NotALog,
@@ -441,7 +442,7 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
     if totals:
         usage = totals["usage"]
         console.print(
-            f"Total: {totals['segments']} segments,"
+            f"Total: {plural(totals['segments'], 'segment')},"
             f" {usage['input_tokens'] + usage['output_tokens']:,} tokens,"
             f" {totals['duration_seconds']:.1f}s",
             markup=False,
@@ -452,7 +453,8 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
     head = data.get("audit")
     if head:
         console.print(
-            f"Audit head: {head['records']} records, MAC {head['mac'] or '-'}", soft_wrap=True
+            f"Audit head: {plural(head['records'], 'record')}, MAC {head['mac'] or '-'}",
+            soft_wrap=True,
         )
     console.print(f"Record: {run}", markup=False)
     return OK
@@ -463,8 +465,8 @@ def _tree_lines(node: dict[str, Any], depth: int = 0) -> str:
     cost = node.get("cost_usd")
     line = (
         f"{'  ' * depth}{name}: {node['input_tokens'] + node['output_tokens']:,} tokens,"
-        f" {node['iterations']} iterations, subtree {node['subtree_tokens']:,}"
-        + (f", ${cost:.4f}" if cost is not None else "")
+        f" {plural(node['iterations'], 'iteration')}, subtree {node['subtree_tokens']:,}"
+        + f", {cost_text(cost, failed=node.get('stop_reason') not in (None, 'end_turn'))}"
         + (f" [{node['stop_reason']}]" if node.get("stop_reason") not in (None, "end_turn") else "")
     )
     return "\n".join([line, *(_tree_lines(child, depth + 1) for child in node["children"])])

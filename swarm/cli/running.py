@@ -13,6 +13,7 @@ from typing import Any
 import anyio
 from rich.console import Console
 
+from swarm._text import plural
 from swarm.cli.exits import FAILED, OK, Stopped, run_until_stopped
 from swarm.cli.prompt import TerminalPrompt, interactive
 from swarm.cli.records import resume_command
@@ -169,7 +170,7 @@ def _audit_head(record: Path) -> str:
         audit = json.loads((record / "summary.json").read_text(encoding="utf-8"))["audit"]
     except (OSError, ValueError, KeyError, TypeError):
         return ""
-    return f"Audit head: {audit['records']} records, MAC {audit['mac'] or '-'}"
+    return f"Audit head: {plural(audit['records'], 'record')}, MAC {audit['mac'] or '-'}"
 
 
 class _Null:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.to_thread
 
 from swarm.audit import (
     AuditLog,
@@ -167,15 +168,23 @@ async def run_scenario(
 ) -> RunOutcome:
     """Run ``scenario`` to its end and write its record; returns the outcome.
 
-    Raises ``ConfigError`` (before anything runs) for bad files, an unknown model spec or
-    no model at all. Cancellation (Ctrl-C) stops every agent, writes the record with
-    ``interrupted: true``, and re-raises.
+    Raises ``ConfigError`` (before anything runs) for bad files, an unknown model spec,
+    a provider whose API key is not set, no model at all, a ``replay`` cassette that is
+    missing or not one, and a ``record`` cassette that cannot be written. Cancellation
+    (Ctrl-C) stops every agent, writes the record with ``interrupted: true``, and
+    re-raises.
     """
     team = _load_team(scenario)
     if replay is not None:
-        transport: CompletionTransport = ReplayTransport(replay)
+        cassette = ReplayTransport(replay)
+        await anyio.to_thread.run_sync(cassette.load)  # a bad file is found before the run
+        transport: CompletionTransport = cassette
     else:
         transport = resolve_transport(scenario, model)
+    if record is not None:
+        recording = RecordingTransport(transport, record)
+        recording.check()
+        transport = recording
     workspace = (workspace or scenario.workspace or default_workspace(scenario)).resolve()
     prepare_workspace(scenario, workspace)
     run_id = run_id or new_run_id()
@@ -183,8 +192,6 @@ async def run_scenario(
         (runs_dir or scenario.runs_dir or default_runs_dir()).absolute(), run_id
     )
     create_key(record_dir.key)
-    if record is not None:
-        transport = RecordingTransport(transport, record)
     config = {
         "scenario_path": str(scenario.path.resolve()) if scenario.path else None,
         "name": scenario.name,
