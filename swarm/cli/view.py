@@ -240,8 +240,9 @@ def print_summary(console: Console, outcome: RunOutcome) -> None:
     )
     for path, tool, reason in outcome.denied_calls:
         parts.append(Text(f"  denied: {path} {tool}: {reason}", style="red"))
-    parts.append(Text(f"Run record: {outcome.record_dir}"))
     console.print(Group(*parts), soft_wrap=not console.is_terminal)
+    # never wrapped, on a terminal either: a path cut in two cannot be copied
+    console.print(f"Run record: {outcome.record_dir}", soft_wrap=True, markup=False)
 
 
 def _node_cost(model: str | None, usage: Usage) -> float | None:
