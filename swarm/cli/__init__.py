@@ -12,6 +12,7 @@ import difflib
 import gc
 import importlib.metadata
 import logging
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -149,6 +150,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"error: {exc}\n")
         return FAILED
     except BrokenPipeError:
+        # the reader of stdout left (`| head`): nothing more can be shown, and Python's
+        # last flush at exit must not fail either
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return OK
 
 

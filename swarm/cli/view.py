@@ -7,6 +7,7 @@ stdout is a terminal; ``LineView`` prints one line per thing worth knowing other
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -154,12 +155,15 @@ class LineView:
     def __init__(self, board: AgentBoard, out: IO[str]) -> None:
         self.board = board
         self.out = out
+        self.closed = False
 
     def __enter__(self) -> LineView:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self.out.flush()
+        if not self.closed:
+            with contextlib.suppress(BrokenPipeError):
+                self.out.flush()
 
     def __call__(self, event: StreamEvent) -> None:
         state, inner = self.board.update(event)
@@ -180,9 +184,12 @@ class LineView:
                 line = f"finished ({reason.value}) after {plural(state.iterations, 'iteration')}"
             case _:
                 pass
-        if line is not None:
-            self.out.write(f"[{state.path}] {line}\n")
-            self.out.flush()
+        if line is not None and not self.closed:
+            try:
+                self.out.write(f"[{state.path}] {line}\n")
+                self.out.flush()
+            except BrokenPipeError:  # `swarm run ... | head`: the run goes on, unseen
+                self.closed = True
 
 
 def usage_table(tree: UsageNode) -> Table:
