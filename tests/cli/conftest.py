@@ -19,14 +19,17 @@ class Swarm:
     def __init__(self, cwd: Path) -> None:
         self.cwd = cwd
 
-    def __call__(self, *args: str | Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    def __call__(
+        self, *args: str | Path, timeout: float = 120, columns: int = 200
+    ) -> subprocess.CompletedProcess[str]:
+        """``columns`` is the width rich assumes for output that is not a terminal."""
         return subprocess.run(
             [sys.executable, "-m", "swarm", *map(str, args)],
             cwd=self.cwd,
             capture_output=True,
             text=True,
             timeout=timeout,
-            env=clean_env(),
+            env={**clean_env(), "COLUMNS": str(columns)},
             stdin=subprocess.DEVNULL,
         )
 
