@@ -186,11 +186,11 @@ async def run_scenario(
         recording.check()
         transport = recording
     workspace = (workspace or scenario.workspace or default_workspace(scenario)).resolve()
+    runs_dir = (runs_dir or scenario.runs_dir or default_runs_dir()).absolute()
+    RunRecord.check_place(runs_dir)  # before the workspace is made and seeded
     prepare_workspace(scenario, workspace)
     run_id = run_id or new_run_id()
-    record_dir = RunRecord.create(
-        (runs_dir or scenario.runs_dir or default_runs_dir()).absolute(), run_id
-    )
+    record_dir = RunRecord.create(runs_dir, run_id)
     create_key(record_dir.key)
     config = {
         "scenario_path": str(scenario.path.resolve()) if scenario.path else None,

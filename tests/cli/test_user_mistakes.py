@@ -37,6 +37,7 @@ def test_a_runs_dir_that_is_a_file(swarm: Swarm, examples: Path, tmp_path: Path)
     (tmp_path / "runs").write_text("")
     done = swarm("run", examples / "denied-shell.yaml", "--workspace", "ws", "--runs-dir", "runs")
     assert_one_clear_line(done, "runs", "cannot create the run record")
+    assert not (tmp_path / "ws").exists()  # found before the workspace is made and seeded
 
 
 @pytest.mark.parametrize("command", ["list", "show"])
