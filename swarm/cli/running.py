@@ -94,6 +94,13 @@ def _scenario_from_args(args: argparse.Namespace) -> Scenario:
             raise ConfigError("give the task after the options: swarm run --team DIR ... 'task'")
         if args.model is None:
             raise ConfigError(NO_MODEL_HELP)
+        here = Path.cwd().resolve()
+        if args.workspace is None and here in (Path.home().resolve(), Path(here.anchor)):
+            # the agents would write anywhere in it: the place must be chosen, not defaulted
+            raise ConfigError(
+                f"a --team run works in the current directory, and {here} is your home"
+                " directory or the root: cd into a project, or give --workspace DIR"
+            )
         name = "run"
         return Scenario(
             name=name,

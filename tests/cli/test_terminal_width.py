@@ -142,6 +142,18 @@ def test_a_team_run_works_in_the_current_directory_and_says_so(
     assert not (tmp_path / ".swarm" / "workspaces").exists()
 
 
+def test_a_team_run_started_in_the_home_directory_needs_a_workspace(
+    swarm: Swarm, roles: Path, runs: Path, tmp_path: Path
+) -> None:
+    model = "openai-compatible:http://127.0.0.1:9/v1:x"
+    done = swarm("run", "--team", roles, "--model", model, "hi", env={"HOME": str(tmp_path)})
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    (error,) = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert str(tmp_path.resolve()) in error and "--workspace" in error
+    assert not runs.exists() and list(tmp_path.iterdir()) == []
+
+
 def test_a_scenario_keeps_its_own_workspace_and_says_where(
     swarm: Swarm, examples: Path, tmp_path: Path
 ) -> None:
