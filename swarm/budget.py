@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from swarm._text import cost_text, plural
 from swarm.types import StopReason, Usage
 
 if TYPE_CHECKING:
@@ -77,13 +78,13 @@ class UsageNode:
             text = (
                 f"{'  ' * depth}{name}: {node.usage.total_tokens:,} tokens"
                 f" ({node.usage.input_tokens:,} in, {node.usage.output_tokens:,} out),"
-                f" {node.iterations} iterations"
+                f" {plural(node.iterations, 'iteration')}"
             )
             if node.children:
                 text += f"; subtree {node.total.total_tokens:,} tokens"
-            price = cost(node.model, node.usage) if cost is not None else None
-            if price is not None:
-                text += f", ${price:.4f}"
+            if cost is not None:
+                failed = node.stop_reason not in (None, StopReason.end_turn)
+                text += ", " + cost_text(cost(node.model, node.usage), failed=failed)
             if node.stop_reason is not None and node.stop_reason != StopReason.end_turn:
                 text += f" [{node.stop_reason.value}]"
             lines.append(text)

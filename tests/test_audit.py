@@ -404,7 +404,7 @@ async def test_audit_table_filters_calls(tmp_path: Path) -> None:
     console.print(audit_table(log_path, decision="deny"))
     shown = console.export_text()
     assert "no-recursive-delete" in shown and "orchestrator/worker#1" in shown
-    assert "1 calls" in shown
+    assert "1 call " in shown and "1 calls" not in shown
     assert len(audit_rows(read_log(log_path)[0], role="orchestrator")) == 1
     assert len(audit_rows(read_log(log_path)[0], tool="sh*")) == 1
     assert audit_rows(read_log(log_path)[0], decision="invalid") == []
@@ -418,7 +418,7 @@ async def test_audit_table_skips_unreadable_lines(tmp_path: Path) -> None:
         file.write("garbage\n")
     console = Console(record=True, width=200)
     console.print(audit_table(path))
-    assert "1 unreadable lines skipped" in console.export_text()
+    assert "1 call; 1 unreadable line skipped" in console.export_text()
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")

@@ -13,6 +13,8 @@ from typing import Any
 from rich.table import Table
 from rich.text import Text
 
+from swarm._text import plural
+
 __all__ = ["AuditRow", "audit_rows", "audit_table", "read_log"]
 
 
@@ -99,21 +101,67 @@ def audit_table(
     decision: str | None = None,
     run_id: str | None = None,
     width: int = 80,
+    compact: bool = False,
 ) -> Table:
     """A rich table of the calls in a log, one row each, filtered like ``audit_rows``.
 
     Details are the reason of a denial, the error of a failed call, or the (redacted)
-    arguments, cut to ``width`` characters. Raises ``OSError``.
+    arguments, cut to ``width`` characters. ``compact`` (for a narrow terminal, or a
+    pipe) gives each call two plain lines instead: who called what, the verdict, the rule,
+    the outcome and the time, then the details indented. Raises ``OSError``.
     """
     records, skipped = read_log(path)
     rows = audit_rows(records, role=role, tool=tool, decision=decision, run_id=run_id)
-    table = Table(title=f"audit log {path}", show_lines=False)
-    for name in ("time", "agent", "tool", "decision", "rule", "outcome", "ms", "details"):
-        table.add_column(name, justify="right" if name == "ms" else "left", overflow="fold")
+    table = _compact_table(rows, width) if compact else _wide_table(rows, width)
+    table.title = f"audit log {path}"
+    shown = plural(len(rows), "call")
+    if skipped:
+        shown += f"; {plural(len(skipped), 'unreadable line')} skipped (run `swarm audit verify`)"
+    table.caption = shown
+    return table
+
+
+def _compact_table(rows: list[AuditRow], width: int) -> Table:
+    table = Table.grid(padding=(0, 0))
+    table.add_column(overflow="fold")
     for row in rows:
         d, f = row.decision, row.finish or {}
         verdict = str(d.get("decision"))
-        rule = ":".join(str(p) for p in (d.get("policy"), d.get("rule")) if p) or "-"
+        duration = f.get("duration")
+        line = Text.assemble(
+            (str(d.get("time", ""))[11:19], "dim"),
+            " ",
+            (verdict, _STYLES.get(verdict, "")),
+            f" {d.get('path', '')} {d.get('tool', '')}",
+            (f"  {_rule(d)}", "dim"),
+            f"  {f.get('outcome', 'running')}",
+            f" {duration * 1000:.1f} ms" if isinstance(duration, int | float) else "",
+        )
+        details = _details(row)
+        room = max(20, width - 4)
+        cut = details if len(details) <= room else details[: room - 3] + "..."
+        table.add_row(line)
+        table.add_row(Text("    " + cut, no_wrap=True, overflow="ellipsis"))
+    return table
+
+
+def _rule(d: dict[str, Any]) -> str:
+    return ":".join(str(p) for p in (d.get("policy"), d.get("rule")) if p) or "-"
+
+
+def _wide_table(rows: list[AuditRow], width: int) -> Table:
+    table = Table(show_lines=False)
+    for name in ("time", "agent", "tool", "decision", "rule", "outcome", "ms", "details"):
+        table.add_column(
+            name,
+            justify="right" if name == "ms" else "left",
+            overflow="fold",
+            no_wrap=name in ("time", "agent", "tool", "decision"),  # whole, to read and copy
+        )
+    for row in rows:
+        d, f = row.decision, row.finish or {}
+        verdict = str(d.get("decision"))
+        rule = _rule(d)
         duration = f.get("duration")
         details = _details(row)
         table.add_row(
@@ -126,8 +174,4 @@ def audit_table(
             f"{duration * 1000:.1f}" if isinstance(duration, int | float) else "-",
             details if len(details) <= width else details[: width - 3] + "...",
         )
-    shown = f"{len(rows)} calls"
-    if skipped:
-        shown += f"; {len(skipped)} unreadable lines skipped (run `swarm audit verify`)"
-    table.caption = shown
     return table

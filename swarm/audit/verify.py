@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from swarm._text import plural
 from swarm.audit.anchor import AuditHead, record_mac
 from swarm.audit.log import GENESIS, record_hash
 
@@ -68,7 +69,8 @@ class AuditReport:
             else "MACs not checked (no key: anyone could recompute the chain)"
         )
         checks.append("head anchored" if self.anchored else "head not checked (no anchor)")
-        line = f"{self.path}: {self.records} records, {', '.join(checks)} (head {self.head[:16]})"
+        records = plural(self.records, "record")
+        line = f"{self.path}: {records}, {', '.join(checks)} (head {self.head[:16]})"
         return line + (f"\nnote: {self.note}" if self.note else "")
 
 

@@ -8,11 +8,15 @@ written and resumable.
 from __future__ import annotations
 
 import argparse
+import difflib
 import gc
 import importlib.metadata
 import logging
+import os
+import re
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 import structlog
 
@@ -36,10 +40,63 @@ def _configure_logging(verbose: bool) -> None:
 
 
 class _Parser(argparse.ArgumentParser):
+    """Exit 2 with a suggestion for a misspelt flag or command; ``-v`` is accepted by every
+    command, before or after it (``swarm -v run ...`` and ``swarm run ... -v``)."""
+
+    argv: Sequence[str] = ()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # SUPPRESS: a command that is not given -v keeps what the top level parsed
+        self.add_argument(
+            "-v", "--verbose", action="store_true", default=argparse.SUPPRESS, help=_VERBOSE
+        )
+
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.print_usage(sys.stderr)
-        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        # extra words are found by the top level: show the usage of the command they follow
+        where = _chosen(self, self.argv) if "unrecognized" in message else self
+        where.print_usage(sys.stderr)
+        sys.stderr.write(f"{where.prog}: error: {message}{_suggestion(where, message)}\n")
         raise SystemExit(BAD_INPUT)
+
+
+_VERBOSE = "log debug details"
+
+
+def _suggestion(parser: argparse.ArgumentParser, message: str) -> str:
+    """`` (did you mean --model?)`` for an unknown flag or choice close to a known one."""
+    choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+    if choice:
+        known = re.findall(r"'([^']*)'", choice[2])
+        close = difflib.get_close_matches(choice[1], known, n=1)
+        return f" (did you mean '{close[0]}'?)" if close else ""
+    unknown = re.match(r"unrecognized arguments: (.*)", message)
+    if not unknown:
+        return ""
+    flags = _flags_of(parser)
+    hints = {}
+    for word in unknown[1].split():
+        if word.startswith("-"):
+            close = difflib.get_close_matches(word.split("=")[0], flags, n=1)
+            hints.update({word: close[0]} if close else {})
+    if len(hints) == 1:
+        return f" (did you mean {next(iter(hints.values()))}?)"
+    return (
+        f" (did you mean {', '.join(f'{v} for {k}' for k, v in hints.items())}?)" if hints else ""
+    )
+
+
+def _chosen(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.ArgumentParser:
+    """The deepest (sub)command parser that the words of ``argv`` name."""
+    for word in argv:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction) and word in action.choices:
+                return _chosen(action.choices[word], argv[argv.index(word) + 1 :])
+    return parser
+
+
+def _flags_of(parser: argparse.ArgumentParser) -> list[str]:
+    return [flag for action in parser._actions for flag in action.option_strings]
 
 
 def _version() -> str:
@@ -61,7 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="swarm",
         description="Run teams of agents defined in files, and inspect what they did.",
     )
-    parser.add_argument("-v", "--verbose", action="store_true", help="log debug details")
+    parser.set_defaults(verbose=False)
     parser.add_argument("--version", action="version", version=f"swarm {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     add_running(sub)
@@ -81,6 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # it out of the garbage collector's full passes (over this import heap each pass
         # costs tens of milliseconds, and a large fan-out triggers several).
         gc.freeze()
+    _Parser.argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     _configure_logging(args.verbose)
     try:
@@ -96,6 +154,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"error: {exc}\n")
         return FAILED
     except BrokenPipeError:
+        # the reader of stdout left (`| head`): nothing more can be shown, and Python's
+        # last flush at exit must not fail either
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return OK
 
 

@@ -264,7 +264,7 @@ def _role_model_problems(team: Team, scenario: Scenario | None) -> list[ConfigEr
             resolved = model_spec(spec.model, aliases)
             if resolved is None:
                 continue
-            transport_from_spec(resolved)
+            transport_from_spec(resolved, api_key="")  # the key: below
         except ConfigError as exc:
             problems.append(spec.error(exc.message, "model"))
             continue
@@ -305,7 +305,7 @@ def _model_problems(scenario: Scenario) -> list[ConfigError]:
     """A model spec that names no provider."""
     if isinstance(scenario.model, str):
         try:
-            transport_from_spec(scenario.model)
+            transport_from_spec(scenario.model, api_key="")  # a missing key is the run's error
         except ConfigError as exc:
             return [scenario.error(exc.message, "model")]
     return []

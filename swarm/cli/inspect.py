@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from swarm._text import plural
 from swarm.cli.checks import is_policy_file, validate
 from swarm.cli.exits import BAD_INPUT, OK
 from swarm.errors import ConfigError
@@ -65,11 +66,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
         return BAD_INPUT
     if is_policy_file(args.target):
         policy = load_policy(args.target)
-        print(f"ok: {args.target}: policy '{policy.name}', {len(policy.rules)} rules")
+        print(f"ok: {args.target}: policy '{policy.name}', {plural(len(policy.rules), 'rule')}")
         return OK
     team, _ = _team_of(args.target, args.entry)
     print(
-        f"ok: {args.target}: {len(team)} roles, entry '{team.entry}', delegation depth {team.depth}"
+        f"ok: {args.target}: {plural(len(team), 'role')}, entry '{team.entry}',"
+        f" delegation depth {team.depth}"
     )
     return OK
 

@@ -11,15 +11,19 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from rich import box
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
+from swarm._text import cost_text, plural
 from swarm.audit import (
     AuditHead,
     NotALog,
     audit_table,
     read_head,
     read_key,
+    read_log,
     verify_log,
 )
 from swarm.cli.exits import FAILED, OK, Stopped, run_until_stopped
@@ -41,6 +45,9 @@ from swarm.types import StopReason
 
 __all__ = ["add_commands", "find_run", "resume_command"]
 
+_WIDE_AUDIT = 140
+"""Below this many columns ``audit show`` gives each call two lines instead of a table
+row: eight columns cannot share fewer without breaking every cell."""
 _RUNS_DIR_HELP = "where run records are (default: $XDG_STATE_HOME/swarm/runs)"
 
 
@@ -142,20 +149,36 @@ def _run_dirs(where: Path | None, runs_dir: Path | None = None) -> list[Path]:
     return list(found)
 
 
+def _runs_dir(runs_dir: Path | None) -> Path:
+    """The runs directory to read: ``--runs-dir`` must be a directory (the default one may
+    not exist yet: no run has been recorded). Raises ``ConfigError``."""
+    if runs_dir is None:
+        return default_runs_dir()
+    if not runs_dir.is_dir():
+        what = "is not a directory" if runs_dir.exists() else "does not exist"
+        raise ConfigError(f"--runs-dir {what}", path=runs_dir)
+    return runs_dir
+
+
 def find_run(ref: str | Path, runs_dir: Path | None = None) -> Path:
     """A run directory from a path or a run id (or its start) in the runs directory, or
     under the current directory's old places. Raises ``ConfigError``."""
+    runs_dir = _runs_dir(runs_dir)
     path = Path(ref)
+    if not str(ref).strip():
+        raise ConfigError("give a run id or a run directory (see 'swarm runs list')")
     if path.is_dir() and _is_record(path):
         return path
+    if path.is_dir() or "/" in str(ref):
+        what = "not a run record (no manifest.json or summary.json)" if path.is_dir() else None
+        raise ConfigError(what or "no such run directory", path=path)
     runs = [*_run_dirs(None, runs_dir), *_run_dirs(Path.cwd(), runs_dir)]
     matches = list(dict.fromkeys(d for d in runs if d.name.startswith(str(ref))))
     exact = [d for d in matches if d.name == str(ref)]
     if len(exact) == 1 or len(matches) == 1:
         return (exact or matches)[0]
     if not matches:
-        where = runs_dir or default_runs_dir()
-        raise ConfigError(f"no run record '{ref}' in {where} or here (see 'swarm runs list')")
+        raise ConfigError(f"no run record '{ref}' in {runs_dir} or here (see 'swarm runs list')")
     raise ConfigError(f"'{ref}' matches {len(matches)} runs: " + ", ".join(m.name for m in matches))
 
 
@@ -200,7 +223,7 @@ def _audit_target(ref: str, runs_dir: Path | None) -> tuple[Path, Path | None]:
 
 def _sessions_db(target: str, runs_dir: Path | None) -> tuple[Path, dict[str, str]]:
     path = Path(target)
-    if path.is_file() and path.suffix == ".db":
+    if path.is_file():  # a run is a directory: a file can only be meant as a database
         _check_database(path)
         return path, {}
     run = find_run(target, runs_dir)
@@ -209,12 +232,39 @@ def _sessions_db(target: str, runs_dir: Path | None) -> tuple[Path, dict[str, st
 
 
 def _check_database(path: Path) -> None:
-    """Raise ``ConfigError`` unless ``path`` is an SQLite database (read, never changed)."""
+    """Raise ``ConfigError`` unless ``path`` is an SQLite database of sessions (read, never
+    changed: opening another database as a store would add the store's tables to it)."""
     try:
         with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
-            db.execute("SELECT name FROM sqlite_master").fetchall()
+            tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
     except sqlite3.DatabaseError as exc:
         raise ConfigError(f"not a sessions database ({exc})", path=path) from None
+    if not {"sessions", "messages"} <= tables:
+        raise ConfigError("not a sessions database (it has no sessions table)", path=path)
+
+
+def _table(columns: tuple[str, ...], *, copied: dict[str, int]) -> Table:
+    """A table that fits narrow terminals by folding its text, except in the ``copied``
+    columns (ids and paths a user copies), which keep their whole width (given) on one
+    line: a run id cut to ``2026112…`` is no use to anyone."""
+    table = Table(
+        box=box.SIMPLE_HEAD,
+        padding=(0, 1),
+        collapse_padding=True,
+        pad_edge=False,
+        show_edge=False,
+    )
+    for column in columns:
+        if column in copied:
+            table.add_column(column, no_wrap=True, min_width=copied[column])
+        elif column in _NUMBERS:
+            table.add_column(column, no_wrap=True, justify="right")
+        else:
+            table.add_column(column, overflow="fold", min_width=min(len(column), 8))
+    return table
+
+
+_NUMBERS = frozenset(("msgs", "in", "out", "segs", "tokens", "calls", "denied", "time"))
 
 
 # -- audit -----------------------------------------------------------------------------
@@ -222,14 +272,22 @@ def _check_database(path: Path) -> None:
 
 def cmd_audit_show(args: argparse.Namespace) -> int:
     log = _audit_path(args.log)
+    try:
+        records, skipped = read_log(log)
+    except OSError as exc:
+        raise ConfigError(f"cannot read the audit log: {exc.strerror or exc}", path=log) from None
+    if skipped and not records:
+        raise ConfigError("not an audit log: no line is an audit record", path=log)
     console = Console()
+    compact = console.width < _WIDE_AUDIT
     console.print(
         audit_table(
             log,
             role=args.role,
             tool=args.tool,
             decision=args.decision,
-            width=max(40, console.width - 70),
+            width=console.width - 4 if compact else max(40, console.width - 90),
+            compact=compact,
         )
     )
     return OK
@@ -274,20 +332,26 @@ def cmd_sessions_list(args: argparse.Namespace) -> int:
             return await store.list_sessions()
 
     sessions = anyio.run(read)
-    table = Table(title=str(db))
-    for column in ("session", "agent", "messages", "tokens in", "tokens out", "created", "preview"):
-        table.add_column(column)
+    console = Console()
+    wide = console.width >= 110  # else the preview gets the created column's room
+    columns = ("session", "agent", "msgs", "in", "out", *(["created"] * wide), "preview")
+    table = _table(
+        columns,
+        copied={"session": 12, "agent": max((len(a) for a in names.values()), default=5)},
+    )
     for info in sessions:
+        created = [info.created_at[:16].replace("T", " ")] if wide else []
         table.add_row(
             info.session_id[:12],
             names.get(info.session_id, "-"),
             str(info.message_count),
             f"{info.input_tokens:,}",
             f"{info.output_tokens:,}",
-            info.created_at,
-            info.preview,
+            *created,
+            Text(" ".join(info.preview.split()), no_wrap=True, overflow="ellipsis"),
         )
-    Console().print(table)
+    console.print(f"sessions in {db}", soft_wrap=True, markup=False, highlight=False)
+    console.print(table)
     return OK
 
 
@@ -377,11 +441,19 @@ def _end_of(data: dict[str, Any]) -> str:
 
 
 def cmd_runs_list(args: argparse.Namespace) -> int:
-    runs = _run_dirs(None if args.all else args.where, args.runs_dir)
+    if not args.all and not args.where.is_dir():
+        what = "not a directory" if args.where.exists() else "no such directory"
+        raise ConfigError(
+            f"{what}: runs are listed by the directory they worked in", path=args.where
+        )
+    runs = _run_dirs(None if args.all else args.where, _runs_dir(args.runs_dir))
     title = "every run" if args.all else f"runs working under {args.where}"
-    table = Table(title=title)
-    for column in ("run", "scenario", "end", "segments", "tokens", "calls", "denied", "time"):
-        table.add_column(column)
+    table = _table(
+        ("run", "scenario", "end", "segs", "tokens", "calls", "denied", "time"),
+        copied={
+            "run": max((len(str(_record_info(r).get("run_id", r.name))) for r in runs), default=3)
+        },
+    )
     for run in runs:
         data = _summary(run)
         totals = data.get("totals") or {}
@@ -398,7 +470,9 @@ def cmd_runs_list(args: argparse.Namespace) -> int:
             str(calls.get("denied", 0)),
             f"{totals.get('duration_seconds', data.get('duration_seconds', 0)) or 0:.1f}s",
         )
-    Console().print(table)
+    console = Console()
+    console.print(title, soft_wrap=True, markup=False, highlight=False)
+    console.print(table)
     if not runs:
         print("no runs found")
     return OK
@@ -407,7 +481,7 @@ def cmd_runs_list(args: argparse.Namespace) -> int:
 def cmd_runs_show(args: argparse.Namespace) -> int:
     run = find_run(args.run, args.runs_dir)
     data = _summary(run)
-    console = Console()
+    console = Console(soft_wrap=True)  # lines as they are: ids and paths stay whole
     scenario = data.get("scenario")
     name = scenario.get("name") if isinstance(scenario, dict) else scenario
     console.print(f"[bold]Run {data.get('run_id')}[/bold] ({name})")
@@ -441,7 +515,7 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
     if totals:
         usage = totals["usage"]
         console.print(
-            f"Total: {totals['segments']} segments,"
+            f"Total: {plural(totals['segments'], 'segment')},"
             f" {usage['input_tokens'] + usage['output_tokens']:,} tokens,"
             f" {totals['duration_seconds']:.1f}s",
             markup=False,
@@ -452,7 +526,8 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
     head = data.get("audit")
     if head:
         console.print(
-            f"Audit head: {head['records']} records, MAC {head['mac'] or '-'}", soft_wrap=True
+            f"Audit head: {plural(head['records'], 'record')}, MAC {head['mac'] or '-'}",
+            soft_wrap=True,
         )
     console.print(f"Record: {run}", markup=False)
     return OK
@@ -463,8 +538,8 @@ def _tree_lines(node: dict[str, Any], depth: int = 0) -> str:
     cost = node.get("cost_usd")
     line = (
         f"{'  ' * depth}{name}: {node['input_tokens'] + node['output_tokens']:,} tokens,"
-        f" {node['iterations']} iterations, subtree {node['subtree_tokens']:,}"
-        + (f", ${cost:.4f}" if cost is not None else "")
+        f" {plural(node['iterations'], 'iteration')}, subtree {node['subtree_tokens']:,}"
+        + f", {cost_text(cost, failed=node.get('stop_reason') not in (None, 'end_turn'))}"
         + (f" [{node['stop_reason']}]" if node.get("stop_reason") not in (None, "end_turn") else "")
     )
     return "\n".join([line, *(_tree_lines(child, depth + 1) for child in node["children"])])

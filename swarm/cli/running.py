@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import tempfile
 import time
@@ -13,6 +14,7 @@ from typing import Any
 import anyio
 from rich.console import Console
 
+from swarm._text import plural
 from swarm.cli.exits import FAILED, OK, Stopped, run_until_stopped
 from swarm.cli.prompt import TerminalPrompt, interactive
 from swarm.cli.records import resume_command
@@ -26,7 +28,7 @@ from swarm.scenario import (
     run_scenario,
 )
 from swarm.scenario.record import default_runs_dir, new_run_id
-from swarm.scenario.runner import NO_MODEL_HELP, RunOutcome
+from swarm.scenario.runner import NO_MODEL_HELP, RunOutcome, default_workspace
 from swarm.scenario.sandboxing import sandbox_line
 from swarm.team import Team
 from swarm.transports.serialize import event_to_dict
@@ -40,7 +42,8 @@ def add_commands(sub: Any) -> None:
         "run",
         help="run a scenario file, or a task with --team",
         description="Run a scenario (swarm run SCENARIO) or a task given on the command"
-        " line (swarm run --team DIR --entry ROLE --model SPEC 'task').",
+        " line (swarm run --team DIR --entry ROLE --model SPEC 'task'), which works in"
+        " the current directory unless --workspace says otherwise.",
     )
     run.add_argument("target", nargs="*", help="a scenario file, or the task with --team")
     run.add_argument("--team", type=Path, help="a directory of role files")
@@ -49,7 +52,11 @@ def add_commands(sub: Any) -> None:
         "--model", help="a model spec, e.g. openai:gpt-4.1-mini (overrides the scenario)"
     )
     run.add_argument("--policy", help="the guard policy for roles that name none")
-    run.add_argument("--workspace", type=Path, help="the directory the agents work in")
+    run.add_argument(
+        "--workspace",
+        type=Path,
+        help="the directory the agents work in (default: a scenario's own, else here)",
+    )
     run.add_argument(
         "--runs-dir",
         type=Path,
@@ -72,7 +79,11 @@ def add_commands(sub: Any) -> None:
     )
     test.add_argument("targets", nargs="+", type=Path, help="scenario files or directories")
     test.add_argument("--model", help="override every scenario's model")
-    test.add_argument("--keep", action="store_true", help="keep workspaces of passing runs")
+    test.add_argument(
+        "--keep",
+        action="store_true",
+        help="keep the workspaces of passing runs too, and say where they are",
+    )
     test.set_defaults(handler=cmd_test)
 
 
@@ -83,6 +94,13 @@ def _scenario_from_args(args: argparse.Namespace) -> Scenario:
             raise ConfigError("give the task after the options: swarm run --team DIR ... 'task'")
         if args.model is None:
             raise ConfigError(NO_MODEL_HELP)
+        here = Path.cwd().resolve()
+        if args.workspace is None and here in (Path.home().resolve(), Path(here.anchor)):
+            # the agents would write anywhere in it: the place must be chosen, not defaulted
+            raise ConfigError(
+                f"a --team run works in the current directory, and {here} is your home"
+                " directory or the root: cd into a project, or give --workspace DIR"
+            )
         name = "run"
         return Scenario(
             name=name,
@@ -90,7 +108,8 @@ def _scenario_from_args(args: argparse.Namespace) -> Scenario:
             team=args.team,
             entry=args.entry,
             policy=args.policy,
-            workspace=args.workspace,
+            # where the command is run, as coding agents do: the task is about these files
+            workspace=args.workspace or Path.cwd(),
         )
     if len(args.target) != 1:
         raise ConfigError("give one scenario file (or --team DIR with a task)")
@@ -118,11 +137,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     run_id = new_run_id()
     runs_dir = (args.runs_dir or scenario.runs_dir or default_runs_dir()).absolute()
     board = AgentBoard(team.entry, frozenset(team.specs))
+    workspace = (args.workspace or scenario.workspace or default_workspace(scenario)).resolve()
+    console.print(f"workspace: {workspace}", markup=False, highlight=False, soft_wrap=True)
     console.print(f"sandbox: {sandbox_line(scenario)}", markup=False, highlight=False)
 
     def json_line(event: StreamEvent) -> None:
-        sys.stdout.write(json.dumps(event_to_dict(event)) + "\n")
-        sys.stdout.flush()
+        if piped_away:
+            return
+        try:
+            sys.stdout.write(json.dumps(event_to_dict(event)) + "\n")
+            sys.stdout.flush()
+        except BrokenPipeError:  # the reader left (`| head`): the run goes on, unseen
+            piped_away.append(True)
+
+    piped_away: list[bool] = []
 
     async def go() -> RunOutcome:
         if args.json:
@@ -136,7 +164,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             return await run_scenario(
                 scenario,
                 model=args.model,
-                workspace=args.workspace,
+                workspace=workspace,
                 runs_dir=runs_dir,
                 run_id=run_id,
                 record=args.record,
@@ -171,7 +199,7 @@ def _audit_head(record: Path) -> str:
         audit = json.loads((record / "summary.json").read_text(encoding="utf-8"))["audit"]
     except (OSError, ValueError, KeyError, TypeError):
         return ""
-    return f"Audit head: {audit['records']} records, MAC {audit['mac'] or '-'}"
+    return f"Audit head: {plural(audit['records'], 'record')}, MAC {audit['mac'] or '-'}"
 
 
 class _Null:
@@ -232,6 +260,7 @@ def cmd_test(args: argparse.Namespace) -> int:
         except ConfigError as exc:
             print(f"{label} ERROR  {exc}")
             failed += 1
+            shutil.rmtree(workspace, ignore_errors=True)  # the run never started
             continue
         problems = check_expectations(scenario.expect, outcome)
         took = time.perf_counter() - started
@@ -241,12 +270,13 @@ def cmd_test(args: argparse.Namespace) -> int:
             for problem in problems:
                 print(f"    {problem}")
             print(f"    run record: {outcome.record_dir}")
+            print(f"    workspace:  {workspace}")  # a failed run's files are kept to look at
         else:
             passed += 1
             print(f"{label} PASSED ({took:.2f}s)")
-            if not args.keep:
-                import shutil
-
+            if args.keep:
+                print(f"    workspace:  {workspace}")
+            else:
                 shutil.rmtree(workspace, ignore_errors=True)
     print(f"{passed} passed, {failed} failed")
     return OK if failed == 0 else FAILED

@@ -7,6 +7,7 @@ stdout is a terminal; ``LineView`` prints one line per thing worth knowing other
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -16,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
+from swarm._text import cost_text, plural
 from swarm.budget import UsageNode
 from swarm.events import (
     ContextCompacted,
@@ -32,7 +34,7 @@ from swarm.events import (
 from swarm.scenario.outcome import RunOutcome, tree_cost
 from swarm.scenario.script import role_of
 from swarm.transports.models import estimate_cost
-from swarm.types import Usage
+from swarm.types import StopReason, Usage
 
 __all__ = ["AgentBoard", "AgentState", "LineView", "LiveView", "print_summary"]
 
@@ -153,12 +155,15 @@ class LineView:
     def __init__(self, board: AgentBoard, out: IO[str]) -> None:
         self.board = board
         self.out = out
+        self.closed = False
 
     def __enter__(self) -> LineView:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self.out.flush()
+        if not self.closed:
+            with contextlib.suppress(BrokenPipeError):
+                self.out.flush()
 
     def __call__(self, event: StreamEvent) -> None:
         state, inner = self.board.update(event)
@@ -172,16 +177,19 @@ class LineView:
             case ToolResult(is_error=True, name=name, content=content):
                 line = f"{name} failed: {content.splitlines()[0] if content else ''}"
             case ContextCompacted(messages_before=before, messages_after=after):
-                line = f"compacted its context: {before} -> {after} messages"
+                line = f"compacted its context: {before} -> {plural(after, 'message')}"
             case Error():
                 line = f"error: {inner.message}"
             case SessionEndEvent(stop_reason=reason):
-                line = f"finished ({reason.value}) after {state.iterations} iterations"
+                line = f"finished ({reason.value}) after {plural(state.iterations, 'iteration')}"
             case _:
                 pass
-        if line is not None:
-            self.out.write(f"[{state.path}] {line}\n")
-            self.out.flush()
+        if line is not None and not self.closed:
+            try:
+                self.out.write(f"[{state.path}] {line}\n")
+                self.out.flush()
+            except BrokenPipeError:  # `swarm run ... | head`: the run goes on, unseen
+                self.closed = True
 
 
 def usage_table(tree: UsageNode) -> Table:
@@ -206,7 +214,7 @@ def usage_table(tree: UsageNode) -> Table:
             f"{node.usage.input_tokens:,}",
             f"{node.usage.output_tokens:,}",
             f"{node.total.total_tokens:,}",
-            f"${cost:.4f}" if cost is not None else "-",
+            cost_text(cost, failed=node.stop_reason not in (None, StopReason.end_turn)),
             node.stop_reason.value if node.stop_reason else "-",
         )
         for child in node.children:
@@ -227,18 +235,21 @@ def print_summary(console: Console, outcome: RunOutcome) -> None:
             tree = outcome.usage_tree.render(_node_cost)
             parts.append(Text("Usage per agent (and subtree):\n" + tree))
     cost = tree_cost(outcome.usage_tree)
+    shown_cost = cost_text(cost, failed=outcome.stop_reason != StopReason.end_turn)
+    shown_cost = "~" + shown_cost if shown_cost.startswith("$") else shown_cost
     parts.append(
         Text(
             f"Stop reason: {outcome.stop_reason.value}.  Tool calls: {outcome.allowed} allowed,"
             f" {outcome.denied} denied.  Tokens: {outcome.usage.total_tokens:,}"
-            + (f"  (~${cost:.4f})" if cost is not None else "")
+            + f"  ({shown_cost})"
             + f".  Time: {outcome.duration:.1f}s."
         )
     )
     for path, tool, reason in outcome.denied_calls:
         parts.append(Text(f"  denied: {path} {tool}: {reason}", style="red"))
-    parts.append(Text(f"Run record: {outcome.record_dir}"))
     console.print(Group(*parts), soft_wrap=not console.is_terminal)
+    # never wrapped, on a terminal either: a path cut in two cannot be copied
+    console.print(f"Run record: {outcome.record_dir}", soft_wrap=True, markup=False)
 
 
 def _node_cost(model: str | None, usage: Usage) -> float | None:

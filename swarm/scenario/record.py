@@ -148,6 +148,16 @@ class RunRecord:
         after a crash."""
         return self.dir / "summary.json"
 
+    @staticmethod
+    def check_place(runs_dir: Path) -> None:
+        """Raise ``ConfigError`` when no record could be made under ``runs_dir`` (it, or
+        the nearest of its parents that exists, is not a directory); creates nothing."""
+        for place in (runs_dir, *runs_dir.parents):
+            if place.exists():
+                if not place.is_dir():
+                    raise ConfigError("cannot create the run record: not a directory", path=place)
+                return
+
     @classmethod
     def create(cls, runs_dir: Path, run_id: str) -> RunRecord:
         """Make a new run's directory (``0700``, parents too). Raises ``ConfigError`` when

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.to_thread
 
 from swarm.audit import (
     AuditLog,
@@ -170,18 +171,24 @@ async def run_scenario(
 ) -> RunOutcome:
     """Run ``scenario`` to its end and write its record; returns the outcome.
 
-    Raises ``ConfigError`` (before anything runs) for bad files, an unknown model spec or
-    no model at all. Cancellation (Ctrl-C) stops every agent, writes the record with
-    ``interrupted: true``, and re-raises.
+    Raises ``ConfigError`` (before anything runs) for bad files, an unknown model spec,
+    a provider whose API key is not set, no model at all, a ``replay`` cassette that is
+    missing or not one, and a ``record`` cassette that cannot be written. Cancellation
+    (Ctrl-C) stops every agent, writes the record with ``interrupted: true``, and
+    re-raises.
     """
     team = _load_team(scenario)
     scenario_tools(scenario)  # bad references are refused before anything is written
     if replay is not None:
-        transport: CompletionTransport = ReplayTransport(replay)
+        cassette = ReplayTransport(replay)
+        await anyio.to_thread.run_sync(cassette.load)  # a bad file is found before the run
+        transport: CompletionTransport = cassette
     else:
         transport = resolve_transport(scenario, model)
     if record is not None:
-        transport = RecordingTransport(transport, record)
+        recording = RecordingTransport(transport, record)
+        recording.check()
+        transport = recording
     run_spec = model if isinstance(model, str) else scenario.model if model is None else None
     resolver = role_models(
         scenario,
@@ -192,11 +199,11 @@ async def run_scenario(
         owns_transport=replay is None and isinstance(run_spec, str),  # built here from it
     )
     workspace = (workspace or scenario.workspace or default_workspace(scenario)).resolve()
+    runs_dir = (runs_dir or scenario.runs_dir or default_runs_dir()).absolute()
+    RunRecord.check_place(runs_dir)  # before the workspace is made and seeded
     prepare_workspace(scenario, workspace)
     run_id = run_id or new_run_id()
-    record_dir = RunRecord.create(
-        (runs_dir or scenario.runs_dir or default_runs_dir()).absolute(), run_id
-    )
+    record_dir = RunRecord.create(runs_dir, run_id)
     create_key(record_dir.key)
     config = {
         "scenario_path": str(scenario.path.resolve()) if scenario.path else None,

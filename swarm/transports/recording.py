@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from swarm.errors import TransportError
+from swarm.errors import ConfigError, TransportError
 from swarm.events import StreamEvent
 from swarm.messages import Message
 from swarm.run import current_scope
@@ -81,6 +82,24 @@ class RecordingTransport:
         self.path = Path(path)
         self._counts: dict[str, int] = {}
         self._lock: anyio.Lock = also._lock if also is not None else anyio.Lock()
+
+    def check(self) -> None:
+        """Raise ``ConfigError`` naming the cassette when it could not be written: it is
+        a directory, its directory is missing, or either is not writable. Writes nothing:
+        the file appears with the first call."""
+        path = self.path
+        if path.is_dir():
+            raise ConfigError("cannot record here: this is a directory", path=path)
+        if not path.parent.is_dir():
+            raise ConfigError(
+                f"cannot record here: the directory {path.parent} does not exist", path=path
+            )
+        if path.exists() and not os.access(path, os.W_OK):
+            raise ConfigError("cannot record here: the file is not writable", path=path)
+        if not path.exists() and not os.access(path.parent, os.W_OK | os.X_OK):
+            raise ConfigError(
+                f"cannot record here: the directory {path.parent} is not writable", path=path
+            )
 
     @property
     def model(self) -> str:
@@ -163,10 +182,14 @@ class ReplayTransport:
         self._counts: dict[str, int] = {}
         self._lock = anyio.Lock()
 
+    def load(self) -> None:
+        """Read the cassette now rather than at the first call. Raises ``ConfigError``
+        naming the file (and the line) when it is missing, unreadable or not a cassette."""
+        self._load()
+
     def _load(self) -> list[dict[str, Any]]:
         if self._records is None:
-            with self.path.open(encoding="utf-8") as file:
-                records = [json.loads(line) for line in file if line.strip()]
+            records = _read_cassette(self.path)
             records.sort(key=lambda r: (r["path"], r["call"]))
             for record in records:
                 self._by_path.setdefault(record["path"], []).append(record)
@@ -227,3 +250,38 @@ class ReplayTransport:
             yield event_from_dict(data)
         if record.get("error"):
             raise exception_from_dict(record["error"])
+
+
+def _read_cassette(path: Path) -> list[dict[str, Any]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError("no such cassette", path=path) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ConfigError(f"cannot read the cassette: {reason}", path=path) from None
+    records: list[dict[str, Any]] = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            record = None
+        if not (
+            isinstance(record, dict)
+            and isinstance(record.get("path"), str)
+            and isinstance(record.get("call"), int)
+            and isinstance(record.get("request"), dict)
+            and isinstance(record.get("events"), list)
+        ):
+            raise ConfigError(
+                "not a cassette: each line is a recorded call, a JSON object with"
+                " 'path', 'call', 'request' and 'events' (written by --record)",
+                path=path,
+                line=number,
+            )
+        records.append(record)
+    if not records:
+        raise ConfigError("the cassette is empty: it holds no recorded call", path=path)
+    return records

@@ -14,6 +14,10 @@ is everything after the next colon, so it may hold colons itself (``qwen2.5:7b``
 server gets no API key unless ``api_key=`` is passed (a local server needs none, and the
 OpenAI key must not leak to another host).
 
+``openai:`` and ``anthropic:`` need their key: without ``api_key=`` and with the variable
+unset (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``), ``transport_from_spec`` raises a
+``ConfigError`` naming the variable at once, before any request is sent.
+
 ``register_provider("local", factory)`` adds a provider: the longest registered prefix
 followed by ``:`` (or the whole spec) wins, so ``local`` and ``local:anthropic`` can
 coexist. The factory gets the rest of the spec (``""`` when there is none) and the options.
@@ -21,6 +25,7 @@ coexist. The factory gets the rest of the spec (``""`` when there is none) and t
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from typing import Any
@@ -47,14 +52,28 @@ def _need_model(spec: str, model: str, example: str) -> str:
     return model
 
 
+def _need_key(spec: str, variable: str, options: dict[str, Any]) -> None:
+    """A provider spec with no key to send fails now, not after an unauthenticated
+    request and its retries."""
+    if options.get("api_key") is None and not os.environ.get(variable):
+        raise ConfigError(
+            f"model spec {spec!r} needs an API key: set {variable} (it is not set)",
+            field="model",
+        )
+
+
 def _openai(model: str, **options: Any) -> CompletionTransport:
-    return OpenAITransport(_need_model(f"openai:{model}", model, "openai:gpt-4.1-mini"), **options)
+    spec = f"openai:{model}"
+    _need_model(spec, model, "openai:gpt-4.1-mini")
+    _need_key(spec, OpenAITransport.api_key_env, options)
+    return OpenAITransport(model, **options)
 
 
 def _anthropic(model: str, **options: Any) -> CompletionTransport:
-    return AnthropicTransport(
-        _need_model(f"anthropic:{model}", model, "anthropic:claude-sonnet-4-5"), **options
-    )
+    spec = f"anthropic:{model}"
+    _need_model(spec, model, "anthropic:claude-sonnet-4-5")
+    _need_key(spec, AnthropicTransport.api_key_env, options)
+    return AnthropicTransport(model, **options)
 
 
 def _openai_compatible(rest: str, **options: Any) -> CompletionTransport:
@@ -91,7 +110,8 @@ def provider_prefixes() -> list[str]:
 def transport_from_spec(spec: str, **options: Any) -> CompletionTransport:
     """Build the transport a model spec names; ``options`` go to its constructor.
 
-    Raises ``ConfigError`` for a spec with an unknown provider or without a model.
+    Raises ``ConfigError`` for a spec with an unknown provider or without a model, and for
+    a provider whose API key variable is unset when ``api_key`` is not given.
     """
     spec = spec.strip()
     best = ""

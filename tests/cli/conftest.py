@@ -19,14 +19,22 @@ class Swarm:
     def __init__(self, cwd: Path) -> None:
         self.cwd = cwd
 
-    def __call__(self, *args: str | Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    def __call__(
+        self,
+        *args: str | Path,
+        timeout: float = 120,
+        columns: int = 200,
+        env: dict[str, str] | None = None,
+    ) -> subprocess.CompletedProcess[str]:
+        """``columns`` is the width rich assumes for output that is not a terminal; ``env``
+        adds to (or replaces) variables of the environment."""
         return subprocess.run(
             [sys.executable, "-m", "swarm", *map(str, args)],
             cwd=self.cwd,
             capture_output=True,
             text=True,
             timeout=timeout,
-            env=clean_env(),
+            env={**clean_env(), "COLUMNS": str(columns), **(env or {})},
             stdin=subprocess.DEVNULL,
         )
 

@@ -176,7 +176,7 @@ def test_run_prints_records_and_audits_its_sandbox_and_hides_the_records(
     runs = workspace / ".swarm" / "runs"
     done = swarm("run", scenario, "--workspace", workspace, "--runs-dir", runs, "--plain")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[0] == f"sandbox: {expected}"
+    assert done.stdout.splitlines()[:2] == [f"workspace: {workspace}", f"sandbox: {expected}"]
     (record,) = runs.iterdir()
     assert json.loads((record / "summary.json").read_text())["config"]["sandbox"] == expected
     audit = [json.loads(line) for line in (record / "audit.jsonl").read_text().splitlines()]

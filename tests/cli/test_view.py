@@ -69,5 +69,5 @@ def test_line_view_prints_one_line_per_thing_worth_knowing() -> None:
         "[lead/developer#1] calls shell",
         "[lead/developer#1] DENIED shell: Permission denied by PolicyGuard: no",
         "[lead/developer#1] compacted its context: 10 -> 4 messages",
-        "[lead/developer#1] finished (budget) after 1 iterations",
+        "[lead/developer#1] finished (budget) after 1 iteration",
     ]

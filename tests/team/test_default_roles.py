@@ -1,12 +1,17 @@
 """The default team in ``roles/``: it loads, validates and builds against the workspace tools."""
 
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from swarm import Tool
-from swarm.team import DEFAULT_MAX_DEPTH, Team, default_roles_dir, load_agents
+from swarm.audit import AuditLog
+from swarm.errors import GuardError
+from swarm.guards import apply_policy, load_policy
+from swarm.run import RunScope, use_scope
+from swarm.team import DEFAULT_MAX_DEPTH, AgentSpec, Team, default_roles_dir, load_agents
 
 REPO_ROLES = Path(__file__).resolve().parents[2] / "roles"
 SPECIALISTS = {"architect", "developer", "reviewer", "researcher", "tester"}
@@ -71,3 +76,60 @@ def test_the_default_team_exports_as_mermaid(team: Team) -> None:
     text = team.to_mermaid()
     assert text.startswith('flowchart TD\n    orchestrator(["orchestrator"])\n')
     assert "    developer --> tester\n" in text
+
+
+# -- what a prompt tells a role to run, its policy allows --------------------------------
+
+# Phrases that tell a role to run code (a test suite, a script); "do not run tests" is not one.
+RUNS_CODE = re.compile(
+    r"(?<!not )(?<!never )\b(run the (relevant )?tests|run them with shell|running a script"
+    r"|run the wider suite)",
+    re.I,
+)
+
+
+async def _shell(command: str) -> str:
+    return "ran"
+
+
+async def allowed(spec: AgentSpec, command: str, workspace: Path) -> bool:
+    """Whether the role's own policy (else ``default``) lets its shell run ``command``."""
+    base = spec.source.parent if spec.policy and spec.source else None
+    policy = load_policy(spec.policy or "default", relative_to=base)
+    (shell,) = apply_policy([Tool(name="shell", handler=_shell)], policy, workspace=workspace)
+    with (
+        AuditLog(workspace.parent / "audit.jsonl", fsync=False) as log,
+        use_scope(RunScope(path=spec.name, run_id="test", observers=(log,))),
+    ):
+        try:
+            await shell(command=command)
+        except GuardError:
+            return False
+    return True
+
+
+@pytest.mark.anyio
+async def test_every_role_may_run_what_its_prompt_tells_it_to(team: Team, tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    checked = 0
+    for name, spec in team.specs.items():
+        named = [c.replace("<path>", "calc.py") for c in re.findall(r"`(git [^`]+)`", spec.system)]
+        if RUNS_CODE.search(spec.system):
+            named.append("python3 -m pytest -q")
+        for command in named:
+            checked += 1
+            assert await allowed(spec, command, workspace), (
+                f"{name}'s prompt tells it to run `{command}`, which its policy denies"
+            )
+    assert checked >= 6  # the reviewer's and researcher's git commands, the test runners
+
+
+@pytest.mark.anyio
+async def test_read_only_roles_are_not_told_to_run_code(team: Team, tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    for name in ("reviewer", "researcher"):
+        spec = team.specs[name]
+        assert not await allowed(spec, "python3 -m pytest -q", workspace), name
+        assert not RUNS_CODE.search(spec.system), name

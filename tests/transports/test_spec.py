@@ -89,3 +89,25 @@ def test_providers_can_be_registered_by_prefix_and_longest_prefix_wins(tmp_path:
     assert built == [("local", ""), ("local", "smollm2"), ("local:anthropic", "smollm2")]
     with pytest.raises(ValueError, match="already registered"):
         register_provider("test-local", local)
+
+
+@pytest.mark.parametrize(
+    ("spec", "variable"),
+    [("openai:gpt-4o", "OPENAI_API_KEY"), ("anthropic:claude-sonnet-4-5", "ANTHROPIC_API_KEY")],
+)
+def test_a_provider_spec_without_its_key_fails_naming_the_variable(
+    spec: str, variable: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(variable, raising=False)
+    with pytest.raises(ConfigError) as caught:
+        transport_from_spec(spec)
+    assert variable in str(caught.value) and caught.value.field == "model"
+    monkeypatch.setenv(variable, "from-the-environment")
+    assert transport_from_spec(spec).model == spec.split(":", 1)[1]
+    monkeypatch.delenv(variable)
+    assert transport_from_spec(spec, api_key="").model == spec.split(":", 1)[1]  # said: none
+
+
+def test_a_compatible_server_needs_no_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert transport_from_spec("openai-compatible:http://127.0.0.1:8080/v1:m").model == "m"
