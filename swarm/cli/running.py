@@ -130,6 +130,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             context = view = LineView(board, sys.stdout)
         else:
             context = view = LiveView(board, console)
+            if prompt is not None:
+                prompt.pause = view.paused
         with context:
             return await run_scenario(
                 scenario,
@@ -155,7 +157,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(json.dumps({"type": "summary", **outcome.summary()}) + "\n")
     else:
-        print_summary(console, outcome)
+        print_summary(console, outcome, board)
         head = _audit_head(outcome.record_dir)
         if head:
             console.print(head, markup=False, soft_wrap=True)

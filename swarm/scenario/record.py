@@ -14,6 +14,7 @@ agent working in the workspace neither sees nor edits them. One run's directory 
     journal.jsonl   what resuming after a crash needs: agents' sessions, tool calls decided
                     and finished, scripted turns taken, segments started
     summary.json    written when a segment ends; every segment and the totals
+    changes.json    the files the last segment added, changed and deleted, with diffs
 
 A run killed at any instant leaves a manifest and a journal that ``resume_run`` reads.
 """
@@ -148,6 +149,11 @@ class RunRecord:
         after a crash."""
         return self.dir / "summary.json"
 
+    @property
+    def changes(self) -> Path:
+        """``changes.json``: the files the last segment added, changed and deleted."""
+        return self.dir / "changes.json"
+
     @classmethod
     def create(cls, runs_dir: Path, run_id: str) -> RunRecord:
         """Make a new run's directory (``0700``, parents too). Raises ``ConfigError`` when
@@ -170,6 +176,10 @@ class RunRecord:
     def write_summary(self, summary: Mapping[str, Any]) -> None:
         """Write ``summary.json`` atomically."""
         _write_atomically(self.summary, json.dumps(summary, indent=2))
+
+    def write_changes(self, changes: Mapping[str, Any]) -> None:
+        """Write ``changes.json`` atomically."""
+        _write_atomically(self.changes, json.dumps(changes, indent=2))
 
     def read_manifest(self) -> dict[str, Any]:
         """The manifest. Raises ``ConfigError`` when it is missing or unreadable."""

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.to_thread
 
 from swarm.audit import (
     AuditLog,
@@ -37,7 +38,8 @@ from swarm.events import (
     StreamEvent,
 )
 from swarm.guards.policy import Policy, apply_policy, load_policy
-from swarm.run import current_scope
+from swarm.run import CallObserver, current_scope
+from swarm.scenario.changes import snapshot, workspace_changes
 from swarm.scenario.outcome import CallTally, EventTally, RunOutcome, build_outcome
 from swarm.scenario.record import (
     Journal,
@@ -164,8 +166,12 @@ async def run_scenario(
     ask_user: Callable[[str], Awaitable[str]] | None = None,
     on_event: Callable[[StreamEvent], None] | None = None,
     run_id: str | None = None,
+    observers: tuple[CallObserver, ...] = (),
 ) -> RunOutcome:
     """Run ``scenario`` to its end and write its record; returns the outcome.
+
+    ``on_event`` sees every event as it comes; ``observers`` see every tool call after the
+    audit log did (for example ``swarm.otel.OtelObserver``).
 
     Raises ``ConfigError`` (before anything runs) for bad files, an unknown model spec or
     no model at all. Cancellation (Ctrl-C) stops every agent, writes the record with
@@ -201,7 +207,7 @@ async def run_scenario(
         | {"key": str(record_dir.key)}
     )
     run = _Run(scenario, team, transport, workspace, record_dir, run_id, config, root_session)
-    return await _execute(run, scenario.task, _Segment(1), approver, ask_user, on_event)
+    return await _execute(run, scenario.task, _Segment(1), approver, ask_user, on_event, observers)
 
 
 def _manifest(
@@ -381,6 +387,7 @@ async def _execute(
     approver: Any,
     ask_user: Callable[[str], Awaitable[str]] | None,
     on_event: Callable[[StreamEvent], None] | None,
+    observers: tuple[CallObserver, ...] = (),
 ) -> RunOutcome:
     scenario, team, record = run.scenario, run.team, run.record
     protected = protected_paths(record.dir, run.workspace)
@@ -423,6 +430,7 @@ async def _execute(
     root_store = SQLiteContextStore(record.sessions, run.root_session)
     sessions[team.entry] = root_store.session_id
     context = compacting_context(root_store, entry.transport, entry_spec.compaction)
+    before = await anyio.to_thread.run_sync(snapshot, run.workspace)
     started = time.perf_counter()
     began = datetime.now(UTC).isoformat(timespec="milliseconds")
     final = EventTally()
@@ -438,7 +446,7 @@ async def _execute(
         scope = team_scope(
             team.entry,
             limits=limits,
-            observers=(journal, audit, tally),
+            observers=(journal, audit, tally, *observers),
             approver=approver,
             run_id=run.run_id,
             model=getattr(entry.transport, "model", None),
@@ -467,7 +475,9 @@ async def _execute(
                     time.perf_counter() - started,
                     root_store.session_id,
                     sessions,
+                    workspace_changes(before, snapshot(run.workspace)),
                 )
+                record.write_changes(outcome.changes.to_dict())
                 document = outcome.summary()
                 this = {
                     "segment": segment.number,

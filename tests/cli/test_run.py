@@ -186,3 +186,46 @@ def test_run_prints_records_and_audits_its_sandbox_and_hides_the_records(
     [result] = [e for e in events if e.get("type") == "tool_result"]
     assert "audit.jsonl': No such file or directory" in result["content"]
     assert (workspace / "made.txt").read_text() == "done\n"
+
+
+def test_end_summary_lists_errors_denials_and_files(
+    runs: Path, swarm: Swarm, roles: Path, tmp_path: Path
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "old.txt").write_text("old\n")
+    (workspace / "notes.txt").write_text("one\n")
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(
+        f"team: {roles}\ntask: x\nentry: orchestrator\npolicy: default\nmodel:\n  script:\n"
+        "    orchestrator:\n"
+        "      - call: developer\n        args: {task: go}\n"
+        "      - call: tester\n        args: {task: test}\n"
+        "      - text: finished\n"
+        "    developer:\n"
+        "      - calls:\n"
+        "          - tool: write_file\n            args: {path: new.py, content: 'x = 1'}\n"
+        "          - tool: write_file\n            args: {path: notes.txt, content: 'two'}\n"
+        "          - tool: shell\n            args: {command: rm old.txt}\n"
+        "          - tool: shell\n            args: {command: rm -rf /tmp/nothing-here}\n"
+        "      - text: written\n"
+        "    tester: []\n"
+    )
+    done = swarm("run", scenario, "--workspace", workspace)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "Errors (1):" in out and "orchestrator/tester#1:" in out
+    assert "Denied calls (1):" in out and "denied: orchestrator/developer#1 shell" in out
+    assert "+ new.py  (added)" in out
+    assert "~ notes.txt  (changed)" in out
+    assert "- old.txt  (deleted)" in out
+    (record,) = runs.iterdir()
+    changes = json.loads((record / "changes.json").read_text())
+    diff = next(f["diff"] for f in changes["files"] if f["path"] == "notes.txt")
+    assert "-one" in diff and "+two" in diff
+    summary = json.loads((record / "summary.json").read_text())
+    assert summary["files"] == {
+        "added": ["new.py"],
+        "changed": ["notes.txt"],
+        "deleted": ["old.txt"],
+    }
