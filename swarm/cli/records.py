@@ -94,6 +94,16 @@ def add_commands(sub: Any) -> None:
     runs_show.add_argument("run", help="a run directory or run id")
     runs_show.add_argument("--runs-dir", type=Path, help=_RUNS_DIR_HELP)
     runs_show.set_defaults(handler=cmd_runs_show)
+    runs_report = runs_sub.add_parser(
+        "report", help="write one run's report: a self-contained HTML file"
+    )
+    runs_report.add_argument("run", help="a run directory or run id")
+    runs_report.add_argument(
+        "-o", "--output", type=Path, help="the HTML file (default: report.html in the record)"
+    )
+    runs_report.add_argument("--open", action="store_true", help="open it in a browser")
+    runs_report.add_argument("--runs-dir", type=Path, help=_RUNS_DIR_HELP)
+    runs_report.set_defaults(handler=cmd_runs_report)
     for parser in (listing, show_session):
         parser.add_argument("--runs-dir", type=Path, help=_RUNS_DIR_HELP)
 
@@ -468,3 +478,15 @@ def _tree_lines(node: dict[str, Any], depth: int = 0) -> str:
         + (f" [{node['stop_reason']}]" if node.get("stop_reason") not in (None, "end_turn") else "")
     )
     return "\n".join([line, *(_tree_lines(child, depth + 1) for child in node["children"])])
+
+
+def cmd_runs_report(args: argparse.Namespace) -> int:
+    from swarm.report import write_report
+
+    written = write_report(find_run(args.run, args.runs_dir), args.output)
+    print(f"Report: {written}")
+    if args.open:
+        import webbrowser
+
+        webbrowser.open(written.resolve().as_uri())
+    return OK

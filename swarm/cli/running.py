@@ -63,6 +63,14 @@ def add_commands(sub: Any) -> None:
     shown = run.add_mutually_exclusive_group()
     shown.add_argument("--json", action="store_true", help="stream events as JSON lines")
     shown.add_argument("--plain", action="store_true", help="plain lines instead of the live view")
+    run.add_argument(
+        "--report",
+        nargs="?",
+        const=True,
+        type=Path,
+        metavar="FILE.html",
+        help="write the run's HTML report at the end (default: report.html in the record)",
+    )
     run.set_defaults(handler=cmd_run)
 
     test = sub.add_parser(
@@ -149,6 +157,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         outcome = run_until_stopped(go)
     except Stopped as stop:
+        _report(args, runs_dir / run_id)
         sys.stderr.write(
             f"\n{stop.how}: every agent was stopped and the run record is written;"
             f" resume with:\n  {resume_command(runs_dir / run_id, run_id)}\n"
@@ -161,7 +170,18 @@ def cmd_run(args: argparse.Namespace) -> int:
         head = _audit_head(outcome.record_dir)
         if head:
             console.print(head, markup=False, soft_wrap=True)
+    _report(args, outcome.record_dir)
     return OK if outcome.stop_reason == StopReason.end_turn else FAILED
+
+
+def _report(args: argparse.Namespace, record: Path) -> None:
+    """Write the HTML report when ``--report`` asked for it, and say where."""
+    if args.report is None or not record.is_dir():
+        return
+    from swarm.report import write_report
+
+    written = write_report(record, None if args.report is True else args.report)
+    (sys.stderr if args.json else sys.stdout).write(f"Report: {written}\n")
 
 
 def _audit_head(record: Path) -> str:
