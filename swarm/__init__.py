@@ -85,6 +85,7 @@ from swarm.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
+from swarm.report import build_report, write_report
 from swarm.run import (
     CallObserver,
     CallRecord,
@@ -263,6 +264,7 @@ __all__ = [
     "YamlAgentLoader",
     "apply_policy",
     "audit_table",
+    "build_report",
     "build_team",
     "command_environment",
     "compact_context",
@@ -285,4 +287,5 @@ __all__ = [
     "tool",
     "transport_from_spec",
     "verify_log",
+    "write_report",
 ]
