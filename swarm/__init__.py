@@ -85,6 +85,7 @@ from swarm.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
+from swarm.otel import OtelObserver
 from swarm.report import build_report, write_report
 from swarm.run import (
     CallObserver,
@@ -216,6 +217,7 @@ __all__ = [
     "ModelSpec",
     "MultiFormatLoader",
     "OpenAITransport",
+    "OtelObserver",
     "PathGuard",
     "PermissionGuard",
     "Policy",
