@@ -33,7 +33,7 @@ from swarm.events import (
 )
 from swarm.scenario.script import role_of
 
-__all__ = ["DENIED_PREFIX", "AgentBoard", "AgentState", "one_line"]
+__all__ = ["DENIED_PREFIX", "AgentBoard", "AgentState", "one_line", "printable"]
 
 DENIED_PREFIX = "Permission denied"
 FLASH_SECONDS = 3.0
@@ -42,8 +42,21 @@ _ENDS = {"end_turn": "done", "max_tokens": "done", "budget": "budget", "cancelle
 _MAIN_ARGUMENT = ("command", "path", "task", "pattern", "query", "question", "url")
 
 
+_CONTROL = {
+    code: f"\\x{code:02x}" for code in (*range(0x20), *range(0x7F, 0xA0)) if chr(code) not in "\n\t"
+}
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters written out (``\\x1b``): what a model or a tool
+    wrote must not move the cursor, retitle the terminal or write to the clipboard
+    (rich passes the escape character through)."""
+    return text.translate(_CONTROL)
+
+
 def one_line(text: str, width: int = 80) -> str:
-    """The first non-empty line of ``text``, cut to ``width`` characters."""
+    """The first non-empty line of ``text``, printable, cut to ``width`` characters."""
+    text = printable(text.replace("\r", "\n"))
     line = next((part.strip() for part in text.splitlines() if part.strip()), "")
     return line if len(line) <= width else line[: width - 1] + "…"
 
@@ -63,7 +76,7 @@ class _Call:
             return self.name
         key = next((k for k in _MAIN_ARGUMENT if isinstance(parsed.get(k), str)), None)
         value = parsed[key] if key else json.dumps(parsed, default=str)
-        return f"{self.name}({one_line(str(value), 60)})"
+        return f"{self.name}({one_line(str(value), 48)})"
 
 
 @dataclass(slots=True)

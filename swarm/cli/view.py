@@ -19,7 +19,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from swarm.budget import UsageNode
-from swarm.cli.board import DENIED_PREFIX, AgentBoard, AgentState, one_line
+from swarm.cli.board import DENIED_PREFIX, AgentBoard, AgentState, one_line, printable
 from swarm.events import (
     ContextCompacted,
     Error,
@@ -172,7 +172,7 @@ class LineView:
             case _:
                 pass
         if line is not None:
-            self.out.write(f"[{state.path}] {line}\n")
+            self.out.write(printable(f"[{state.path}] {line}") + "\n")
             self.out.flush()
 
 
@@ -213,7 +213,7 @@ def print_summary(console: Console, outcome: RunOutcome, board: AgentBoard | Non
     denial with its agent's path, the files added, changed and deleted in the workspace,
     the totals, and where the record is."""
     parts: list[RenderableType] = [Text("\nFinal answer", style="bold")]
-    parts.append(Text(outcome.final_text or "(no answer)"))
+    parts.append(Text(printable(outcome.final_text) or "(no answer)"))
     if outcome.usage_tree is not None:
         if console.is_terminal:
             parts.append(usage_table(outcome.usage_tree))
@@ -227,7 +227,7 @@ def print_summary(console: Console, outcome: RunOutcome, board: AgentBoard | Non
     if outcome.denied_calls:
         parts.append(Text(f"Denied calls ({len(outcome.denied_calls)}):", style="bold red"))
     for path, tool, reason in outcome.denied_calls:
-        parts.append(Text(f"  denied: {path} {tool}: {reason}", style="red"))
+        parts.append(Text(printable(f"  denied: {path} {tool}: {reason}"), style="red"))
     parts.append(_files(outcome))
     cost = tree_cost(outcome.usage_tree)
     parts.append(
@@ -264,7 +264,7 @@ def _files(outcome: RunOutcome) -> Text:
         ("deleted", "-", "red"),
     ):
         for path in changes.of_kind(kind):
-            text.append(f"\n  {mark} {path}  ({kind})", style=style)
+            text.append(f"\n  {mark} {printable(path)}  ({kind})", style=style)
     if changes.truncated:
         text.append("\n  (the workspace has more files than were compared)", style="dim")
     return text

@@ -3,7 +3,9 @@
 ``snapshot`` reads the workspace before the run (a hash per file, and the text of small
 text files so a diff can be shown); ``workspace_changes`` compares it with the workspace
 after the run. The result goes into the run record as ``changes.json`` and into the end
-summary and the HTML report. Symbolic links are listed, never followed.
+summary and the HTML report. Symbolic links are listed, never followed; ``.git``
+directories are left out (their churn is not the work); files over ``HASH_LIMIT`` are
+compared by size and modification time rather than read.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import contextlib
 import difflib
 import hashlib
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +23,10 @@ __all__ = ["FileChange", "WorkspaceChanges", "WorkspaceSnapshot", "snapshot", "w
 
 MAX_FILES = 20_000
 TEXT_LIMIT = 256 * 1024  # bytes of one file kept for a diff
+HASH_LIMIT = 32 * 1024 * 1024  # bytes of one file read to hash it
 DIFF_LINES = 400  # lines of one diff kept
+DIFF_CHARS = 64 * 1024  # characters of one diff kept
+SKIPPED_DIRS = frozenset({".git"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +87,7 @@ def snapshot(workspace: Path) -> WorkspaceSnapshot:
     texts: dict[str, str] = {}
     truncated = False
     for top, dirs, files in os.walk(workspace, followlinks=False):
-        dirs.sort()
+        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
         for name in sorted(files) + sorted(d for d in dirs if os.path.islink(Path(top, d))):
             if len(digests) >= MAX_FILES:
                 truncated = True
@@ -89,19 +95,40 @@ def snapshot(workspace: Path) -> WorkspaceSnapshot:
             path = Path(top, name)
             rel = path.relative_to(workspace).as_posix()
             try:
-                if path.is_symlink():
-                    digests[rel] = "link:" + os.readlink(path)
-                    continue
-                data = path.read_bytes()
+                digest, data = _read(path)
             except OSError:
                 continue
-            digests[rel] = hashlib.sha256(data).hexdigest()
+            if data is None:
+                digests[rel] = digest
+                continue
+            digests[rel] = digest
             if len(data) <= TEXT_LIMIT:
                 with contextlib.suppress(UnicodeDecodeError):
                     texts[rel] = data.decode("utf-8")
         if truncated:
             break
     return WorkspaceSnapshot(digests, texts, truncated)
+
+
+def _read(path: Path) -> tuple[str, bytes | None]:
+    """A file's digest and bytes; for a link, a large file or anything not a regular file,
+    a digest without the bytes. Opened without following links and without blocking, so
+    a named pipe an agent left behind cannot hang the run's end."""
+    if path.is_symlink():
+        return "link:" + os.readlink(path), None
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return f"special:{stat.S_IFMT(info.st_mode):o}", None
+        if info.st_size > HASH_LIMIT:
+            return f"stat:{info.st_size}:{info.st_mtime_ns}", None
+        with os.fdopen(os.dup(fd), "rb") as file:
+            data = file.read()
+    finally:
+        os.close(fd)
+    return hashlib.sha256(data).hexdigest(), data
 
 
 def _diff(path: str, before: str | None, after: str | None) -> str:
@@ -117,7 +144,10 @@ def _diff(path: str, before: str | None, after: str | None) -> str:
     )
     if len(lines) > DIFF_LINES:
         lines = [*lines[:DIFF_LINES], f"... {len(lines) - DIFF_LINES} more lines\n"]
-    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+    text = "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+    if len(text) > DIFF_CHARS:
+        text = text[:DIFF_CHARS] + f"\n... {len(text) - DIFF_CHARS} more characters\n"
+    return text
 
 
 def workspace_changes(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> WorkspaceChanges:

@@ -229,3 +229,19 @@ def test_end_summary_lists_errors_denials_and_files(
         "changed": ["notes.txt"],
         "deleted": ["old.txt"],
     }
+
+
+def test_escape_sequences_in_answers_and_file_names_are_written_out(
+    swarm: Swarm, roles: Path, tmp_path: Path
+) -> None:
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(
+        f"team: {roles}\ntask: x\nentry: developer\nmodel:\n  script:\n    developer:\n"
+        '      - call: write_file\n        args: {path: "evil\\e]0;pwned\\a.txt", content: x}\n'
+        '      - text: "done \\e[2J\\e]52;c;cm0gLXJmIH4=\\a"\n'
+    )
+    done = swarm("run", scenario, "--workspace", tmp_path / "ws")
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stdout and "\x07" not in done.stdout
+    assert "+ evil\\x1b]0;pwned\\x07.txt  (added)" in done.stdout
+    assert "done \\x1b[2J\\x1b]52;c;cm0gLXJmIH4=\\x07" in done.stdout

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import re
 import sys
 
@@ -233,3 +234,18 @@ def test_ctrl_c_leaves_no_agent_working() -> None:
     last = frame(board)
     assert "cancelled" in line_of(last, "lead") and "cancelled" in line_of(last, "worker#1")
     assert "calling" not in last and "waiting" not in last
+
+
+def test_escape_sequences_from_the_model_or_a_tool_never_reach_the_terminal() -> None:
+    board = AgentBoard("lead")
+    title = "\x1b]0;pwned\x07"  # would retitle the terminal; \x1b]52 would set the clipboard
+    board.update(ToolUseStart(0, "c1", "shell"))
+    board.update(ToolInputDelta(0, "c1", json.dumps({"command": f"echo {title}"})))
+    board.update(ToolOutputDelta("c1", "shell", "stdout", "\x1b[2J\x1b[Hfake prompt $\n"))
+    text = frame(board)
+    assert "\x1b" not in text and "\x07" not in text
+    assert "calling shell(echo \\x1b]0;pwned\\x07)" in text
+    assert "\\x1b[2J\\x1b[Hfake prompt $" in text
+    board.update(Error(TransportError(f"bad gateway {title}")))
+    board.update(SessionEndEvent(StopReason.error, Usage()))
+    assert "\x1b" not in frame(board)
