@@ -249,3 +249,24 @@ def test_escape_sequences_from_the_model_or_a_tool_never_reach_the_terminal() ->
     board.update(Error(TransportError(f"bad gateway {title}")))
     board.update(SessionEndEvent(StopReason.error, Usage()))
     assert "\x1b" not in frame(board)
+
+
+def test_retry_log_lines_print_above_the_tree_not_into_it() -> None:
+    import structlog
+
+    from swarm.cli import _configure_logging
+
+    console = terminal()
+    view = LiveView(AgentBoard("lead"), console, refresh_per_second=1)
+    _configure_logging(verbose=False)
+    try:
+        with view:
+            view(TextDelta(0, "hm"))
+            view.live.refresh()
+            structlog.get_logger("swarm.transports").warning("retrying after 503", attempt=2)
+            view.live.refresh()
+    finally:
+        structlog.reset_defaults()
+    out = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "retrying after 503" in out
+    assert "lead" in out[out.index("retrying after 503") :]  # the tree is drawn again below
