@@ -44,10 +44,20 @@ def _duration(seconds: float) -> str:
     return f"{minutes}m{secs:02d}s"
 
 
-def render_board(board: AgentBoard) -> Tree:
+def _quiet(state: AgentState) -> bool:
+    """Finished well, with nothing to point out: the first to fold away in a big tree."""
+    return state.finished in ("end_turn", "max_tokens") and not state.denied and not state.children
+
+
+def render_board(board: AgentBoard, *, max_lines: int | None = None) -> Tree:
     """The board as a rich tree: per agent a spinner while it runs, its name, what it is
-    doing, elapsed time, iterations and tokens, and the latest line of a running tool."""
+    doing, elapsed time, iterations and tokens, and the latest line of a running tool.
+
+    With ``max_lines`` (the terminal's height), a tree with more agents than that folds
+    the sub-agents that finished well without a denial into one ``+ N done`` line per
+    parent, so running ones and failures stay on screen."""
     now = board.clock()
+    fold = max_lines is not None and len(board.agents) > max_lines
 
     def label(state: AgentState) -> Text:
         activity = board.activity(state)
@@ -72,8 +82,14 @@ def render_board(board: AgentBoard) -> Tree:
         return text
 
     def grow(node: Tree, state: AgentState) -> None:
+        folded = 0
         for child in state.children:
+            if fold and _quiet(board.agents[child]):
+                folded += 1
+                continue
             grow(node.add(label(board.agents[child])), board.agents[child])
+        if folded:
+            node.add(Text(f"+ {folded} done", style="green dim"))
 
     root = board.agents[board.root]
     tree = Tree(label(root))
@@ -108,7 +124,7 @@ class LiveView:
 
     def _render(self) -> Tree:
         with self._lock:
-            return render_board(self.board)
+            return render_board(self.board, max_lines=max(4, self.console.size.height - 4))
 
     def __enter__(self) -> LiveView:
         self.live.__enter__()

@@ -270,3 +270,24 @@ def test_retry_log_lines_print_above_the_tree_not_into_it() -> None:
     out = console.file.getvalue()  # type: ignore[attr-defined]
     assert "retrying after 503" in out
     assert "lead" in out[out.index("retrying after 503") :]  # the tree is drawn again below
+
+
+def test_a_big_fan_out_folds_finished_workers_and_keeps_failures_on_screen() -> None:
+    board = AgentBoard("lead", frozenset({"worker"}))
+    for n in range(1, 61):
+        path = f"lead/worker#{n}"
+        board.update(ToolUseStart(0, f"w{n}", "worker"))
+        board.update(SubAgentEvent(path, TextDelta(0, "on it")))
+        if n == 14:
+            board.update(SubAgentEvent(path, Error(TransportError("HTTP 500 from the provider"))))
+            board.update(SubAgentEvent(path, SessionEndEvent(StopReason.error, Usage())))
+        elif n <= 50:
+            board.update(SubAgentEvent(path, SessionEndEvent(StopReason.end_turn, Usage())))
+    console = Console(file=io.StringIO(), width=120, color_system=None)
+    console.print(render_board(board, max_lines=36))
+    text = console.file.getvalue()  # type: ignore[attr-defined]
+    assert len(text.splitlines()) < 36
+    assert "error: HTTP 500 from the provider" in line_of(text, "worker#14")
+    assert "+ 49 done" in text
+    assert all(f" worker#{n}  thinking" in text for n in range(51, 61))
+    assert "worker#1  done" not in text
