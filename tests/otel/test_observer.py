@@ -239,3 +239,23 @@ def test_swarm_run_otel_exports_over_otlp_http(collector: str, tmp_path: Path) -
     shell = next(attrs for name, attrs in Collector.received if name == "execute_tool shell")
     assert shell["swarm.guard.rule"].string_value == "no-recursive-delete"
     assert shell["gen_ai.operation.name"].string_value == "execute_tool"
+
+
+def test_swarm_run_otel_without_the_extra_says_how_to_get_it(tmp_path: Path) -> None:
+    # None in sys.modules makes every import of the package fail, as if not installed
+    code = (
+        "import sys; sys.modules['opentelemetry'] = None; sys.argv[0] = 'swarm';"
+        " from swarm.cli import entry_point; entry_point()"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, "run", scenario_file(tmp_path), "--otel", "--plain"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2
+    assert "--otel: OpenTelemetry is not installed: pip install 'swarm[otel]'" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / ".swarm").exists()  # refused before any run started
