@@ -18,8 +18,6 @@ from swarm.audit import (
     AuditHead,
     NotALog,
     audit_table,
-    read_head,
-    read_key,
     verify_log,
 )
 from swarm.cli.exits import FAILED, OK, Stopped, run_until_stopped
@@ -35,7 +33,7 @@ from swarm.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from swarm.scenario.record import default_runs_dir
+from swarm.scenario.record import audit_check, default_runs_dir
 from swarm.scenario.runner import resume_run
 from swarm.types import StopReason
 
@@ -251,16 +249,7 @@ def cmd_audit_verify(args: argparse.Namespace) -> int:
     anchors: list[AuditHead | None] = [None]
     try:
         if run is not None:
-            if (run / "audit.key").exists():
-                key = read_key(run / "audit.key")
-            # head.json follows every record; the summary's head is that of the last
-            # segment's end, so it is the anchor only when head.json is gone
-            if (run / "head.json").exists():
-                anchors = [read_head(run / "head.json")]
-            elif (run / "summary.json").exists() and _record_info(run).get("audit"):
-                anchors = [AuditHead.from_dict(_record_info(run)["audit"])]
-            else:
-                anchors = [AuditHead(0, "", "")] if key is not None else anchors
+            key, anchors[0] = audit_check(run)
             if not log.exists():
                 print(f"{log}: tampered or damaged at record 0: the audit log is missing")
                 return FAILED

@@ -15,9 +15,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from swarm.audit import AuditHead, NotALog, read_head, read_key, verify_log
+from swarm.audit import NotALog, verify_log
 from swarm.errors import ConfigError
 from swarm.scenario.changes import WorkspaceChanges
+from swarm.scenario.record import audit_check
 
 __all__ = ["AgentData", "CallData", "ModelCall", "RunData", "load_run", "verify_record"]
 
@@ -154,18 +155,13 @@ def _cut(text: str, limit: int = PREVIEW) -> str:
 
 
 def verify_record(run: Path) -> tuple[bool, str]:
-    """Verify a run's audit log with its key and anchored head: ``(ok, one line)``.
-    The head is ``head.json``, else the summary's head, else an empty log's (keyed)."""
+    """Verify a run's audit log with its key and anchored head (``audit_check``), as
+    ``swarm audit verify`` does: ``(ok, one line)``."""
     log = run / "audit.jsonl"
-    key = read_key(run / "audit.key") if (run / "audit.key").exists() else None
-    anchor: AuditHead | None = None
-    summary_head = _read_json(run / "summary.json").get("audit")
-    if (run / "head.json").exists():
-        anchor = read_head(run / "head.json")
-    elif isinstance(summary_head, dict):
-        anchor = AuditHead.from_dict(summary_head)
-    elif key is not None:
-        anchor = AuditHead(0, "", "")
+    try:
+        key, anchor = audit_check(run)
+    except (OSError, ValueError) as exc:
+        return False, f"cannot read the audit key or head: {exc}"
     if not log.exists():
         return False, "tampered or damaged: the audit log is missing"
     try:

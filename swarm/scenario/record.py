@@ -33,6 +33,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from swarm.audit import AuditHead, read_head, read_key
 from swarm.errors import ConfigError
 from swarm.messages import ToolResultBlock
 from swarm.run import CallRecord
@@ -42,6 +43,7 @@ __all__ = [
     "Journal",
     "JournalState",
     "RunRecord",
+    "audit_check",
     "default_runs_dir",
     "file_hash",
     "new_run_id",
@@ -207,6 +209,24 @@ class RunRecord:
         except (OSError, ValueError) as exc:
             raise ConfigError(f"cannot read the run summary: {exc}", path=self.summary) from None
         return data if isinstance(data, dict) else None
+
+
+def audit_check(run: Path) -> tuple[bytes | None, AuditHead | None]:
+    """The key and the anchored head to verify a run's audit log against: ``head.json``
+    (it follows every record), else the summary's head (the last segment's end) when
+    ``head.json`` is gone, else an empty log's head when the run has a key. Raises
+    ``OSError`` or ``ValueError`` when the key or head cannot be read."""
+    record = RunRecord(run)
+    key = read_key(record.key) if record.key.exists() else None
+    if record.head.exists():
+        return key, read_head(record.head)
+    try:
+        summary = json.loads(record.summary.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        summary = None
+    if isinstance(summary, dict) and isinstance(summary.get("audit"), dict):
+        return key, AuditHead.from_dict(summary["audit"])
+    return key, AuditHead(0, "", "") if key is not None else None
 
 
 class Journal:
