@@ -86,3 +86,20 @@ def test_write_report_defaults_into_the_record_and_is_private(recorded_run: Path
 def test_report_of_a_directory_that_is_no_record_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="not a run record"):
         build_report(tmp_path)
+
+
+def test_report_of_a_run_killed_before_its_first_call(tmp_path: Path) -> None:
+    (tmp_path / "manifest.json").write_text(
+        json.dumps({"run_id": "r1", "config": {"entry": "lead", "task": "Do it."}})
+    )
+    page = build_report(tmp_path)
+    assert "Do it." in page and "(no summary: the run is going on or was killed)" in page
+    assert "no audit records: the run made no tool call" in page
+
+
+def test_report_of_a_run_whose_audit_log_was_deleted_says_so(recorded_run: Path) -> None:
+    (recorded_run / "audit.jsonl").unlink()
+    page = build_report(recorded_run)
+    assert re.search(
+        r'<dd class="bad" id="audit">tampered or damaged: the audit log is missing', page
+    )
