@@ -344,6 +344,8 @@ def cmd_sessions_resume(args: argparse.Namespace) -> int:
         view: Any = LineView(board, sys.stdout)
     else:
         view = LiveView(board, console)
+        if prompt is not None:
+            prompt.pause = view.paused
 
     async def go() -> Any:
         with view:
@@ -362,7 +364,7 @@ def cmd_sessions_resume(args: argparse.Namespace) -> int:
         command = resume_command(run, str(summary.get("run_id") or run.name))
         sys.stderr.write(f"\n{stop.how} again: the record is written; resume with:\n  {command}\n")
         return stop.code
-    print_summary(console, outcome)
+    print_summary(console, outcome, board)
     return OK if outcome.stop_reason == StopReason.end_turn else FAILED
 
 
