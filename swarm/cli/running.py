@@ -71,11 +71,8 @@ def add_commands(sub: Any) -> None:
     )
     run.add_argument(
         "--report",
-        nargs="?",
-        const=True,
-        type=Path,
-        metavar="FILE.html",
-        help="write the run's HTML report at the end (default: report.html in the record)",
+        action="store_true",
+        help="write the run's HTML report (report.html in the record) at the end",
     )
     run.set_defaults(handler=cmd_run)
 
@@ -216,11 +213,11 @@ def _both(view: Any, observer: Any) -> Any:
 
 def _report(args: argparse.Namespace, record: Path) -> None:
     """Write the HTML report when ``--report`` asked for it, and say where."""
-    if args.report is None or not record.is_dir():
+    if not args.report or not record.is_dir():
         return
     from swarm.report import write_report
 
-    written = write_report(record, None if args.report is True else args.report)
+    written = write_report(record)
     (sys.stderr if args.json else sys.stdout).write(f"Report: {written}\n")
 
 
