@@ -7,6 +7,8 @@
 2. The same with SQLiteContextStore (durable), when it is available.
 3. 1,000 tool calls of one response dispatched concurrently: wall time against the slowest
    single call.
+4. Case 1 with an ``OtelObserver`` attached (an SDK tracer provider with no exporter: the
+   cost of making the spans), when OpenTelemetry is installed. Case 1 is the run without.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from swarm import (
     MemoryContextStore,
     Message,
     PermissionGuard,
+    RunScope,
     StopReason,
     StreamEvent,
     TextDelta,
@@ -84,17 +87,20 @@ def make_agent() -> Agent:
     )
 
 
-async def per_iteration(make_context: Any, sessions: int) -> float:
-    """Microseconds per loop iteration (best of 5 rounds)."""
+async def per_iteration(make_context: Any, sessions: int, observer: Any = None) -> float:
+    """Microseconds per loop iteration (best of 5 rounds); ``observer`` sees every call
+    and every event when given."""
     agent = make_agent()
+    scope = RunScope(path="bench", observers=(observer,)) if observer is not None else None
     rounds = []
     for _ in range(5):
         contexts: list[ContextStore] = [await make_context(i) for i in range(sessions)]
         start = time.perf_counter()
         for context in contexts:
-            async with agent.run_stream("go", context) as stream:
-                async for _ in stream:
-                    pass
+            async with agent.run_stream("go", context, scope=scope) as stream:
+                async for event in stream:
+                    if observer is not None:
+                        observer(event)
         elapsed = time.perf_counter() - start
         rounds.append(elapsed / (sessions * ITERATIONS_PER_SESSION) * 1e6)
         for context in contexts:
@@ -160,6 +166,17 @@ async def main() -> None:
         print(
             f"loop iteration, 1 tool call, 5 guards, SQLite store: {durable:6.1f} µs (target < 400)"
         )
+
+    try:
+        from opentelemetry.sdk.trace import TracerProvider
+
+        from swarm import OtelObserver
+    except ImportError:
+        print("OpenTelemetry not installed: the observer's cost is not measured")
+    else:
+        observer = OtelObserver("bench", model="bench", tracer_provider=TracerProvider())
+        traced = await per_iteration(memory, 200, observer)
+        print(f"loop iteration, as 1, with OtelObserver (no exporter): {traced:6.1f} µs")
 
     walls = []
     for _ in range(3):

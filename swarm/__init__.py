@@ -87,6 +87,8 @@ from swarm.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
+from swarm.otel import OtelObserver
+from swarm.report import build_report, write_report
 from swarm.run import (
     CallObserver,
     CallRecord,
@@ -225,6 +227,7 @@ __all__ = [
     "ModelSpec",
     "MultiFormatLoader",
     "OpenAITransport",
+    "OtelObserver",
     "PathGuard",
     "PermissionGuard",
     "Policy",
@@ -273,6 +276,7 @@ __all__ = [
     "YamlAgentLoader",
     "apply_policy",
     "audit_table",
+    "build_report",
     "build_team",
     "command_environment",
     "compact_context",
@@ -298,4 +302,5 @@ __all__ = [
     "tool",
     "transport_from_spec",
     "verify_log",
+    "write_report",
 ]

@@ -40,7 +40,8 @@ class CallRecord:
     and with the sandbox settings in force for a tool that starts processes
     (``sandbox_settings``) and the sandbox that will confine them (``sandbox``, one line).
     ``decision`` is ``allow``, ``deny`` (a guard refused) or ``invalid`` (unknown tool,
-    arguments that do not validate or parse).
+    arguments that do not validate or parse). ``audit_hash`` is the hash of the audit
+    record last written for the call, when an audit log observes the run.
     """
 
     call_id: str
@@ -56,6 +57,7 @@ class CallRecord:
     reason: str | None = None
     sandbox_settings: SandboxSettings | None = None
     sandbox: str | None = None
+    audit_hash: str | None = None
 
 
 class CallObserver(Protocol):

@@ -211,8 +211,11 @@ class AuditLog:
     def _serialize(value: Any, **options: Any) -> str:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
-    def _write(self, event: Literal["decision", "finish"], fields: dict[str, Any]) -> int:
-        """Render and append one record; return how many records the log then holds.
+    def _write(
+        self, event: Literal["decision", "finish"], fields: dict[str, Any]
+    ) -> tuple[int, str]:
+        """Render and append one record; return how many records the log then holds,
+        and the record's hash.
 
         Rendering, chaining and the ``write`` happen under one lock, so the file's order
         is the chain's order. The write is a small append (microseconds, into the page
@@ -229,7 +232,7 @@ class AuditLog:
                 raise
             if self._head_fd is not None:  # after the record: a crash leaves head <= log
                 write_head(self._head_fd, self.anchor_head)
-            return self._seq
+            return self._seq, self._prev
 
     async def _sync(self, records: int) -> None:
         """Return once the first ``records`` records are fsynced. One task fsyncs in a
@@ -250,10 +253,11 @@ class AuditLog:
                 self._syncing = None
                 done.set()
 
-    async def _append(self, event: Literal["decision", "finish"], fields: dict[str, Any]) -> None:
-        records = self._write(event, fields)
+    async def _append(self, event: Literal["decision", "finish"], fields: dict[str, Any]) -> str:
+        records, digest = self._write(event, fields)
         if self.fsync:
             await self._sync(records)
+        return digest
 
     def _common(self, call: CallRecord) -> dict[str, Any]:
         return {
@@ -265,9 +269,10 @@ class AuditLog:
         }
 
     async def on_decision(self, call: CallRecord) -> None:
-        """Write the decision record; it is on disk when this returns."""
+        """Write the decision record; it is on disk when this returns. The record's hash
+        goes on the call (``audit_hash``) for observers after this one."""
         arguments = call.arguments if call.arguments is not None else call.input
-        await self._append(
+        call.audit_hash = await self._append(
             "decision",
             {
                 **self._common(call),
@@ -284,8 +289,9 @@ class AuditLog:
         )
 
     async def on_finish(self, call: CallRecord, result: ToolResultBlock, duration: float) -> None:
-        """Write the finish record: outcome, duration and the error text of a failure."""
-        await self._append(
+        """Write the finish record: outcome, duration and the error text of a failure
+        (its hash goes on the call's ``audit_hash``)."""
+        call.audit_hash = await self._append(
             "finish",
             {
                 **self._common(call),

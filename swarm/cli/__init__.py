@@ -28,7 +28,9 @@ __all__ = ["main"]
 
 def _configure_logging(verbose: bool) -> None:
     structlog.configure(
-        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+        # sys.stderr as it is at each line, not at start: the live view redirects it to
+        # print log lines above its region instead of into the tree
+        logger_factory=lambda *args: structlog.PrintLogger(sys.stderr),
         wrapper_class=structlog.make_filtering_bound_logger(
             logging.DEBUG if verbose else logging.WARNING
         ),

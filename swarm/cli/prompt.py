@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+from collections.abc import Callable
 
 import anyio
 import anyio.to_thread
@@ -19,14 +21,22 @@ def interactive() -> bool:
 
 
 class TerminalPrompt:
-    """Asks one question at a time on the terminal, however many agents ask at once."""
+    """Asks one question at a time on the terminal, however many agents ask at once.
 
-    def __init__(self) -> None:
+    ``pause`` (settable later) gives a context manager held while a question waits for
+    its answer: the live view's ``paused``, so no redraw lands on the prompt or the
+    typed answer."""
+
+    def __init__(
+        self, *, pause: Callable[[], contextlib.AbstractContextManager[None]] | None = None
+    ) -> None:
         self._lock = anyio.Lock()
+        self.pause = pause
 
     async def _ask(self, question: str) -> str:
         async with self._lock:
-            return await anyio.to_thread.run_sync(self._read, question, abandon_on_cancel=True)
+            with self.pause() if self.pause is not None else contextlib.nullcontext():
+                return await anyio.to_thread.run_sync(self._read, question, abandon_on_cancel=True)
 
     @staticmethod
     def _read(question: str) -> str:

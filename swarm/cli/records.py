@@ -21,8 +21,6 @@ from swarm.audit import (
     AuditHead,
     NotALog,
     audit_table,
-    read_head,
-    read_key,
     read_log,
     verify_log,
 )
@@ -39,7 +37,7 @@ from swarm.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from swarm.scenario.record import default_runs_dir
+from swarm.scenario.record import audit_check, default_runs_dir
 from swarm.scenario.runner import resume_run
 from swarm.types import StopReason
 
@@ -101,6 +99,16 @@ def add_commands(sub: Any) -> None:
     runs_show.add_argument("run", help="a run directory or run id")
     runs_show.add_argument("--runs-dir", type=Path, help=_RUNS_DIR_HELP)
     runs_show.set_defaults(handler=cmd_runs_show)
+    runs_report = runs_sub.add_parser(
+        "report", help="write one run's report: a self-contained HTML file"
+    )
+    runs_report.add_argument("run", help="a run directory or run id")
+    runs_report.add_argument(
+        "-o", "--output", type=Path, help="the HTML file (default: report.html in the record)"
+    )
+    runs_report.add_argument("--open", action="store_true", help="open it in a browser")
+    runs_report.add_argument("--runs-dir", type=Path, help=_RUNS_DIR_HELP)
+    runs_report.set_defaults(handler=cmd_runs_report)
     for parser in (listing, show_session):
         parser.add_argument("--runs-dir", type=Path, help=_RUNS_DIR_HELP)
 
@@ -299,16 +307,7 @@ def cmd_audit_verify(args: argparse.Namespace) -> int:
     anchors: list[AuditHead | None] = [None]
     try:
         if run is not None:
-            if (run / "audit.key").exists():
-                key = read_key(run / "audit.key")
-            # head.json follows every record; the summary's head is that of the last
-            # segment's end, so it is the anchor only when head.json is gone
-            if (run / "head.json").exists():
-                anchors = [read_head(run / "head.json")]
-            elif (run / "summary.json").exists() and _record_info(run).get("audit"):
-                anchors = [AuditHead.from_dict(_record_info(run)["audit"])]
-            else:
-                anchors = [AuditHead(0, "", "")] if key is not None else anchors
+            key, anchors[0] = audit_check(run)
             if not log.exists():
                 print(f"{log}: tampered or damaged at record 0: the audit log is missing")
                 return FAILED
@@ -409,6 +408,8 @@ def cmd_sessions_resume(args: argparse.Namespace) -> int:
         view: Any = LineView(board, sys.stdout)
     else:
         view = LiveView(board, console)
+        if prompt is not None:
+            prompt.pause = view.paused
 
     async def go() -> Any:
         with view:
@@ -427,7 +428,7 @@ def cmd_sessions_resume(args: argparse.Namespace) -> int:
         command = resume_command(run, str(summary.get("run_id") or run.name))
         sys.stderr.write(f"\n{stop.how} again: the record is written; resume with:\n  {command}\n")
         return stop.code
-    print_summary(console, outcome)
+    print_summary(console, outcome, board)
     return OK if outcome.stop_reason == StopReason.end_turn else FAILED
 
 
@@ -543,3 +544,15 @@ def _tree_lines(node: dict[str, Any], depth: int = 0) -> str:
         + (f" [{node['stop_reason']}]" if node.get("stop_reason") not in (None, "end_turn") else "")
     )
     return "\n".join([line, *(_tree_lines(child, depth + 1) for child in node["children"])])
+
+
+def cmd_runs_report(args: argparse.Namespace) -> int:
+    from swarm.report import write_report
+
+    written = write_report(find_run(args.run, args.runs_dir), args.output)
+    print(f"Report: {written}")
+    if args.open:
+        import webbrowser
+
+        webbrowser.open(written.resolve().as_uri())
+    return OK

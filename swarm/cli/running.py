@@ -70,6 +70,17 @@ def add_commands(sub: Any) -> None:
     shown = run.add_mutually_exclusive_group()
     shown.add_argument("--json", action="store_true", help="stream events as JSON lines")
     shown.add_argument("--plain", action="store_true", help="plain lines instead of the live view")
+    run.add_argument(
+        "--otel",
+        action="store_true",
+        help="send OpenTelemetry traces over OTLP/HTTP to $OTEL_EXPORTER_OTLP_ENDPOINT"
+        " (needs the otel extra)",
+    )
+    run.add_argument(
+        "--report",
+        action="store_true",
+        help="write the run's HTML report (report.html in the record) at the end",
+    )
     run.set_defaults(handler=cmd_run)
 
     test = sub.add_parser(
@@ -139,6 +150,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     board = AgentBoard(team.entry, frozenset(team.specs))
     workspace = (args.workspace or scenario.workspace or default_workspace(scenario)).resolve()
     console.print(f"workspace: {workspace}", markup=False, highlight=False, soft_wrap=True)
+    tracing = _tracing(args, team.entry, scenario)
     console.print(f"sandbox: {sandbox_line(scenario)}", markup=False, highlight=False)
 
     def json_line(event: StreamEvent) -> None:
@@ -160,6 +172,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             context = view = LineView(board, sys.stdout)
         else:
             context = view = LiveView(board, console)
+            if prompt is not None:
+                prompt.pause = view.paused
         with context:
             return await run_scenario(
                 scenario,
@@ -171,12 +185,15 @@ def cmd_run(args: argparse.Namespace) -> int:
                 replay=args.replay,
                 approver=prompt.approve if prompt else None,
                 ask_user=prompt.ask_user if prompt else None,
-                on_event=view,
+                on_event=view if tracing is None else _both(view, tracing[0]),
+                observers=() if tracing is None else (tracing[0],),
             )
 
     try:
         outcome = run_until_stopped(go)
     except Stopped as stop:
+        _end_tracing(tracing)
+        _report(args, runs_dir / run_id)
         sys.stderr.write(
             f"\n{stop.how}: every agent was stopped and the run record is written;"
             f" resume with:\n  {resume_command(runs_dir / run_id, run_id)}\n"
@@ -185,11 +202,53 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(json.dumps({"type": "summary", **outcome.summary()}) + "\n")
     else:
-        print_summary(console, outcome)
+        print_summary(console, outcome, board)
         head = _audit_head(outcome.record_dir)
         if head:
             console.print(head, markup=False, soft_wrap=True)
+    _end_tracing(tracing)
+    _report(args, outcome.record_dir)
     return OK if outcome.stop_reason == StopReason.end_turn else FAILED
+
+
+def _tracing(args: argparse.Namespace, root: str, scenario: Scenario) -> tuple[Any, Any] | None:
+    """With ``--otel``: the observer that makes the spans and the provider that sends
+    them. Without the extra installed, a ``ConfigError`` saying how to get it."""
+    if not args.otel:
+        return None
+    try:
+        from swarm.otel import OtelObserver, otlp_tracer_provider
+
+        provider = otlp_tracer_provider()
+    except ImportError as exc:
+        raise ConfigError(f"--otel: {exc}") from None
+    model = args.model or (scenario.model if isinstance(scenario.model, str) else None)
+    return OtelObserver(root, model=model or "scripted", tracer_provider=provider), provider
+
+
+def _end_tracing(tracing: tuple[Any, Any] | None) -> None:
+    """End the spans a stopped run left open, and send what is left."""
+    if tracing is not None:
+        tracing[0].close()
+        tracing[1].shutdown()
+
+
+def _both(view: Any, observer: Any) -> Any:
+    def see(event: StreamEvent) -> None:
+        view(event)
+        observer(event)
+
+    return see
+
+
+def _report(args: argparse.Namespace, record: Path) -> None:
+    """Write the HTML report when ``--report`` asked for it, and say where."""
+    if not args.report or not record.is_dir():
+        return
+    from swarm.report import write_report
+
+    written = write_report(record)
+    (sys.stderr if args.json else sys.stdout).write(f"Report: {written}\n")
 
 
 def _audit_head(record: Path) -> str:

@@ -8,7 +8,9 @@ stdout is a terminal; ``LineView`` prints one line per thing worth knowing other
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, field
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import IO, Any
 
 from rich.console import Console, Group, RenderableType
@@ -19,133 +21,139 @@ from rich.tree import Tree
 
 from swarm._text import cost_text, plural
 from swarm.budget import UsageNode
+from swarm.cli.board import DENIED_PREFIX, AgentBoard, AgentState, one_line, printable
 from swarm.events import (
     ContextCompacted,
     Error,
-    IterationEnd,
-    ReasoningDelta,
     SessionEndEvent,
     StreamEvent,
-    SubAgentEvent,
-    TextDelta,
     ToolResult,
     ToolUseStart,
 )
 from swarm.scenario.outcome import RunOutcome, tree_cost
-from swarm.scenario.script import role_of
 from swarm.transports.models import estimate_cost
 from swarm.types import StopReason, Usage
 
 __all__ = ["AgentBoard", "AgentState", "LineView", "LiveView", "print_summary"]
 
-DENIED_PREFIX = "Permission denied"
+_SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 
-@dataclass(slots=True)
-class AgentState:
-    """One agent as the board knows it."""
-
-    path: str
-    status: str = "starting"
-    iterations: int = 0
-    tokens: int = 0
-    denied: int = 0
-    compactions: int = 0
-    last_denial: str = ""
-    finished: str | None = None
-    children: list[str] = field(default_factory=list)
-
-    @property
-    def role(self) -> str:
-        return role_of(self.path)
+def _duration(seconds: float) -> str:
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, secs = divmod(int(seconds), 60)
+    return f"{minutes}m{secs:02d}s"
 
 
-class AgentBoard:
-    """The state of every agent of a run, updated from its events."""
+def _quiet(state: AgentState) -> bool:
+    """Finished well, with nothing to point out: the first to fold away in a big tree."""
+    return state.finished in ("end_turn", "max_tokens") and not state.denied and not state.children
 
-    def __init__(self, root: str, roles: frozenset[str] = frozenset()) -> None:
-        self.root = root
-        self.roles = roles
-        self.agents: dict[str, AgentState] = {root: AgentState(root)}
 
-    def agent(self, path: str) -> AgentState:
-        state = self.agents.get(path)
-        if state is None:
-            state = self.agents[path] = AgentState(path)
-            if path != self.root:
-                parent = path.rsplit("/", 1)[0] if "/" in path else self.root
-                self.agent(parent).children.append(path)
-        return state
+def render_board(board: AgentBoard, *, max_lines: int | None = None) -> Tree:
+    """The board as a rich tree: per agent a spinner while it runs, its name, what it is
+    doing, elapsed time, iterations and tokens, and the latest line of a running tool.
 
-    def update(self, event: StreamEvent) -> tuple[AgentState, StreamEvent]:
-        """Apply one event; returns the agent it concerns and the unwrapped event."""
-        path = self.root
-        while isinstance(event, SubAgentEvent):
-            path, event = event.path, event.event
-        state = self.agent(path)
-        match event:
-            case TextDelta() | ReasoningDelta():
-                state.status = "thinking"
-            case ToolUseStart(name=name):
-                state.status = f"delegating to {name}" if name in self.roles else f"calling {name}"
-            case ToolResult(is_error=True, content=content) if content.startswith(DENIED_PREFIX):
-                state.denied += 1
-                state.last_denial = content
-            case IterationEnd(usage=usage):
-                state.iterations += 1
-                state.tokens += usage.total_tokens
-                state.status = "working"
-            case ContextCompacted():
-                state.compactions += 1
-            case SessionEndEvent(stop_reason=reason):
-                state.finished = reason.value
-                state.status = "done" if reason.value == "end_turn" else f"stopped: {reason.value}"
-            case _:
-                pass
-        return state, event
+    With ``max_lines`` (the terminal's height), a tree with more agents than that folds
+    the sub-agents that finished well without a denial into one ``+ N done`` line per
+    parent, so running ones and failures stay on screen."""
+    now = board.clock()
+    fold = max_lines is not None and len(board.agents) > max_lines
 
-    def tree(self) -> Tree:
-        """The board as a rich tree."""
+    def label(state: AgentState) -> Text:
+        activity = board.activity(state)
+        running = state.finished is None
+        if running:
+            colour = "red" if activity.startswith("denied") else "yellow"
+            mark = _SPINNER[int(now * 10) % len(_SPINNER)]
+        else:
+            colour = "green" if activity == "done" else "red"
+            mark = "✓" if activity == "done" else "✗"
+        text = Text.assemble((mark + " ", colour), (state.name, "bold"), "  ", (activity, colour))
+        text.append(
+            f"  {_duration(state.elapsed(now))}  it {state.iterations}  {state.tokens:,} tok",
+            style="dim",
+        )
+        if state.denied:
+            text.append(f"  denied {state.denied}", style="bold red")
+        if state.compactions:
+            text.append(f"  compacted {state.compactions}x", style="magenta")
+        if running and state.progress:
+            text.append(f"\n  {state.progress}", style="dim italic")
+        return text
 
-        def label(state: AgentState) -> Text:
-            name = state.path.rsplit("/", 1)[-1]
-            colour = "green" if state.status == "done" else "red" if state.finished else "yellow"
-            text = Text.assemble((name, "bold"), "  ", (state.status, colour))
-            text.append(f"  it {state.iterations}  {state.tokens:,} tok", style="dim")
-            if state.denied:
-                text.append(f"  denied {state.denied}", style="bold red")
-            if state.compactions:
-                text.append(f"  compacted {state.compactions}x", style="magenta")
-            return text
+    def grow(node: Tree, state: AgentState) -> None:
+        folded = 0
+        for child in state.children:
+            if fold and _quiet(board.agents[child]):
+                folded += 1
+                continue
+            grow(node.add(label(board.agents[child])), board.agents[child])
+        if folded:
+            node.add(Text(f"+ {folded} done", style="green dim"))
 
-        def grow(node: Tree, state: AgentState) -> None:
-            for child in state.children:
-                grow(node.add(label(self.agents[child])), self.agents[child])
-
-        root = self.agents[self.root]
-        tree = Tree(label(root))
-        grow(tree, root)
-        return tree
+    root = board.agents[board.root]
+    tree = Tree(label(root))
+    grow(tree, root)
+    return tree
 
 
 class LiveView:
-    """A rich live tree of the agents, redrawn as events arrive."""
+    """A rich live tree of the agents, redrawn as events arrive and several times a
+    second (spinners, elapsed times). Anything written to stdout or stderr while it runs
+    (log lines) is printed above the live region; ``paused()`` stops the redraw while a
+    person answers a prompt. On exit, agents that never ended are shown ``cancelled``."""
 
-    def __init__(self, board: AgentBoard, console: Console) -> None:
+    def __init__(
+        self, board: AgentBoard, console: Console, *, refresh_per_second: float = 8
+    ) -> None:
         self.board = board
-        self.live = Live(board.tree(), console=console, refresh_per_second=8, transient=False)
+        self.console = console
+        self.refresh_per_second = refresh_per_second
+        self._lock = threading.Lock()
+        self.live = self._new_live()
+
+    def _new_live(self) -> Live:
+        return Live(
+            console=self.console,
+            refresh_per_second=self.refresh_per_second,
+            transient=False,
+            get_renderable=self._render,
+            redirect_stdout=True,
+            redirect_stderr=True,
+        )
+
+    def _render(self) -> Tree:
+        with self._lock:
+            return render_board(self.board, max_lines=max(4, self.console.size.height - 4))
 
     def __enter__(self) -> LiveView:
         self.live.__enter__()
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self.live.update(self.board.tree())
+        with self._lock:
+            self.board.stop_unfinished("cancelled")
+        self.live.refresh()
         self.live.__exit__(*exc)
 
     def __call__(self, event: StreamEvent) -> None:
-        self.board.update(event)
-        self.live.update(self.board.tree())
+        with self._lock:
+            self.board.update(event)
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """Stop redrawing (and give back stdout and stderr) while the block runs, e.g. a
+        prompt waiting for an answer; redraw below it afterwards."""
+        self.live.stop()
+        try:
+            yield
+        finally:
+            # A new region: restarting the old one would first move the cursor up over
+            # its last frame's height, onto the prompt and the answer.
+            self.live = self._new_live()
+            self.live.start(refresh=True)
 
 
 class LineView:
@@ -186,7 +194,7 @@ class LineView:
                 pass
         if line is not None and not self.closed:
             try:
-                self.out.write(f"[{state.path}] {line}\n")
+                self.out.write(printable(f"[{state.path}] {line}") + "\n")
                 self.out.flush()
             except BrokenPipeError:  # `swarm run ... | head`: the run goes on, unseen
                 self.closed = True
@@ -224,16 +232,27 @@ def usage_table(tree: UsageNode) -> Table:
     return table
 
 
-def print_summary(console: Console, outcome: RunOutcome) -> None:
-    """The end of a run: final answer, usage per agent and subtree, calls, record."""
+def print_summary(console: Console, outcome: RunOutcome, board: AgentBoard | None = None) -> None:
+    """The end of a run: the final answer, usage per agent and subtree, every error and
+    denial with its agent's path, the files added, changed and deleted in the workspace,
+    the totals, and where the record is."""
     parts: list[RenderableType] = [Text("\nFinal answer", style="bold")]
-    parts.append(Text(outcome.final_text or "(no answer)"))
+    parts.append(Text(printable(outcome.final_text) or "(no answer)"))
     if outcome.usage_tree is not None:
         if console.is_terminal:
             parts.append(usage_table(outcome.usage_tree))
         else:
             tree = outcome.usage_tree.render(_node_cost)
             parts.append(Text("Usage per agent (and subtree):\n" + tree))
+    errors = _errors(outcome, board)
+    if errors:
+        parts.append(Text(f"Errors ({len(errors)}):", style="bold red"))
+        parts += [Text(f"  {path}: {reason}", style="red") for path, reason in errors]
+    if outcome.denied_calls:
+        parts.append(Text(f"Denied calls ({len(outcome.denied_calls)}):", style="bold red"))
+    for path, tool, reason in outcome.denied_calls:
+        parts.append(Text(printable(f"  denied: {path} {tool}: {reason}"), style="red"))
+    parts.append(_files(outcome))
     cost = tree_cost(outcome.usage_tree)
     shown_cost = cost_text(cost, failed=outcome.stop_reason != StopReason.end_turn)
     shown_cost = "~" + shown_cost if shown_cost.startswith("$") else shown_cost
@@ -245,11 +264,37 @@ def print_summary(console: Console, outcome: RunOutcome) -> None:
             + f".  Time: {outcome.duration:.1f}s."
         )
     )
-    for path, tool, reason in outcome.denied_calls:
-        parts.append(Text(f"  denied: {path} {tool}: {reason}", style="red"))
     console.print(Group(*parts), soft_wrap=not console.is_terminal)
     # never wrapped, on a terminal either: a path cut in two cannot be copied
     console.print(f"Run record: {outcome.record_dir}", soft_wrap=True, markup=False)
+
+
+def _errors(outcome: RunOutcome, board: AgentBoard | None) -> list[tuple[str, str]]:
+    """Each agent's error once, with its full path (the entry agent's events carry none)."""
+    root = board.root if board is not None else outcome.scenario
+    found: dict[str, str] = {}
+    for path, reason in outcome.agent_errors:
+        found.setdefault(path or root, one_line(reason, 200))
+    for path, reason in board.errors() if board is not None else ():
+        found.setdefault(path, reason)
+    return list(found.items())
+
+
+def _files(outcome: RunOutcome) -> Text:
+    changes = outcome.changes
+    if not changes.files:
+        return Text("Files: no file in the workspace was added, changed or deleted.")
+    text = Text("Files:", style="bold")
+    for kind, mark, style in (
+        ("added", "+", "green"),
+        ("changed", "~", "yellow"),
+        ("deleted", "-", "red"),
+    ):
+        for path in changes.of_kind(kind):
+            text.append(f"\n  {mark} {printable(path)}  ({kind})", style=style)
+    if changes.truncated:
+        text.append("\n  (the workspace has more files than were compared)", style="dim")
+    return text
 
 
 def _node_cost(model: str | None, usage: Usage) -> float | None:

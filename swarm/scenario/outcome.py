@@ -24,6 +24,7 @@ from swarm.events import (
 )
 from swarm.messages import ToolResultBlock
 from swarm.run import CallRecord
+from swarm.scenario.changes import WorkspaceChanges
 from swarm.scenario.spec import Scenario
 from swarm.transports.models import estimate_cost
 from swarm.types import StopReason, Usage
@@ -78,6 +79,7 @@ class RunOutcome:
     interrupted: bool = False
     delegation_ends: Mapping[str, str] = field(default_factory=dict)
     agent_errors: tuple[tuple[str, str], ...] = ()
+    changes: WorkspaceChanges = field(default_factory=WorkspaceChanges)
 
     @property
     def completed_delegations(self) -> tuple[str, ...]:
@@ -109,6 +111,7 @@ class RunOutcome:
             "delegation_ends": dict(self.delegation_ends),
             "compactions": self.compactions,
             "errors": list(self.errors),
+            "files": {kind: self.changes.of_kind(kind) for kind in ("added", "changed", "deleted")},
             "duration_seconds": round(self.duration, 3),
             "root_session": self.root_session,
             "sessions": dict(self.sessions),
@@ -196,6 +199,7 @@ def build_outcome(
     duration: float,
     root_session: str,
     sessions: Mapping[str, str],
+    changes: WorkspaceChanges | None = None,
 ) -> RunOutcome:
     end = final.end
     tree = end.usage_tree if end is not None else (budget.report() if budget is not None else None)
@@ -222,4 +226,5 @@ def build_outcome(
         interrupted=end is None,
         delegation_ends=dict(final.ends),
         agent_errors=tuple(final.agent_errors),
+        changes=changes or WorkspaceChanges(),
     )

@@ -14,6 +14,7 @@ agent working in the workspace neither sees nor edits them. One run's directory 
     journal.jsonl   what resuming after a crash needs: agents' sessions, tool calls decided
                     and finished, scripted turns taken, segments started
     summary.json    written when a segment ends; every segment and the totals
+    changes.json    the files the last segment added, changed and deleted, with diffs
 
 A run killed at any instant leaves a manifest and a journal that ``resume_run`` reads.
 """
@@ -32,6 +33,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from swarm.audit import AuditHead, read_head, read_key
 from swarm.errors import ConfigError
 from swarm.messages import ToolResultBlock
 from swarm.run import CallRecord
@@ -41,6 +43,7 @@ __all__ = [
     "Journal",
     "JournalState",
     "RunRecord",
+    "audit_check",
     "default_runs_dir",
     "file_hash",
     "new_run_id",
@@ -158,6 +161,11 @@ class RunRecord:
                     raise ConfigError("cannot create the run record: not a directory", path=place)
                 return
 
+    @property
+    def changes(self) -> Path:
+        """``changes.json``: the files the last segment added, changed and deleted."""
+        return self.dir / "changes.json"
+
     @classmethod
     def create(cls, runs_dir: Path, run_id: str) -> RunRecord:
         """Make a new run's directory (``0700``, parents too). Raises ``ConfigError`` when
@@ -180,6 +188,10 @@ class RunRecord:
     def write_summary(self, summary: Mapping[str, Any]) -> None:
         """Write ``summary.json`` atomically."""
         _write_atomically(self.summary, json.dumps(summary, indent=2))
+
+    def write_changes(self, changes: Mapping[str, Any]) -> None:
+        """Write ``changes.json`` atomically."""
+        _write_atomically(self.changes, json.dumps(changes, indent=2))
 
     def read_manifest(self) -> dict[str, Any]:
         """The manifest. Raises ``ConfigError`` when it is missing or unreadable."""
@@ -207,6 +219,24 @@ class RunRecord:
         except (OSError, ValueError) as exc:
             raise ConfigError(f"cannot read the run summary: {exc}", path=self.summary) from None
         return data if isinstance(data, dict) else None
+
+
+def audit_check(run: Path) -> tuple[bytes | None, AuditHead | None]:
+    """The key and the anchored head to verify a run's audit log against: ``head.json``
+    (it follows every record), else the summary's head (the last segment's end) when
+    ``head.json`` is gone, else an empty log's head when the run has a key. Raises
+    ``OSError`` or ``ValueError`` when the key or head cannot be read."""
+    record = RunRecord(run)
+    key = read_key(record.key) if record.key.exists() else None
+    if record.head.exists():
+        return key, read_head(record.head)
+    try:
+        summary = json.loads(record.summary.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        summary = None
+    if isinstance(summary, dict) and isinstance(summary.get("audit"), dict):
+        return key, AuditHead.from_dict(summary["audit"])
+    return key, AuditHead(0, "", "") if key is not None else None
 
 
 class Journal:

@@ -38,7 +38,8 @@ from swarm.events import (
     StreamEvent,
 )
 from swarm.guards.policy import Policy, apply_policy, load_policy
-from swarm.run import current_scope
+from swarm.run import CallObserver, current_scope
+from swarm.scenario.changes import snapshot, workspace_changes
 from swarm.scenario.models import role_models, role_models_record
 from swarm.scenario.outcome import CallTally, EventTally, RunOutcome, build_outcome
 from swarm.scenario.record import (
@@ -168,8 +169,12 @@ async def run_scenario(
     ask_user: Callable[[str], Awaitable[str]] | None = None,
     on_event: Callable[[StreamEvent], None] | None = None,
     run_id: str | None = None,
+    observers: tuple[CallObserver, ...] = (),
 ) -> RunOutcome:
     """Run ``scenario`` to its end and write its record; returns the outcome.
+
+    ``on_event`` sees every event as it comes; ``observers`` see every tool call after the
+    audit log did (for example ``swarm.otel.OtelObserver``).
 
     Raises ``ConfigError`` (before anything runs) for bad files, an unknown model spec,
     a provider whose API key is not set, no model at all, a ``replay`` cassette that is
@@ -224,7 +229,9 @@ async def run_scenario(
         scenario, team, transport, workspace, record_dir, run_id, config, root_session, resolver
     )
     try:
-        return await _execute(run, scenario.task, _Segment(1), approver, ask_user, on_event)
+        return await _execute(
+            run, scenario.task, _Segment(1), approver, ask_user, on_event, observers
+        )
     finally:
         with anyio.CancelScope(shield=True):
             await resolver.aclose()
@@ -429,6 +436,7 @@ async def _execute(
     approver: Any,
     ask_user: Callable[[str], Awaitable[str]] | None,
     on_event: Callable[[StreamEvent], None] | None,
+    observers: tuple[CallObserver, ...] = (),
 ) -> RunOutcome:
     protected = protected_paths(run.record.dir, run.workspace)
     toolbox: dict[str, Tool[Any] | list[Tool[Any]]] = {
@@ -436,7 +444,7 @@ async def _execute(
         **scenario_tools(run.scenario),
     }
     if not run.team.mcp_servers:
-        return await _execute_with(run, message, segment, approver, on_event, toolbox)
+        return await _execute_with(run, message, segment, approver, on_event, observers, toolbox)
     from swarm.mcp.client import McpConnections
     from swarm.mcp.tools import mcp_toolbox
 
@@ -446,7 +454,7 @@ async def _execute(
         run.team.mcp_servers, workspace=run.workspace, hidden=protected, sandbox=policy.sandbox
     ) as servers:
         toolbox.update(await mcp_toolbox(run.team.specs.values(), servers))
-        return await _execute_with(run, message, segment, approver, on_event, toolbox)
+        return await _execute_with(run, message, segment, approver, on_event, observers, toolbox)
 
 
 async def _execute_with(
@@ -455,6 +463,7 @@ async def _execute_with(
     segment: _Segment,
     approver: Any,
     on_event: Callable[[StreamEvent], None] | None,
+    observers: tuple[CallObserver, ...],
     toolbox: Mapping[str, Tool[Any] | Sequence[Tool[Any]]],
 ) -> RunOutcome:
     """Run one segment with ``toolbox`` (built-in tools, and the MCP servers' tools)."""
@@ -498,6 +507,7 @@ async def _execute_with(
     root_store = SQLiteContextStore(record.sessions, run.root_session)
     sessions[team.entry] = root_store.session_id
     context = compacting_context(root_store, entry.transport, entry_spec.compaction)
+    before = await anyio.to_thread.run_sync(snapshot, run.workspace)
     started = time.perf_counter()
     began = datetime.now(UTC).isoformat(timespec="milliseconds")
     final = EventTally()
@@ -513,7 +523,7 @@ async def _execute_with(
         scope = team_scope(
             team.entry,
             limits=limits,
-            observers=(journal, audit, tally),
+            observers=(journal, audit, tally, *observers),
             approver=approver,
             run_id=run.run_id,
             model=getattr(entry.transport, "model", None),
@@ -542,7 +552,9 @@ async def _execute_with(
                     time.perf_counter() - started,
                     root_store.session_id,
                     sessions,
+                    workspace_changes(before, snapshot(run.workspace)),
                 )
+                record.write_changes(outcome.changes.to_dict())
                 document = outcome.summary()
                 this = {
                     "segment": segment.number,

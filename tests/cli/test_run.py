@@ -186,3 +186,62 @@ def test_run_prints_records_and_audits_its_sandbox_and_hides_the_records(
     [result] = [e for e in events if e.get("type") == "tool_result"]
     assert "audit.jsonl': No such file or directory" in result["content"]
     assert (workspace / "made.txt").read_text() == "done\n"
+
+
+def test_end_summary_lists_errors_denials_and_files(
+    runs: Path, swarm: Swarm, roles: Path, tmp_path: Path
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "old.txt").write_text("old\n")
+    (workspace / "notes.txt").write_text("one\n")
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(
+        f"team: {roles}\ntask: x\nentry: orchestrator\npolicy: default\nmodel:\n  script:\n"
+        "    orchestrator:\n"
+        "      - call: developer\n        args: {task: go}\n"
+        "      - call: tester\n        args: {task: test}\n"
+        "      - text: finished\n"
+        "    developer:\n"
+        "      - calls:\n"
+        "          - tool: write_file\n            args: {path: new.py, content: 'x = 1'}\n"
+        "          - tool: write_file\n            args: {path: notes.txt, content: 'two'}\n"
+        "          - tool: shell\n            args: {command: rm old.txt}\n"
+        "          - tool: shell\n            args: {command: rm -rf /tmp/nothing-here}\n"
+        "      - text: written\n"
+        "    tester: []\n"
+    )
+    done = swarm("run", scenario, "--workspace", workspace)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "Errors (1):" in out and "orchestrator/tester#1:" in out
+    assert "Denied calls (1):" in out and "denied: orchestrator/developer#1 shell" in out
+    assert "+ new.py  (added)" in out
+    assert "~ notes.txt  (changed)" in out
+    assert "- old.txt  (deleted)" in out
+    (record,) = runs.iterdir()
+    changes = json.loads((record / "changes.json").read_text())
+    diff = next(f["diff"] for f in changes["files"] if f["path"] == "notes.txt")
+    assert "-one" in diff and "+two" in diff
+    summary = json.loads((record / "summary.json").read_text())
+    assert summary["files"] == {
+        "added": ["new.py"],
+        "changed": ["notes.txt"],
+        "deleted": ["old.txt"],
+    }
+
+
+def test_escape_sequences_in_answers_and_file_names_are_written_out(
+    swarm: Swarm, roles: Path, tmp_path: Path
+) -> None:
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text(
+        f"team: {roles}\ntask: x\nentry: developer\nmodel:\n  script:\n    developer:\n"
+        '      - call: write_file\n        args: {path: "evil\\e]0;pwned\\a.txt", content: x}\n'
+        '      - text: "done \\e[2J\\e]52;c;cm0gLXJmIH4=\\a"\n'
+    )
+    done = swarm("run", scenario, "--workspace", tmp_path / "ws")
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stdout and "\x07" not in done.stdout
+    assert "+ evil\\x1b]0;pwned\\x07.txt  (added)" in done.stdout
+    assert "done \\x1b[2J\\x1b]52;c;cm0gLXJmIH4=\\x07" in done.stdout

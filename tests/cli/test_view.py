@@ -3,21 +3,32 @@
 from __future__ import annotations
 
 import io
+import json
+import re
+import sys
 
+import anyio
+import pytest
 from rich.console import Console
 
 from swarm import (
     ContextCompacted,
+    Error,
     IterationEnd,
     SessionEndEvent,
     StopReason,
     SubAgentEvent,
     TextDelta,
+    ToolInputDelta,
+    ToolOutputDelta,
     ToolResult,
     ToolUseStart,
+    TransportError,
     Usage,
 )
-from swarm.cli.view import AgentBoard, LineView
+from swarm.cli.prompt import TerminalPrompt
+from swarm.cli.view import AgentBoard, LineView, LiveView, render_board
+from swarm.guards.approval import ApprovalRequest
 
 
 def feed(board: AgentBoard) -> list[object]:
@@ -53,10 +64,10 @@ def test_tree_renders_nested_agents_with_their_state() -> None:
     for event in feed(board):
         board.update(event)  # type: ignore[arg-type]
     console = Console(file=io.StringIO(), width=120, color_system=None)
-    console.print(board.tree())
+    console.print(render_board(board))
     text = console.file.getvalue()  # type: ignore[attr-defined]
     assert "lead" in text and "developer#1" in text
-    assert "denied 1" in text and "compacted 1x" in text and "stopped: budget" in text
+    assert "denied 1" in text and "compacted 1x" in text and "developer#1  budget" in text
 
 
 def test_line_view_prints_one_line_per_thing_worth_knowing() -> None:
@@ -71,3 +82,212 @@ def test_line_view_prints_one_line_per_thing_worth_knowing() -> None:
         "[lead/developer#1] compacted its context: 10 -> 4 messages",
         "[lead/developer#1] finished (budget) after 1 iteration",
     ]
+
+
+# --- the live view's frames -------------------------------------------------------------
+
+
+class Clock:
+    """A clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def frame(board: AgentBoard) -> str:
+    console = Console(file=io.StringIO(), width=120, color_system=None)
+    console.print(render_board(board))
+    return console.file.getvalue()  # type: ignore[attr-defined]
+
+
+def line_of(text: str, name: str) -> str:
+    """The line of the agent called ``name`` (its name comes right after its mark)."""
+    return next(
+        line for line in text.splitlines() if re.search(rf"[^\w\s] {re.escape(name)}  ", line)
+    )
+
+
+def test_failed_run_shows_the_reason_on_the_agent() -> None:
+    board = AgentBoard("lead", frozenset({"worker"}))
+    for n in range(1, 61):
+        board.update(ToolUseStart(0, f"w{n}", "worker"))
+        board.update(SubAgentEvent(f"lead/worker#{n}", TextDelta(0, "on it")))
+    failure = "could not reach api.openai.com: connection refused"
+    board.update(SubAgentEvent("lead/worker#14", Error(TransportError(failure))))
+    board.update(SubAgentEvent("lead/worker#14", SessionEndEvent(StopReason.error, Usage())))
+    text = frame(board)
+    assert f"error: {failure}" in line_of(text, "worker#14")
+    assert "thinking" in line_of(text, "worker#13")
+    assert "waiting on worker#1, worker#2 +57" in line_of(text, "lead")
+    board.update(Error(TransportError(failure)))
+    board.update(SessionEndEvent(StopReason.error, Usage()))
+    assert f"error: {failure}" in line_of(frame(board), "lead")
+    assert set(board.errors()) == {("lead", failure), ("lead/worker#14", failure)}
+
+
+def test_long_tool_call_shows_its_arguments_progress_and_elapsed_time() -> None:
+    clock = Clock()
+    board = AgentBoard("lead", frozenset({"tester"}), clock=clock)
+    board.update(ToolUseStart(0, "d1", "tester"))
+    board.update(SubAgentEvent("lead/tester#1", ToolUseStart(0, "c1", "shell")))
+    args = '{"command": "python3 -m pytest -q"}'
+    board.update(SubAgentEvent("lead/tester#1", ToolInputDelta(0, "c1", args)))
+    board.update(SubAgentEvent("lead/tester#1", ToolOutputDelta("c1", "shell", "stdout", "..\n")))
+    board.update(
+        SubAgentEvent("lead/tester#1", ToolOutputDelta("c1", "shell", "stdout", "collected 3\n"))
+    )
+    clock.now += 4.2
+    text = frame(board)
+    assert "calling shell(python3 -m pytest -q)" in line_of(text, "tester#1")
+    assert "4.2s" in line_of(text, "tester#1")
+    assert "collected 3" in text
+    assert "waiting on tester#1" in line_of(text, "lead")
+    board.update(SubAgentEvent("lead/tester#1", ToolResult("c1", "shell", False, "3 passed")))
+    text = frame(board)
+    assert "thinking" in line_of(text, "tester#1") and "collected 3" not in text
+    board.update(SubAgentEvent("lead/tester#1", SessionEndEvent(StopReason.end_turn, Usage())))
+    clock.now += 10
+    text = frame(board)
+    assert "done" in line_of(text, "tester#1") and "4.2s" in line_of(text, "tester#1")
+    board.update(ToolResult("d1", "tester", False, "all green"))
+    assert "thinking" in line_of(frame(board), "lead")
+
+
+def test_denial_flashes_its_rule_then_stays_counted() -> None:
+    clock = Clock()
+    board = AgentBoard("lead", clock=clock)
+    board.update(ToolUseStart(0, "c1", "shell"))
+    denial = (
+        "Permission denied by PolicyGuard (rule: no-recursive-delete): recursive delete."
+        " The call was not run; do not repeat it unchanged."
+    )
+    board.update(ToolResult("c1", "shell", True, denial))
+    assert "denied: no-recursive-delete" in line_of(frame(board), "lead")
+    clock.now += 5
+    text = line_of(frame(board), "lead")
+    assert "denied: no-recursive-delete" not in text
+    assert "thinking" in text and "denied 1" in text
+
+
+def terminal() -> Console:
+    return Console(file=io.StringIO(), width=100, force_terminal=True, color_system=None)
+
+
+def test_approval_prompt_pauses_the_live_region(monkeypatch: pytest.MonkeyPatch) -> None:
+    console = terminal()
+    board = AgentBoard("lead")
+    view = LiveView(board, console, refresh_per_second=1)
+    request = ApprovalRequest(
+        tool="shell",
+        arguments={"command": "make deploy"},
+        path="lead",
+        call_id="c1",
+        reason="rule ask-deploy",
+        guard="PolicyGuard",
+    )
+    monkeypatch.setattr(sys, "stdin", io.StringIO("y\n"))
+    with view:
+        view(SubAgentEvent("lead/worker#1", TextDelta(0, "hm")))
+        view(ToolUseStart(0, "c1", "shell"))
+        view.live.refresh()
+        # the prompt writes to the real stderr, which is the terminal
+        monkeypatch.setattr(sys, "__stderr__", console.file)
+        with view.paused():
+            monkeypatch.setattr(sys, "stderr", console.file)
+            decision = anyio.run(TerminalPrompt().approve, request)
+            asked = console.file.getvalue()  # type: ignore[attr-defined]
+            view.live.refresh()  # a tick of the old region while the person types
+            assert console.file.getvalue() == asked  # type: ignore[attr-defined]
+    after = console.file.getvalue()[len(asked) :]  # type: ignore[attr-defined]
+    assert decision.approved
+    assert asked.rstrip().endswith("allow? [y/N]")
+    # the region resumes below the prompt: no cursor movement up over the typed answer
+    assert "\x1b[1A" not in after.split("lead", 1)[0]
+    assert "waiting on worker#1" in after
+
+
+def test_log_lines_go_above_the_live_region() -> None:
+    console = terminal()
+    view = LiveView(AgentBoard("lead"), console, refresh_per_second=1)
+    with view:
+        view(TextDelta(0, "hm"))
+        view.live.refresh()
+        sys.stderr.write("retrying in 2s: 503 from the provider\n")
+        view.live.refresh()
+    out = console.file.getvalue()  # type: ignore[attr-defined]
+    lines = [line for line in out.replace("\r", "\n").splitlines() if "retrying" in line]
+    assert lines and all("lead" not in line for line in lines)
+    # the log line is printed, then the tree is drawn again below it
+    assert "lead" in out[out.index("retrying") :]
+
+
+def test_ctrl_c_leaves_no_agent_working() -> None:
+    console = Console(file=io.StringIO(), width=100, color_system=None)
+    board = AgentBoard("lead", frozenset({"worker"}))
+    with pytest.raises(KeyboardInterrupt), LiveView(board, console):
+        board.update(ToolUseStart(0, "w1", "worker"))
+        board.update(SubAgentEvent("lead/worker#1", ToolUseStart(0, "c1", "shell")))
+        raise KeyboardInterrupt
+    last = frame(board)
+    assert "cancelled" in line_of(last, "lead") and "cancelled" in line_of(last, "worker#1")
+    assert "calling" not in last and "waiting" not in last
+
+
+def test_escape_sequences_from_the_model_or_a_tool_never_reach_the_terminal() -> None:
+    board = AgentBoard("lead")
+    title = "\x1b]0;pwned\x07"  # would retitle the terminal; \x1b]52 would set the clipboard
+    board.update(ToolUseStart(0, "c1", "shell"))
+    board.update(ToolInputDelta(0, "c1", json.dumps({"command": f"echo {title}"})))
+    board.update(ToolOutputDelta("c1", "shell", "stdout", "\x1b[2J\x1b[Hfake prompt $\n"))
+    text = frame(board)
+    assert "\x1b" not in text and "\x07" not in text
+    assert "calling shell(echo \\x1b]0;pwned\\x07)" in text
+    assert "\\x1b[2J\\x1b[Hfake prompt $" in text
+    board.update(Error(TransportError(f"bad gateway {title}")))
+    board.update(SessionEndEvent(StopReason.error, Usage()))
+    assert "\x1b" not in frame(board)
+
+
+def test_retry_log_lines_print_above_the_tree_not_into_it() -> None:
+    import structlog
+
+    from swarm.cli import _configure_logging
+
+    console = terminal()
+    view = LiveView(AgentBoard("lead"), console, refresh_per_second=1)
+    _configure_logging(verbose=False)
+    try:
+        with view:
+            view(TextDelta(0, "hm"))
+            view.live.refresh()
+            structlog.get_logger("swarm.transports").warning("retrying after 503", attempt=2)
+            view.live.refresh()
+    finally:
+        structlog.reset_defaults()
+    out = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "retrying after 503" in out
+    assert "lead" in out[out.index("retrying after 503") :]  # the tree is drawn again below
+
+
+def test_a_big_fan_out_folds_finished_workers_and_keeps_failures_on_screen() -> None:
+    board = AgentBoard("lead", frozenset({"worker"}))
+    for n in range(1, 61):
+        path = f"lead/worker#{n}"
+        board.update(ToolUseStart(0, f"w{n}", "worker"))
+        board.update(SubAgentEvent(path, TextDelta(0, "on it")))
+        if n == 14:
+            board.update(SubAgentEvent(path, Error(TransportError("HTTP 500 from the provider"))))
+            board.update(SubAgentEvent(path, SessionEndEvent(StopReason.error, Usage())))
+        elif n <= 50:
+            board.update(SubAgentEvent(path, SessionEndEvent(StopReason.end_turn, Usage())))
+    console = Console(file=io.StringIO(), width=120, color_system=None)
+    console.print(render_board(board, max_lines=36))
+    text = console.file.getvalue()  # type: ignore[attr-defined]
+    assert len(text.splitlines()) < 36
+    assert "error: HTTP 500 from the provider" in line_of(text, "worker#14")
+    assert "+ 49 done" in text
+    assert all(f" worker#{n}  thinking" in text for n in range(51, 61))
+    assert "worker#1  done" not in text

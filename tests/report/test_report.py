@@ -1,0 +1,105 @@
+"""The HTML report of a run: what it shows, what it escapes, what it never loads."""
+
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from swarm import ConfigError, build_report, write_report
+
+from .conftest import HOSTILE
+
+
+class Elements(HTMLParser):
+    """The tags of a document and the URLs any attribute could load."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.urls: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+        self.urls += [
+            v or "" for k, v in attrs if k in ("src", "href") and not (v or "").startswith("#")
+        ]
+
+
+def parse(text: str) -> Elements:
+    parser = Elements()
+    parser.feed(text)
+    return parser
+
+
+def test_report_shows_header_agents_denial_files_and_audit(recorded_run: Path) -> None:
+    page = build_report(recorded_run)
+    assert "Tidy the notes and add a module." in page
+    for agent in ("orchestrator", "orchestrator/developer#1", "orchestrator/tester#1"):
+        assert agent in page
+    assert "deny by policy:default (rule: no-recursive-delete)" in page
+    assert "added: <code>module.py</code>" in page
+    assert "changed: <code>notes.txt</code>" in page and "deleted: <code>old.txt</code>" in page
+    assert '<span class="del">-one</span>' in page and '<span class="add">+two</span>' in page
+    assert "chain intact, MACs valid, head anchored" in page
+    assert "error: " in page  # the tester's failure, on its agent
+
+
+def test_report_escapes_what_the_model_wrote(recorded_run: Path) -> None:
+    page = build_report(recorded_run)
+    elements = parse(page)
+    assert elements.tags.count("script") == 1  # the report's own, nothing injected
+    assert "img" not in elements.tags
+    assert "&lt;script&gt;document.title=" in page
+    assert HOSTILE not in page
+
+
+def test_report_loads_nothing_and_allows_only_its_own_script(recorded_run: Path) -> None:
+    page = build_report(recorded_run)
+    assert parse(page).urls == []
+    policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page)
+    assert policy is not None
+    assert "default-src 'none'" in policy.group(1)
+    assert "unsafe-inline" not in policy.group(1).split("script-src", 1)[1]
+
+
+def test_report_of_a_tampered_audit_log_says_so(recorded_run: Path) -> None:
+    log = recorded_run / "audit.jsonl"
+    lines = log.read_text().splitlines()
+    record = json.loads(lines[0])
+    record["decision"] = "allow" if record["decision"] != "allow" else "deny"
+    log.write_text("\n".join([json.dumps(record), *lines[1:]]) + "\n")
+    page = build_report(recorded_run)
+    assert re.search(r'<dd class="bad" id="audit">[^<]*tampered', page)
+
+
+def test_write_report_defaults_into_the_record_and_is_private(recorded_run: Path) -> None:
+    written = write_report(recorded_run)
+    assert written == recorded_run / "report.html"
+    assert written.stat().st_mode & 0o077 == 0
+    assert not list(recorded_run.glob("*.partial"))
+
+
+def test_report_of_a_directory_that_is_no_record_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="not a run record"):
+        build_report(tmp_path)
+
+
+def test_report_of_a_run_killed_before_its_first_call(tmp_path: Path) -> None:
+    (tmp_path / "manifest.json").write_text(
+        json.dumps({"run_id": "r1", "config": {"entry": "lead", "task": "Do it."}})
+    )
+    page = build_report(tmp_path)
+    assert "Do it." in page and "(no summary: the run is going on or was killed)" in page
+    assert "no audit records: the run made no tool call" in page
+
+
+def test_report_of_a_run_whose_audit_log_was_deleted_says_so(recorded_run: Path) -> None:
+    (recorded_run / "audit.jsonl").unlink()
+    page = build_report(recorded_run)
+    assert re.search(
+        r'<dd class="bad" id="audit">tampered or damaged: the audit log is missing', page
+    )
