@@ -150,11 +150,15 @@ class ModelResolver:
         spec = self.spec_of(model)
         if spec is None or spec == self.run_spec:
             return self.transport
+        if self.offline:
+            # the spec is still built (cheap: no connection opens) so a bad one fails; no
+            # key is needed for a model that is never called
+            transport_from_spec(spec, api_key="")
+            return self.transport
         if spec not in self._pool:
             built = self.build(spec)
             self._pool[spec] = self.wrap(built) if self.wrap is not None else built
-        # offline, the spec is still built (cheap: no connection opens) so a bad one fails
-        return self.transport if self.offline else self._pool[spec]
+        return self._pool[spec]
 
     async def aclose(self) -> None:
         """Close the transports this resolver built (and the run's, when it owns it)."""

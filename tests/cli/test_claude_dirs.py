@@ -115,5 +115,6 @@ def test_run_refuses_a_role_model_without_its_key_before_anything_runs(
     )
     assert done.returncode == 2
     assert "code-reviewer.md:5: field 'model'" in done.stderr
-    assert "needs ANTHROPIC_API_KEY" in done.stderr and "Traceback" not in done.stderr
+    assert "ANTHROPIC_API_KEY" in done.stderr and "not set" in done.stderr
+    assert "Traceback" not in done.stderr
     assert not runs.exists() or not any(runs.iterdir())
