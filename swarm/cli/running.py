@@ -13,6 +13,7 @@ from typing import Any
 import anyio
 from rich.console import Console
 
+from swarm.cli.batch import add_executor_options, test_on_executor
 from swarm.cli.exits import FAILED, OK, Stopped, run_until_stopped
 from swarm.cli.prompt import TerminalPrompt, interactive
 from swarm.cli.records import resume_command
@@ -73,6 +74,12 @@ def add_commands(sub: Any) -> None:
     test.add_argument("targets", nargs="+", type=Path, help="scenario files or directories")
     test.add_argument("--model", help="override every scenario's model")
     test.add_argument("--keep", action="store_true", help="keep workspaces of passing runs")
+    test.add_argument(
+        "--runs-dir",
+        type=Path,
+        help="where run records go; with Ray, a directory every node shares",
+    )
+    add_executor_options(test, default=None)
     test.set_defaults(handler=cmd_test)
 
 
@@ -208,6 +215,8 @@ def cmd_test(args: argparse.Namespace) -> int:
     files = _collect(args.targets)
     if not files:
         raise ConfigError("no scenario files found in " + ", ".join(map(str, args.targets)))
+    if args.executor is not None or args.parallel is not None or args.runs_dir is not None:
+        return test_on_executor(args, files)
     passed = failed = 0
     for path in files:
         try:
