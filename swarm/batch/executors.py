@@ -114,13 +114,13 @@ class RayExecutor:
         ray = _import_ray()
         started = not ray.is_initialized()
         if started:
-            await anyio.to_thread.run_sync(self._init, ray)
+            self._init(ray)  # in the main thread: Ray sets its signal handlers there
         try:
             await self._run(ray, jobs, on_report)
         finally:
             if started:
                 with anyio.CancelScope(shield=True):
-                    await anyio.to_thread.run_sync(ray.shutdown)
+                    ray.shutdown()
 
     def _init(self, ray: Any) -> None:
         import logging

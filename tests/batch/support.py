@@ -1,0 +1,53 @@
+"""A one-role scripted team and task files for batch tests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from swarm.scenario.spec import Script
+
+WRITER = """\
+name: writer
+description: Writes one file.
+system: You write the file you are asked for.
+tools: [write_file, read_file]
+max_iterations: 4
+"""
+
+
+def make_team(root: Path) -> Path:
+    team = root / "team"
+    team.mkdir()
+    (team / "writer.yaml").write_text(WRITER)
+    return team
+
+
+def script() -> Script:
+    """Every task writes out.txt, then answers."""
+    return Script.model_validate(
+        {
+            "script": {
+                "writer": [
+                    {"call": "write_file", "args": {"path": "out.txt", "content": "hello"}},
+                    {"text": "wrote out.txt"},
+                ]
+            }
+        }
+    )
+
+
+def write_tasks(path: Path, count: int, **extra: object) -> Path:
+    lines = [
+        json.dumps(
+            {"id": f"t{i:03d}", "task": f"task {i}", "expect": {"files": {"out.txt": "hello"}}}
+            | extra
+        )
+        for i in range(count)
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def read_results(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
