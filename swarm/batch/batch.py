@@ -12,7 +12,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -153,44 +153,23 @@ async def run_batch(
     that fails is a result with ``ok: false`` and its ``error``; the batch goes on.
     Cancellation stops the tasks still running; their lines are not written.
     """
-    listed = load_tasks(tasks) if isinstance(tasks, str | Path) else list(tasks)
-    team_dir = Path(team)
-    if not team_dir.is_dir():
-        raise ConfigError("the team must be a directory of role files", path=team_dir)
-    out = Path(results)
-    if out.exists() and out.stat().st_size and not resume:
-        raise ConfigError(
-            "the results file exists: pass --resume to continue that batch, or choose"
-            " another file",
-            path=out,
-        )
-    done = finished_ids(out) if resume else set()
-    todo = [task for task in listed if task.id not in done]
-    summary = BatchSummary(total=len(listed), skipped=len(listed) - len(todo))
-    records = (runs_dir or default_runs_dir()).absolute()
     executor = executor or LocalExecutor()
+    records = (runs_dir or default_runs_dir()).absolute()
     shared_runs_dir = shared_runs_dir or executor.shares_files
-    if isinstance(policy, str) and Path(policy).is_file():
-        policy = str(Path(policy).absolute())
-    jobs = [
-        Job.portable(
-            Scenario(
-                name=task.id,
-                task=task.task,
-                team=team_dir,
-                entry=entry,
-                policy=policy,
-                files=dict(task.files),
-                model=model if isinstance(model, Script) else None,
-                limits=limits or Limits(),
-                expect=task.expect,
-            ),
-            new_run_id(),
-            model=model if isinstance(model, str) else None,
-            runs_dir=records if shared_runs_dir else None,
-        )
-        for task in todo
-    ]
+    out = Path(results)
+    base = Scenario(
+        name="",
+        task="",
+        team=Path(team),
+        entry=entry,
+        policy=policy,
+        limits=limits or Limits(),
+        model=model if isinstance(model, Script) else None,
+    )
+    spec = model if isinstance(model, str) else None
+    todo, jobs, summary = _plan(
+        tasks, out, resume, base, spec, records if shared_runs_dir else None
+    )
     started = time.perf_counter()
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
     fd = os.open(out, flags, 0o644)
@@ -216,3 +195,46 @@ async def run_batch(
         os.close(fd)
         summary.duration = time.perf_counter() - started
     return summary
+
+
+def _plan(
+    tasks: str | Path | Sequence[BatchTask],
+    out: Path,
+    resume: bool,
+    base: Scenario,
+    model: str | None,
+    runs_dir: Path | None,
+) -> tuple[list[BatchTask], list[Job], BatchSummary]:
+    """The tasks still to run, a job for each (``base`` with the task's text, files and
+    expectations), and the summary so far."""
+    team = base.team
+    listed = load_tasks(tasks) if isinstance(tasks, str | Path) else list(tasks)
+    if not team.is_dir():
+        raise ConfigError("the team must be a directory of role files", path=team)
+    if out.exists() and out.stat().st_size and not resume:
+        raise ConfigError(
+            "the results file exists: pass --resume to continue that batch, or choose another file",
+            path=out,
+        )
+    done = finished_ids(out) if resume else set()
+    todo = [task for task in listed if task.id not in done]
+    policy = base.policy
+    if policy is not None and Path(policy).is_file():
+        policy = str(Path(policy).absolute())
+    jobs = [
+        Job.portable(
+            replace(
+                base,
+                name=task.id,
+                task=task.task,
+                policy=policy,
+                files=dict(task.files),
+                expect=task.expect,
+            ),
+            new_run_id(),
+            model=model,
+            runs_dir=runs_dir,
+        )
+        for task in todo
+    ]
+    return todo, jobs, BatchSummary(total=len(listed), skipped=len(listed) - len(todo))

@@ -119,8 +119,7 @@ class RayExecutor:
             await self._run(ray, jobs, on_report)
         finally:
             if started:
-                with anyio.CancelScope(shield=True):
-                    ray.shutdown()
+                ray.shutdown()
 
     def _init(self, ray: Any) -> None:
         import logging
@@ -151,9 +150,8 @@ class RayExecutor:
                     pending[task.remote(work_ref, item[1])] = item[0]
                 if not pending:
                     return
-                refs = list(pending)
-                ready, _ = await anyio.to_thread.run_sync(
-                    lambda: ray.wait(refs, num_returns=1, timeout=0.5), abandon_on_cancel=True
+                ready = await anyio.to_thread.run_sync(
+                    _wait, ray, list(pending), abandon_on_cancel=True
                 )
                 for ref in ready:
                     index = pending.pop(ref)
@@ -164,6 +162,12 @@ class RayExecutor:
                     ray.cancel(ref, force=True)
                 except Exception:  # already finished or gone
                     continue
+
+
+def _wait(ray: Any, refs: list[Any]) -> list[Any]:
+    """The refs that are done, waiting at most half a second (so Ctrl-C is seen)."""
+    ready, _ = ray.wait(refs, num_returns=1, timeout=0.5)
+    return list(ready)
 
 
 def _result(ray: Any, ref: Any, job: Job) -> JobReport:
@@ -197,7 +201,7 @@ def executor_from_spec(
     if spec == "local":
         if env_vars:
             raise ConfigError("--env-var is for --executor ray (a local run sees the environment)")
-        return LocalExecutor(parallel or 4)
+        return LocalExecutor(4 if parallel is None else parallel)
     if spec == "ray" or spec.startswith("ray:"):
         address = spec[4:] or None
         return RayExecutor(address, parallel=parallel, env_vars=env_vars)

@@ -102,7 +102,10 @@ async def run_job(job: Job) -> JobReport:
     try:
         try:
             outcome = await run_scenario(
-                job.scenario, model=job.model, workspace=workspace, runs_dir=runs_dir,
+                job.scenario,
+                model=job.model,
+                workspace=workspace,
+                runs_dir=runs_dir,
                 run_id=job.run_id,
             )
         except ConfigError as exc:
@@ -113,7 +116,9 @@ async def run_job(job: Job) -> JobReport:
             expect = job.scenario.expect
             problems = check_expectations(expect, outcome) if expect is not None else None
             report = JobReport(
-                job.run_id, summary=outcome.summary(), problems=problems,
+                job.run_id,
+                summary=outcome.summary(),
+                problems=problems,
                 workspace=str(workspace),
             )
         record_dir = runs_dir / job.run_id
@@ -166,14 +171,15 @@ def _private_opener(path: str, flags: int) -> int:
 def _repoint(record: RunRecord) -> None:
     """The manifest's key and the summary's audit log name the worker's temporary copy;
     name the files where they now are."""
-    for path, update in (
-        (record.manifest, lambda d: d.__setitem__("key", str(record.key))),
-        (record.summary, lambda d: d.get("audit", {}).__setitem__("log", str(record.audit))),
-    ):
+    for path in (record.manifest, record.summary):
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            if isinstance(data, dict) and (path == record.manifest or "audit" in data):
-                update(data)
-                path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-        except (OSError, ValueError, TypeError, AttributeError):
+        except (OSError, ValueError):
             continue
+        if not isinstance(data, dict):
+            continue
+        if path == record.manifest:
+            data["key"] = str(record.key)
+        elif isinstance(data.get("audit"), dict):
+            data["audit"]["log"] = str(record.audit)
+        path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")

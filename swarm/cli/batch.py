@@ -102,12 +102,10 @@ def cmd_batch(args: argparse.Namespace) -> int:
     bar = progress.add_task("batch", total=None, line="")
 
     def on_result(result: BatchResult, summary: BatchSummary) -> None:
-        line = (
-            f"failed {summary.failed}  remaining {summary.remaining}"
-            f"  tokens {summary.tokens:,}"
+        line = f"failed {summary.failed}  remaining {summary.remaining}  tokens {summary.tokens:,}"
+        progress.update(
+            bar, total=summary.total, completed=summary.skipped + summary.done, line=line
         )
-        progress.update(bar, total=summary.total, completed=summary.skipped + summary.done,
-                        line=line)
 
     async def go() -> BatchSummary:
         with progress:
@@ -150,7 +148,7 @@ def test_on_executor(args: argparse.Namespace, files: list[Path]) -> int:
     """``swarm test`` with ``--executor``/``--parallel``/``--runs-dir``: the same report as
     a local run, in the same order, every record on this machine."""
     spec = args.executor or "local"
-    parallel = args.parallel or (1 if spec == "local" else None)
+    parallel = args.parallel if args.parallel is not None else (1 if spec == "local" else None)
     executor = executor_from_spec(spec, parallel=parallel, env_vars=args.env_var)
     lines: list[list[str] | None] = []
     runnable: list[tuple[int, Scenario]] = []
@@ -210,7 +208,9 @@ def _verdict(scenario: Scenario, report: Any, record: Path | None) -> list[str]:
     took = f"({report.duration:.2f}s)"
     if report.passed:
         return [f"{label} PASSED {took}"]
-    problems = report.problems or [f"stop_reason: the run ended with {report.summary['stop_reason']}"]
+    problems = report.problems or [
+        f"stop_reason: the run ended with {report.summary['stop_reason']}"
+    ]
     return [
         f"{label} FAILED {took}",
         *(f"    {problem}" for problem in problems),

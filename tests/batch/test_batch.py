@@ -9,6 +9,7 @@ import pytest
 
 from swarm.batch import BatchTask, LocalExecutor, load_tasks, run_batch
 from swarm.errors import ConfigError
+
 from .support import make_team, read_results, script, write_tasks
 
 pytestmark = pytest.mark.anyio
@@ -20,7 +21,10 @@ async def test_every_task_gets_one_result_line_with_its_record(
     tasks = write_tasks(tmp_path / "tasks.jsonl", 5)
     out = tmp_path / "results.jsonl"
     summary = await run_batch(
-        tasks, team=make_team(tmp_path), results=out, model=script(),
+        tasks,
+        team=make_team(tmp_path),
+        results=out,
+        model=script(),
         executor=LocalExecutor(3),
     )
     results = read_results(out)
@@ -69,7 +73,9 @@ async def test_resume_skips_finished_tasks_and_reruns_a_line_cut_short(tmp_path:
     out = tmp_path / "results.jsonl"
     team = make_team(tmp_path)
     first = await run_batch(
-        load_tasks(tasks)[:2], team=team, results=out,
+        load_tasks(tasks)[:2],
+        team=team,
+        results=out,
         model=script(),
     )
     assert first.done == 2

@@ -39,8 +39,15 @@ def cluster() -> Iterator[str]:
 
 def _comparable(results: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
     return sorted(
-        (r["id"], r["ok"], r["stop_reason"], r["final_text"], json.dumps(r["usage"]),
-         r["expectations_passed"], r["error"])
+        (
+            r["id"],
+            r["ok"],
+            r["stop_reason"],
+            r["final_text"],
+            json.dumps(r["usage"]),
+            r["expectations_passed"],
+            r["error"],
+        )
         for r in results
     )
 
@@ -51,10 +58,10 @@ async def test_a_200_task_batch_on_ray_gives_the_results_of_a_local_run(
     tasks = write_tasks(tmp_path / "tasks.jsonl", 200)
     team = make_team(tmp_path)
     on_ray, local = tmp_path / "ray.jsonl", tmp_path / "local.jsonl"
-    await run_batch(tasks, team=team, results=on_ray, model=script(),
-                    executor=RayExecutor(cpus_per_task=0.25))
-    await run_batch(tasks, team=team, results=local, model=script(),
-                    executor=LocalExecutor(8))
+    await run_batch(
+        tasks, team=team, results=on_ray, model=script(), executor=RayExecutor(cpus_per_task=0.25)
+    )
+    await run_batch(tasks, team=team, results=local, model=script(), executor=LocalExecutor(8))
     ray_results = read_results(on_ray)
     assert len(ray_results) == 200
     assert _comparable(ray_results) == _comparable(read_results(local))
@@ -79,8 +86,13 @@ async def test_a_task_that_kills_its_worker_is_one_failed_result(
 
     tasks = write_tasks(tmp_path / "tasks.jsonl", 3)
     out = tmp_path / "results.jsonl"
-    summary = await run_batch(tasks, team=make_team(tmp_path), results=out, model=script(),
-                              executor=RayExecutor(work=crash_on_t001, cpus_per_task=0.5))
+    summary = await run_batch(
+        tasks,
+        team=make_team(tmp_path),
+        results=out,
+        model=script(),
+        executor=RayExecutor(work=crash_on_t001, cpus_per_task=0.5),
+    )
     by_id = {r["id"]: r for r in read_results(out)}
     assert sorted(by_id) == ["t000", "t001", "t002"]
     assert by_id["t001"]["ok"] is False
@@ -98,7 +110,11 @@ def test_swarm_test_on_ray_gives_the_local_verdicts_with_every_record_here(
     def swarm_test(*extra: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "swarm", "test", "examples/", *extra],
-            cwd=REPO, capture_output=True, text=True, env=env, timeout=300,
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
         )
 
     local = swarm_test()

@@ -9,7 +9,8 @@ from swarm.errors import ConfigError
 def test_a_task_file_gives_ids_seed_files_and_expectations(tmp_path: Path) -> None:
     path = tmp_path / "tasks.jsonl"
     path.write_text(
-        '{"id": "a", "task": "do a", "files": {"x.txt": "1"}, "expect": {"stop_reason": "end_turn"}}\n'
+        '{"id": "a", "task": "do a", "files": {"x.txt": "1"},'
+        ' "expect": {"stop_reason": "end_turn"}}\n'
         "\n"
         '{"task": "do b"}\n'
     )
