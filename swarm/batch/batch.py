@@ -176,8 +176,11 @@ async def run_batch(
     try:
 
         def on_report(index: int, report: JobReport) -> None:
-            shipped = receive_record(report, records)
-            record = shipped or (records / report.run_id if shared_runs_dir else None)
+            try:
+                shipped = receive_record(report, jobs[index], records)
+            except ValueError as exc:
+                shipped, report = None, replace(report, error=str(exc))
+            record = shipped or (records / jobs[index].run_id if shared_runs_dir else None)
             if record is not None and not record.exists():
                 record = None
             result = _result(todo[index], report, record)

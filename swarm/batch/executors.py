@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 import anyio
 
+from swarm.audit.redact import secret_key
 from swarm.batch.job import Job, JobReport, failed_report, run_job
 from swarm.errors import ConfigError
 
@@ -122,15 +123,23 @@ class RayExecutor:
                 ray.shutdown()
 
     def _init(self, ray: Any) -> None:
+        """Start a local Ray, or join ``address``. A local Ray's processes inherit this
+        process's environment, so the variables named like secrets (provider keys,
+        tokens, passwords) are hidden from it while it starts: they reach tasks only
+        through ``env_vars``."""
         import logging
 
-        ray.init(
-            address=self.address,
-            include_dashboard=False,
-            logging_level=logging.WARNING,
-            log_to_driver=False,
-            configure_logging=True,
-        )
+        hidden = {name: os.environ.pop(name) for name in list(os.environ) if secret_key(name)}
+        try:
+            ray.init(
+                address=self.address,
+                include_dashboard=False,
+                logging_level=logging.WARNING,
+                log_to_driver=False,
+                configure_logging=True,
+            )
+        finally:
+            os.environ.update(hidden)
 
     async def _run(self, ray: Any, jobs: Sequence[Job], on_report: OnReport) -> None:
         options: dict[str, Any] = {"num_cpus": self.cpus_per_task, "max_retries": 0}

@@ -140,24 +140,30 @@ def _pack(record_dir: Path) -> bytes:
     return buffer.getvalue()
 
 
-def receive_record(report: JobReport, runs_dir: Path) -> Path | None:
-    """Write a shipped record into ``runs_dir/<run id>`` (``0700``, as a local run's) and
-    point its paths there; returns the directory, or ``None`` when nothing was shipped.
-    Only plain files with plain names are written (never a link or a path outside)."""
+def receive_record(report: JobReport, job: Job, runs_dir: Path) -> Path | None:
+    """Write the record shipped with ``job``'s report into ``runs_dir/<the job's run id>``
+    (``0700``, as a local run's) and point its paths there; returns the directory, or
+    ``None`` when nothing was shipped. What the worker sent is data, not instructions: the
+    directory is named by the job, never by the report, and only plain files with plain
+    names are written (never a link, a device, or a path outside). Raises ``ValueError``
+    when the archive cannot be read (nothing is left behind)."""
     if report.record is None:
         return None
-    record = RunRecord.create(runs_dir.absolute(), report.run_id)
-    with tarfile.open(fileobj=io.BytesIO(report.record), mode="r:gz") as archive:
-        for member in archive.getmembers():
-            name = member.name
-            if not member.isfile() or "/" in name or name in ("", ".", ".."):
-                continue
-            source = archive.extractfile(member)
-            if source is None:
-                continue
-            target = record.dir / name
-            with source, open(target, "xb", opener=_private_opener) as out:
-                shutil.copyfileobj(source, out)
+    record = RunRecord.create(runs_dir.absolute(), job.run_id)
+    try:
+        with tarfile.open(fileobj=io.BytesIO(report.record), mode="r:gz") as archive:
+            for member in archive.getmembers():
+                name = member.name
+                if not member.isfile() or "/" in name or name in ("", ".", ".."):
+                    continue
+                source = archive.extractfile(member)
+                if source is None:
+                    continue
+                with source, open(record.dir / name, "xb", opener=_private_opener) as out:
+                    shutil.copyfileobj(source, out)
+    except (tarfile.TarError, OSError, ValueError, EOFError) as exc:
+        shutil.rmtree(record.dir, ignore_errors=True)
+        raise ValueError(f"the record sent back is not readable: {exc}") from None
     _repoint(record)
     return record.dir
 

@@ -4,6 +4,7 @@ every record on this machine."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from swarm.batch.executors import Executor, LocalExecutor
@@ -52,9 +53,12 @@ async def run_suite(
     reports: dict[int, SuiteReport] = {}
 
     def arrived(index: int, report: JobReport) -> None:
-        record = receive_record(report, places[index])
-        if record is None and shared and (places[index] / report.run_id).exists():
-            record = places[index] / report.run_id
+        try:
+            record = receive_record(report, jobs[index], places[index])
+        except ValueError as exc:
+            record, report = None, replace(report, error=str(exc))
+        if record is None and shared and (places[index] / jobs[index].run_id).exists():
+            record = places[index] / jobs[index].run_id
         reports[index] = (scenarios[index], report, record)
         if on_report is not None:
             on_report(index, reports[index])
