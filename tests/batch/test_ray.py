@@ -130,3 +130,20 @@ def test_swarm_test_on_ray_gives_the_local_verdicts_with_every_record_here(
     records = [json.loads((r / "summary.json").read_text()) for r in runs.iterdir()]
     scenarios = sorted(r["scenario"] for r in records)
     assert len(scenarios) == 2 * (len(verdicts(local.stdout)) - 1)  # both runs, each scenario
+
+
+async def test_with_a_shared_runs_dir_the_workers_write_the_records_there(
+    cluster: str, tmp_path: Path
+) -> None:
+    from swarm.batch import run_suite
+    from swarm.scenario import load_scenario
+
+    shared = tmp_path / "shared-runs"
+    scenario = load_scenario(REPO / "examples" / "denied-shell.yaml")
+    ((_, report, record),) = await run_suite(
+        [scenario], executor=RayExecutor(), runs_dir=shared, shared_runs_dir=True
+    )
+    assert report.passed, report
+    assert report.record is None  # nothing shipped: the worker wrote it in place
+    assert record is not None and record.parent == shared
+    assert json.loads((record / "summary.json").read_text())["scenario"] == "denied-shell"
