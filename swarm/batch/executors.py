@@ -11,7 +11,11 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
+import tempfile
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
 from typing import Any, Protocol
 
 import anyio
@@ -116,11 +120,19 @@ class RayExecutor:
         started = not ray.is_initialized()
         if started:
             self._init(ray)  # in the main thread: Ray sets its signal handlers there
+            # a Ray of this machine: its tasks' temporary directories go in one place,
+            # removed at the end even when Ctrl-C cut tasks short
+            scratch: Path | None = Path(tempfile.mkdtemp(prefix="swarm-batch-"))
+            jobs = [replace(job, scratch=scratch) for job in jobs]
+        else:
+            scratch = None
         try:
             await self._run(ray, jobs, on_report)
         finally:
             if started:
                 ray.shutdown()
+            if scratch is not None:
+                shutil.rmtree(scratch, ignore_errors=True)
 
     def _init(self, ray: Any) -> None:
         """Start a local Ray, or join ``address``. A local Ray's processes inherit this
@@ -166,11 +178,22 @@ class RayExecutor:
                     index = pending.pop(ref)
                     on_report(index, await anyio.to_thread.run_sync(_result, ray, ref, jobs[index]))
         finally:
-            for ref in pending:  # Ctrl-C: the rest of the batch is cancelled
-                try:
-                    ray.cancel(ref, force=True)
-                except Exception:  # already finished or gone
-                    continue
+            if pending:  # Ctrl-C: the rest of the batch is cancelled, and cleans up
+                _cancel(ray, list(pending))
+
+
+def _cancel(ray: Any, refs: list[Any]) -> None:
+    """Cancel ``refs`` (a ``KeyboardInterrupt`` in each task, so its workspace and temporary
+    record are removed) and wait up to ten seconds for them to end."""
+    for ref in refs:
+        try:
+            ray.cancel(ref)
+        except Exception:  # already finished or gone
+            continue
+    try:
+        ray.wait(refs, num_returns=len(refs), timeout=10)
+    except Exception:  # the cluster is going away: nothing more to do
+        return
 
 
 def _wait(ray: Any, refs: list[Any]) -> list[Any]:

@@ -33,13 +33,16 @@ class Job:
     """A scenario to run: ``model`` overrides the scenario's (a spec, never a live
     transport); the record goes to ``runs_dir/run_id`` when ``runs_dir`` is given (a path
     every node shares), else it is shipped back in the report. ``keep_workspace`` keeps the
-    workspace of a run whose expectations fail."""
+    workspace of a run whose expectations fail. ``scratch``, when it exists where the job
+    runs, holds the job's temporary directories (so whoever made it can remove what a
+    killed job left)."""
 
     scenario: Scenario
     run_id: str
     model: str | None = None
     runs_dir: Path | None = None
     keep_workspace: bool = False
+    scratch: Path | None = None
 
     @classmethod
     def portable(cls, scenario: Scenario, run_id: str, **options: Any) -> Job:
@@ -93,8 +96,11 @@ async def run_job(job: Job) -> JobReport:
     import time
 
     name = re.sub(r"[^A-Za-z0-9_.-]", "_", job.scenario.name)[:40]
-    workspace = Path(tempfile.mkdtemp(prefix=f"swarm-{name}-"))
-    private_runs = None if job.runs_dir is not None else Path(tempfile.mkdtemp(prefix="swarm-"))
+    scratch = job.scratch if job.scratch is not None and job.scratch.is_dir() else None
+    workspace = Path(tempfile.mkdtemp(prefix=f"swarm-{name}-", dir=scratch))
+    private_runs = (
+        None if job.runs_dir is not None else Path(tempfile.mkdtemp(prefix="swarm-", dir=scratch))
+    )
     runs_dir = job.runs_dir if job.runs_dir is not None else private_runs
     assert runs_dir is not None
     started = time.perf_counter()
