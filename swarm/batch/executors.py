@@ -120,8 +120,8 @@ class RayExecutor:
         started = not ray.is_initialized()
         if started:
             self._init(ray)  # in the main thread: Ray sets its signal handlers there
-            # a Ray of this machine: its tasks' temporary directories go in one place,
-            # removed at the end even when Ctrl-C cut tasks short
+            # tasks on this machine put their temporary directories in one place, removed
+            # at the end even when Ctrl-C cut them short (elsewhere it does not exist)
             scratch: Path | None = Path(tempfile.mkdtemp(prefix="swarm-batch-"))
             jobs = [replace(job, scratch=scratch) for job in jobs]
         else:
@@ -137,11 +137,16 @@ class RayExecutor:
     def _init(self, ray: Any) -> None:
         """Start a local Ray, or join ``address``. A local Ray's processes inherit this
         process's environment, so the variables named like secrets (provider keys,
-        tokens, passwords) are hidden from it while it starts: they reach tasks only
-        through ``env_vars``."""
+        tokens, passwords; not Ray's own) are hidden from it while it starts: they reach
+        tasks only through ``env_vars``."""
         import logging
 
-        hidden = {name: os.environ.pop(name) for name in list(os.environ) if secret_key(name)}
+        hidden = {
+            name: os.environ.pop(name)
+            for name in list(os.environ)
+            # Ray's own (RAY_AUTH_TOKEN) is how this process proves itself to a cluster
+            if self.address is None and secret_key(name) and not name.startswith("RAY_")
+        }
         try:
             ray.init(
                 address=self.address,

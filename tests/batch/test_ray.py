@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -147,3 +149,84 @@ async def test_with_a_shared_runs_dir_the_workers_write_the_records_there(
     assert report.record is None  # nothing shipped: the worker wrote it in place
     assert record is not None and record.parent == shared
     assert json.loads((record / "summary.json").read_text())["scenario"] == "denied-shell"
+
+
+WAITER = """\
+name: worker
+description: Runs the task's wait.sh.
+system: You do the task.
+tools: [shell]
+max_iterations: 3
+"""
+
+
+def test_ctrl_c_stops_the_tasks_on_the_cluster_and_resume_runs_the_rest(
+    cluster: str, tmp_path: Path, marker: str, running: Any
+) -> None:
+    (tmp_path / "team").mkdir()
+    (tmp_path / "team" / "worker.yaml").write_text(WAITER)
+    (tmp_path / "script.yaml").write_text(
+        "script:\n  worker:\n    - call: shell\n      args: {command: sh wait.sh}\n"
+        "    - text: finished\n"
+    )
+    tasks = tmp_path / "tasks.jsonl"
+
+    def write(waits: list[str]) -> None:
+        tasks.write_text(
+            "".join(
+                json.dumps({"id": f"t{i}", "task": "wait", "files": {"wait.sh": wait}}) + "\n"
+                for i, wait in enumerate(waits)
+            )
+        )
+
+    write(["true", f"sleep {marker}", "true"])
+    command = [
+        sys.executable,
+        "-m",
+        "swarm",
+        "batch",
+        "--team",
+        "team",
+        "--tasks",
+        str(tasks),
+        "-o",
+        "results.jsonl",
+        "--model",
+        "script:script.yaml",
+        "--executor",
+        f"ray:{cluster}",
+        "--parallel",
+        "1",
+    ]
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    process = subprocess.Popen(
+        command,
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    deadline = time.monotonic() + 120
+    while not running(f"sleep {marker}"):  # t0 is written, t1 is sleeping on a worker
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, "the sleeping task never started"
+        time.sleep(0.1)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "Traceback" not in err and "--resume" in err
+    results = tmp_path / "results.jsonl"
+    assert [json.loads(line)["id"] for line in results.read_text().splitlines()] == ["t0"]
+    while running(f"sleep {marker}"):  # the cancelled task's command is stopped
+        assert time.monotonic() < deadline, "the cancelled task's command still runs"
+        time.sleep(0.1)
+
+    write(["true", "true", "true"])
+    resumed = subprocess.run(
+        [*command, "--resume"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    ids = [json.loads(line)["id"] for line in results.read_text().splitlines()]
+    assert ids[0] == "t0" and sorted(ids) == ["t0", "t1", "t2"]
