@@ -137,3 +137,40 @@ def test_bad_executor_options_exit_2(
     assert said in done.stderr and "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "results.jsonl").exists()
+
+
+HELLO = (
+    "team: {roles}\ntask: x\nmodel: {{script: {{orchestrator: [{{text: hi}}]}}}}\n"
+    "expect: {expect}\n"
+)
+
+
+def test_swarm_test_on_an_executor_reports_as_a_local_run_in_order(
+    swarm: Swarm, roles: Path, tmp_path: Path, state_home: Path
+) -> None:
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "a-pass.yaml").write_text(HELLO.format(roles=roles, expect="{final_contains: [hi]}"))
+    (suite / "b-fail.yaml").write_text(HELLO.format(roles=roles, expect="{final_contains: [bye]}"))
+    (suite / "c-bad.yaml").write_text("task: x\nteam: 3\nbogus: 1\n")
+    (suite / "d-pass.yaml").write_text(HELLO.format(roles=roles, expect="{stop_reason: end_turn}"))
+    plain = swarm("test", suite)
+    parallel = swarm("test", suite, "--executor", "local", "--parallel", "3")
+
+    def shape(out: str) -> list[str]:
+        return [
+            line.split(" (")[0] if " (" in line and "ED (" in line else line
+            for line in out.splitlines()
+            if not line.startswith("    run record:")
+        ]
+
+    assert parallel.returncode == plain.returncode == 1
+    assert shape(parallel.stdout) == shape(plain.stdout)
+    assert plain.stdout.strip().splitlines()[-1] == "2 passed, 2 failed"
+    assert "final_contains: the final answer does not contain 'bye'" in parallel.stdout
+    records = [
+        line.split(": ", 1)[1]
+        for line in parallel.stdout.splitlines()
+        if line.startswith("    run record:")
+    ]
+    assert len(records) == 1 and Path(records[0]).parent == state_home / "swarm" / "runs"
