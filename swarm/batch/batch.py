@@ -20,8 +20,11 @@ from swarm.batch.executors import Executor, LocalExecutor
 from swarm.batch.job import Job, JobReport, receive_record
 from swarm.batch.tasks import BatchTask, load_tasks
 from swarm.errors import ConfigError
+from swarm.guards.policy import load_policy
 from swarm.scenario.record import default_runs_dir, new_run_id
 from swarm.scenario.spec import Limits, Scenario, Script
+from swarm.team import Team
+from swarm.transports.spec import provider_prefixes
 
 __all__ = ["BatchResult", "BatchSummary", "run_batch"]
 
@@ -214,6 +217,19 @@ def _plan(
     listed = load_tasks(tasks) if isinstance(tasks, str | Path) else list(tasks)
     if not team.is_dir():
         raise ConfigError("the team must be a directory of role files", path=team)
+    # what every task shares is checked here, once, rather than failing every task
+    Team.load(team, entry=base.entry)
+    load_policy(base.policy or "default")
+    if model is not None and not any(
+        model == prefix or model.startswith(prefix + ":") for prefix in provider_prefixes()
+    ):
+        raise ConfigError(
+            f"unknown model provider in {model!r}: expected <provider>:<model> with provider"
+            f" one of {', '.join(provider_prefixes())}, or script:FILE.yaml",
+            field="model",
+        )
+    if not out.parent.is_dir() or out.is_dir():
+        raise ConfigError("cannot write the results here: no such directory", path=out)
     if out.exists() and out.stat().st_size and not resume:
         raise ConfigError(
             "the results file exists: pass --resume to continue that batch, or choose another file",

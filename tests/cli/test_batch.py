@@ -174,3 +174,22 @@ def test_swarm_test_on_an_executor_reports_as_a_local_run_in_order(
         if line.startswith("    run record:")
     ]
     assert len(records) == 1 and Path(records[0]).parent == state_home / "swarm" / "runs"
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        (("--model", "bogus:x"), "unknown model provider in 'bogus:x'"),
+        (("--entry", "nobody"), "entry role 'nobody' is not a role"),
+        (("--policy", "no-such-policy"), "unknown policy 'no-such-policy'"),
+        (("-o", "missing-dir/results.jsonl"), "missing-dir/results.jsonl: cannot write"),
+    ],
+)
+def test_what_every_task_shares_is_checked_before_any_runs(
+    swarm: Swarm, tmp_path: Path, extra: tuple[str, ...], said: str
+) -> None:
+    team, script, tasks = _setup(tmp_path, {"a": "true"})
+    done = swarm(*_batch(team, script, tasks), *extra)
+    assert done.returncode == 2, done.stdout
+    assert said in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "results.jsonl").exists()
