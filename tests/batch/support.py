@@ -16,6 +16,24 @@ max_iterations: 4
 """
 
 
+# A small policy: the default one is ~200 lines of YAML, and parsing it (twice a run) is
+# most of what a scripted task costs; a 200-task test does not need it.
+TINY_POLICY = """\
+name: tiny
+description: Writing and reading files in the workspace; nothing else.
+default: deny
+rules:
+  - id: files
+    allow: [write_file, read_file]
+"""
+
+
+def make_policy(root: Path) -> str:
+    path = root / "tiny-policy.yaml"
+    path.write_text(TINY_POLICY)
+    return str(path)
+
+
 def make_team(root: Path) -> Path:
     team = root / "team"
     team.mkdir()

@@ -17,7 +17,7 @@ import pytest
 from swarm.batch import LocalExecutor, RayExecutor, run_batch
 from swarm.batch.job import Job, JobReport, run_job
 
-from .support import make_team, read_results, script, write_tasks
+from .support import make_policy, make_team, read_results, script, write_tasks
 
 if os.environ.get("CI"):  # in CI a missing Ray is a failure, never a skip
     import ray
@@ -60,10 +60,23 @@ async def test_a_200_task_batch_on_ray_gives_the_results_of_a_local_run(
     tasks = write_tasks(tmp_path / "tasks.jsonl", 200)
     team = make_team(tmp_path)
     on_ray, local = tmp_path / "ray.jsonl", tmp_path / "local.jsonl"
+    policy = make_policy(tmp_path)
     await run_batch(
-        tasks, team=team, results=on_ray, model=script(), executor=RayExecutor(cpus_per_task=0.25)
+        tasks,
+        team=team,
+        results=on_ray,
+        model=script(),
+        policy=policy,
+        executor=RayExecutor(cpus_per_task=0.25),
     )
-    await run_batch(tasks, team=team, results=local, model=script(), executor=LocalExecutor(8))
+    await run_batch(
+        tasks,
+        team=team,
+        results=local,
+        model=script(),
+        policy=policy,
+        executor=LocalExecutor(8),
+    )
     ray_results = read_results(on_ray)
     assert len(ray_results) == 200
     assert _comparable(ray_results) == _comparable(read_results(local))
