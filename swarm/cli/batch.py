@@ -20,6 +20,7 @@ from swarm.batch import (
     run_batch,
     run_suite,
 )
+from swarm.batch.job import JobReport
 from swarm.batch.suite import SuiteReport
 from swarm.cli.exits import FAILED, OK, Stopped, run_until_stopped
 from swarm.errors import ConfigError
@@ -156,8 +157,8 @@ def test_on_executor(args: argparse.Namespace, files: list[Path]) -> int:
         try:
             scenario = load_scenario(path)
         except ConfigError as exc:
-            lines.append([f"{path} ERROR  (invalid scenario file)"])
-            lines[-1] += [f"    {invalid}" for invalid in exc.problems]  # type: ignore[operator]
+            problems = [f"    {invalid}" for invalid in exc.problems]
+            lines.append([f"{path} ERROR  (invalid scenario file)", *problems])
             continue
         if scenario.expect is None:
             label = f"{scenario.path}::{scenario.name}"
@@ -201,16 +202,15 @@ def test_on_executor(args: argparse.Namespace, files: list[Path]) -> int:
     return OK if failed == 0 else FAILED
 
 
-def _verdict(scenario: Scenario, report: Any, record: Path | None) -> list[str]:
+def _verdict(scenario: Scenario, report: JobReport, record: Path | None) -> list[str]:
     label = f"{scenario.path}::{scenario.name}"
     if report.error is not None:
         return [f"{label} ERROR  {report.error}"]
     took = f"({report.duration:.2f}s)"
     if report.passed:
         return [f"{label} PASSED {took}"]
-    problems = report.problems or [
-        f"stop_reason: the run ended with {report.summary['stop_reason']}"
-    ]
+    ended = (report.summary or {}).get("stop_reason")
+    problems = report.problems or [f"stop_reason: the run ended with {ended}"]
     return [
         f"{label} FAILED {took}",
         *(f"    {problem}" for problem in problems),
