@@ -9,6 +9,7 @@ Ray is imported only when a ``RayExecutor`` runs, so ``import swarm`` never load
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 import shutil
@@ -28,6 +29,8 @@ __all__ = ["Executor", "LocalExecutor", "RayExecutor", "Work", "executor_from_sp
 
 Work = Callable[[Job], Awaitable[JobReport]]
 """A coroutine function that runs one job and reports (``run_job`` by default)."""
+
+_NO_RAY = "--executor ray needs Ray on this machine: pip install 'swarm[ray]'"
 
 OnReport = Callable[[int, JobReport], None]
 
@@ -103,6 +106,8 @@ class RayExecutor:
     ) -> None:
         if parallel is not None and parallel < 1:
             raise ConfigError("--parallel must be at least 1", field="parallel")
+        if importlib.util.find_spec("ray") is None:  # said now, before anything is written
+            raise ConfigError(_NO_RAY, field="executor")
         missing = [name for name in env_vars if name not in os.environ]
         if missing:
             raise ConfigError(
@@ -223,10 +228,7 @@ def _import_ray() -> Any:
     try:
         import ray
     except ImportError:
-        raise ConfigError(
-            "--executor ray needs Ray on this machine: pip install 'swarm[ray]'",
-            field="executor",
-        ) from None
+        raise ConfigError(_NO_RAY, field="executor") from None
     return ray
 
 
