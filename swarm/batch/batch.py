@@ -175,7 +175,7 @@ async def run_batch(
     )
     started = time.perf_counter()
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(out, flags, 0o644)
+    fd = os.open(out, flags, 0o600)  # final answers may hold what the agents read
     try:
 
         def on_report(index: int, report: JobReport) -> None:
