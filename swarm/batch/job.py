@@ -97,7 +97,9 @@ async def run_job(job: Job) -> JobReport:
 
     name = re.sub(r"[^A-Za-z0-9_.-]", "_", job.scenario.name)[:40]
     scratch = job.scratch if job.scratch is not None and job.scratch.is_dir() else None
-    workspace = Path(tempfile.mkdtemp(prefix=f"swarm-{name}-", dir=scratch))
+    # a workspace that may be kept must outlive the scratch directory
+    place = None if job.keep_workspace else scratch
+    workspace = Path(tempfile.mkdtemp(prefix=f"swarm-{name}-", dir=place))
     private_runs = (
         None if job.runs_dir is not None else Path(tempfile.mkdtemp(prefix="swarm-", dir=scratch))
     )
