@@ -109,6 +109,7 @@ def _version() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from swarm.cli.batch import add_commands as add_batch
     from swarm.cli.init import add_commands as add_init
     from swarm.cli.inspect import add_commands as add_inspect
     from swarm.cli.local import add_commands as add_local
@@ -124,6 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"swarm {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     add_running(sub)
+    add_batch(sub)
     add_inspect(sub)
     add_records(sub)
     add_local(sub)

@@ -15,6 +15,7 @@ import anyio
 from rich.console import Console
 
 from swarm._text import plural
+from swarm.cli.batch import add_executor_options, test_on_executor
 from swarm.cli.exits import FAILED, OK, Stopped, run_until_stopped
 from swarm.cli.prompt import TerminalPrompt, interactive
 from swarm.cli.records import resume_command
@@ -95,6 +96,12 @@ def add_commands(sub: Any) -> None:
         action="store_true",
         help="keep the workspaces of passing runs too, and say where they are",
     )
+    test.add_argument(
+        "--runs-dir",
+        type=Path,
+        help="where run records go; with Ray, a directory every node shares",
+    )
+    add_executor_options(test, default=None)
     test.set_defaults(handler=cmd_test)
 
 
@@ -297,6 +304,8 @@ def cmd_test(args: argparse.Namespace) -> int:
     files = _collect(args.targets)
     if not files:
         raise ConfigError("no scenario files found in " + ", ".join(map(str, args.targets)))
+    if args.executor is not None or args.parallel is not None or args.runs_dir is not None:
+        return test_on_executor(args, files)
     passed = failed = 0
     for path in files:
         try:

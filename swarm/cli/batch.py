@@ -1,0 +1,218 @@
+"""``swarm batch`` (one team over a task dataset), and ``swarm test`` on an executor
+(``--executor local|ray[:ADDRESS]``, ``--parallel``, ``--runs-dir``)."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from swarm.batch import (
+    BatchResult,
+    BatchSummary,
+    executor_from_spec,
+    load_script_model,
+    run_batch,
+    run_suite,
+)
+from swarm.batch.job import JobReport
+from swarm.batch.suite import SuiteReport
+from swarm.cli.exits import FAILED, OK, Stopped, run_until_stopped
+from swarm.errors import ConfigError
+from swarm.scenario import Scenario, load_scenario
+from swarm.scenario.spec import Script
+
+__all__ = ["add_commands", "add_executor_options", "test_on_executor"]
+
+
+def add_executor_options(parser: argparse.ArgumentParser, *, default: str | None) -> None:
+    """``--executor``, ``--parallel`` and ``--env-var``."""
+    parser.add_argument(
+        "--executor",
+        default=default,
+        metavar="local|ray[:ADDRESS]",
+        help="where the runs go: this process, or Ray (ray: a local Ray with this machine's"
+        " cores; ray:auto or ray:ray://HOST:PORT an existing cluster)",
+    )
+    parser.add_argument("--parallel", type=int, metavar="N", help="runs at once")
+    parser.add_argument(
+        "--env-var",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="pass this environment variable (e.g. a provider key) to Ray workers",
+    )
+
+
+def add_commands(sub: Any) -> None:
+    """Add ``swarm batch``."""
+    batch = sub.add_parser(
+        "batch",
+        help="run one team over a file of tasks (JSON lines), here or on Ray",
+        description="Run a team over every task of TASKS.jsonl; one result line per task is"
+        " appended to RESULTS as the task ends.",
+    )
+    batch.add_argument("--team", type=Path, required=True, help="a directory of role files")
+    batch.add_argument("--entry", help="the role that takes each task")
+    batch.add_argument("--tasks", type=Path, required=True, help="the tasks, one JSON a line")
+    batch.add_argument(
+        "-o", "--output", type=Path, required=True, metavar="RESULTS", help="results (JSONL)"
+    )
+    batch.add_argument(
+        "--model",
+        required=True,
+        help="a model spec (openai:gpt-4.1-mini), or script:FILE.yaml for a scripted model",
+    )
+    batch.add_argument("--policy", help="the guard policy for roles that name none")
+    batch.add_argument("--resume", action="store_true", help="skip tasks already in RESULTS")
+    batch.add_argument(
+        "--runs-dir",
+        type=Path,
+        help="where run records go; with Ray, a directory every node shares (the workers"
+        " write there); without it records are shipped back to this machine",
+    )
+    add_executor_options(batch, default="local")
+    batch.set_defaults(handler=cmd_batch)
+
+
+def _model(spec: str) -> str | Script:
+    if spec.startswith("script:"):
+        return load_script_model(spec.removeprefix("script:"))
+    return spec
+
+
+def cmd_batch(args: argparse.Namespace) -> int:
+    """Run the batch with a progress bar, then print the summary."""
+    executor = executor_from_spec(args.executor, parallel=args.parallel, env_vars=args.env_var)
+    model = _model(args.model)
+    console = Console(stderr=True)
+    progress = Progress(
+        TextColumn("batch"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[line]}"),
+        TimeElapsedColumn(),
+        console=console,
+        disable=not console.is_terminal,
+    )
+    bar = progress.add_task("batch", total=None, line="")
+
+    def on_result(result: BatchResult, summary: BatchSummary) -> None:
+        line = f"failed {summary.failed}  remaining {summary.remaining}  tokens {summary.tokens:,}"
+        progress.update(
+            bar, total=summary.total, completed=summary.skipped + summary.done, line=line
+        )
+
+    async def go() -> BatchSummary:
+        with progress:
+            return await run_batch(
+                args.tasks,
+                team=args.team,
+                entry=args.entry,
+                results=args.output,
+                model=model,
+                policy=args.policy,
+                executor=executor,
+                resume=args.resume,
+                runs_dir=args.runs_dir,
+                shared_runs_dir=args.runs_dir is not None,
+                on_result=on_result,
+            )
+
+    try:
+        summary = run_until_stopped(go)
+    except Stopped as stop:
+        again = " ".join(shlex.quote(a) for a in sys.argv[1:] if a != "--resume")
+        sys.stderr.write(
+            f"\n{stop.how}: the tasks still running were stopped; {args.output} holds every"
+            f" task that ended. Continue with:\n  swarm {again} --resume\n"
+        )
+        return stop.code
+    ok = summary.done - summary.failed
+    print(
+        f"{summary.total} tasks: {ok} ok, {summary.failed} failed, {summary.skipped} skipped"
+        f" (already in {args.output}); {summary.tokens:,} tokens; {summary.duration:.1f}s"
+    )
+    for result in summary.results:
+        if not result.ok:
+            why = result.error or "; ".join(result.problems) or f"ended {result.stop_reason}"
+            print(f"  {result.id}: {why.splitlines()[0] if why else ''}")
+    return OK if summary.failed == 0 else FAILED
+
+
+def test_on_executor(args: argparse.Namespace, files: list[Path]) -> int:
+    """``swarm test`` with ``--executor``/``--parallel``/``--runs-dir``: the same report as
+    a local run, in the same order, every record on this machine."""
+    spec = args.executor or "local"
+    parallel = args.parallel if args.parallel is not None else (1 if spec == "local" else None)
+    executor = executor_from_spec(spec, parallel=parallel, env_vars=args.env_var)
+    lines: list[list[str] | None] = []
+    runnable: list[tuple[int, Scenario]] = []
+    for path in files:
+        try:
+            scenario = load_scenario(path)
+        except ConfigError as exc:
+            problems = [f"    {invalid}" for invalid in exc.problems]
+            lines.append([f"{path} ERROR  (invalid scenario file)", *problems])
+            continue
+        if scenario.expect is None:
+            label = f"{scenario.path}::{scenario.name}"
+            lines.append([f"{label} ERROR  (no 'expect' section: nothing to check)"])
+            continue
+        runnable.append((len(lines), scenario))
+        lines.append(None)
+    printed = 0
+
+    def flush() -> None:
+        nonlocal printed
+        while printed < len(lines) and lines[printed] is not None:
+            print("\n".join(lines[printed] or []), flush=True)
+            printed += 1
+
+    def on_report(index: int, report: SuiteReport) -> None:
+        lines[runnable[index][0]] = _verdict(*report)
+        flush()
+
+    flush()
+
+    async def go() -> list[SuiteReport]:
+        return await run_suite(
+            [scenario for _, scenario in runnable],
+            executor=executor,
+            model=args.model,
+            runs_dir=args.runs_dir,
+            shared_runs_dir=args.runs_dir is not None,
+            keep_workspaces=True,
+            on_report=on_report,
+        )
+
+    try:
+        run_until_stopped(go)
+    except Stopped as stop:
+        sys.stderr.write(f"\n{stop.how}\n")
+        return stop.code
+    failed = sum(1 for entry in lines if entry and " PASSED (" not in entry[0])
+    passed = len(lines) - failed
+    print(f"{passed} passed, {failed} failed")
+    return OK if failed == 0 else FAILED
+
+
+def _verdict(scenario: Scenario, report: JobReport, record: Path | None) -> list[str]:
+    label = f"{scenario.path}::{scenario.name}"
+    if report.error is not None:
+        return [f"{label} ERROR  {report.error}"]
+    took = f"({report.duration:.2f}s)"
+    if report.passed:
+        return [f"{label} PASSED {took}"]
+    ended = (report.summary or {}).get("stop_reason")
+    problems = report.problems or [f"stop_reason: the run ended with {ended}"]
+    return [
+        f"{label} FAILED {took}",
+        *(f"    {problem}" for problem in problems),
+        f"    run record: {record}",
+    ]
