@@ -211,8 +211,10 @@ def _verdict(scenario: Scenario, report: JobReport, record: Path | None) -> list
         return [f"{label} PASSED {took}"]
     ended = (report.summary or {}).get("stop_reason")
     problems = report.problems or [f"stop_reason: the run ended with {ended}"]
+    kept = report.workspace is not None and Path(report.workspace).is_dir()  # on this node
     return [
         f"{label} FAILED {took}",
         *(f"    {problem}" for problem in problems),
         f"    run record: {record}",
+        *([f"    workspace:  {report.workspace}"] if kept else []),
     ]
