@@ -29,6 +29,7 @@ from swarm.context import (
     SQLiteContextStore,
     compact_context,
 )
+from swarm.dispatch import DEFAULT_TOOL_TIMEOUT, AfterCallHook
 from swarm.errors import (
     BudgetExceeded,
     CompactionError,
@@ -43,18 +44,23 @@ from swarm.errors import (
     TransportError,
 )
 from swarm.events import (
+    AgentStart,
     ContextCompacted,
     Error,
     IterationEnd,
+    MessageEnd,
     ReasoningDelta,
     SessionEndEvent,
     StreamEvent,
     SubAgentEvent,
     TextDelta,
+    ToolCallStart,
     ToolInputDelta,
     ToolOutputDelta,
     ToolResult,
     ToolUseStart,
+    TurnEnd,
+    TurnStart,
 )
 from swarm.guards import (
     AllowAllGuard,
@@ -85,6 +91,7 @@ from swarm.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
+from swarm.outputs import DEFAULT_MAX_RESULT_CHARS
 from swarm.run import (
     CallObserver,
     CallRecord,
@@ -162,10 +169,12 @@ from swarm.types import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "AfterCallHook",
     "Agent",
     "AgentContext",
     "AgentLoader",
     "AgentSpec",
+    "AgentStart",
     "AgentStream",
     "AllowAllGuard",
     "AnthropicTransport",
@@ -197,6 +206,8 @@ __all__ = [
     "ContextCompacted",
     "ContextStore",
     "ContextStoreError",
+    "DEFAULT_MAX_RESULT_CHARS",
+    "DEFAULT_TOOL_TIMEOUT",
     "DenyAllGuard",
     "DummyCompletionTransport",
     "Error",
@@ -212,6 +223,7 @@ __all__ = [
     "MaxIterationsReached",
     "MemoryContextStore",
     "Message",
+    "MessageEnd",
     "ModelSpec",
     "MultiFormatLoader",
     "OpenAITransport",
@@ -246,6 +258,7 @@ __all__ = [
     "TomlAgentLoader",
     "Tool",
     "ToolCallID",
+    "ToolCallStart",
     "ToolError",
     "ToolInputDelta",
     "ToolName",
@@ -258,6 +271,8 @@ __all__ = [
     "ToolUseBlock",
     "ToolUseStart",
     "TransportError",
+    "TurnEnd",
+    "TurnStart",
     "Usage",
     "UsageNode",
     "YamlAgentLoader",

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from swarm.types import StopReason, Usage
 
 if TYPE_CHECKING:
-    from swarm.loop import Control
+    from swarm.control import Control
 
 __all__ = ["Budget", "BudgetLimits", "UsageNode"]
 

@@ -12,9 +12,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from swarm.budget import Budget
+from swarm.control import AgentTree
 from swarm.events import StreamEvent
 from swarm.messages import ToolResultBlock
 from swarm.sandbox.base import SandboxSettings
@@ -40,7 +42,8 @@ class CallRecord:
     and with the sandbox settings in force for a tool that starts processes
     (``sandbox_settings``) and the sandbox that will confine them (``sandbox``, one line).
     ``decision`` is ``allow``, ``deny`` (a guard refused) or ``invalid`` (unknown tool,
-    arguments that do not validate or parse).
+    arguments that do not validate or parse). ``after`` names the after-call hooks that
+    replaced the result; ``saved_output`` is the file a too-large result was saved to.
     """
 
     call_id: str
@@ -56,6 +59,8 @@ class CallRecord:
     reason: str | None = None
     sandbox_settings: SandboxSettings | None = None
     sandbox: str | None = None
+    after: tuple[str, ...] = ()
+    saved_output: str | None = None
 
 
 class CallObserver(Protocol):
@@ -84,7 +89,9 @@ class RunScope:
     see every tool call (the audit log is one); ``approver`` answers guards' ``ask``
     decisions (``None``: nobody to ask, so ``ask`` denies); ``budget`` is this agent's
     node in the run's budget tree; ``services`` holds other
-    run-wide objects by key.
+    run-wide objects by key; ``output_dir`` is where tool outputs too large for the model
+    are saved; ``agents`` maps the paths of the run's running agents to their controls
+    (for steering), shared by the whole tree.
     """
 
     path: str = ""
@@ -94,8 +101,11 @@ class RunScope:
     approver: Any = None
     budget: Budget | None = None
     services: dict[str, Any] = field(default_factory=dict)
+    output_dir: Path | None = None
+    agents: AgentTree | None = None
 
     def child(self, **changes: Any) -> RunScope:
+        """A copy of this scope with ``changes``; what the fields point to is shared."""
         return replace(self, **changes)
 
 

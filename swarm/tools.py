@@ -17,6 +17,7 @@ import dataclasses
 import functools
 import inspect
 import json
+import math
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -285,8 +286,9 @@ class Tool(Generic[T]):
 
     ``guards`` run in order before the handler; ``concurrency`` bounds how many calls of
     this tool run at once (``None``: no bound); ``timeout`` (seconds) cancels a call that
-    runs too long (``None``: the agent's ``tool_timeout``). ``context`` is free data for
-    whoever builds the tool; ``schema`` overrides the input schema derived from the handler.
+    runs too long (``None``: the agent's ``tool_timeout``; ``math.inf``: no limit).
+    ``context`` is free data for whoever builds the tool; ``schema`` overrides the input
+    schema derived from the handler.
     ``streams`` says the handler emits events while it runs (``swarm.run.emit``, as a
     sub-agent does), so the loop runs it where they reach the stream live.
     ``idempotent`` says running a call twice does no more than running it once (reading a
@@ -367,7 +369,7 @@ class Tool(Generic[T]):
         Raises ``ToolTimeout`` past the timeout, and whatever the handler raises.
         """
         limit = self.timeout if self.timeout is not None else timeout
-        if limit is None:
+        if limit is None or limit == math.inf:
             if self._plain:  # the common case, without the layers below
                 return _coerce_output(await self.handler(**arguments))
             return await self._execute(arguments, progress)

@@ -292,6 +292,8 @@ class AuditLog:
                 "outcome": _outcome(call, result),
                 "duration": round(duration, 6),
                 "error": result.text if result.is_error else None,
+                **({"after": list(call.after)} if call.after else {}),
+                **({"saved_output": call.saved_output} if call.saved_output else {}),
             },
         )
 

@@ -75,6 +75,12 @@ class ContextStore(ABC):
     async def get_history(self) -> list[Message]:
         """The whole history, oldest first (a new list the caller may keep)."""
 
+    async def _loop_history(self) -> list[Message]:
+        """The history for the loop's own reading: a new list, its messages possibly
+        shared with the store (the loop never changes them). Defaults to
+        ``get_history()``."""
+        return await self.get_history()
+
     @abstractmethod
     async def clear(self) -> None:
         """Remove every message."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 
 from swarm.context.base import ContextStore
@@ -13,7 +14,8 @@ __all__ = ["MemoryContextStore"]
 class MemoryContextStore(ContextStore):
     """History kept in memory. ``fork()`` returns an independent copy.
 
-    Messages are immutable, so copies share them; only the list is copied.
+    ``get_history()`` and ``fork()`` hand out copies of the messages (their content lists
+    and tool arguments are mutable), so changing what they return never alters the store.
     """
 
     def __init__(self, history: list[Message] | None = None) -> None:
@@ -33,6 +35,10 @@ class MemoryContextStore(ContextStore):
         self._tokens = (self._tokens[0] + input_tokens, self._tokens[1] + output_tokens)
 
     async def get_history(self) -> list[Message]:
+        """A deep copy of the history: the caller may change it freely."""
+        return copy.deepcopy(self._messages)
+
+    async def _loop_history(self) -> list[Message]:
         return list(self._messages)
 
     async def clear(self) -> None:
@@ -42,7 +48,7 @@ class MemoryContextStore(ContextStore):
         self._messages = list(messages)
 
     async def fork(self) -> MemoryContextStore:
-        forked = MemoryContextStore(self._messages)
+        forked = MemoryContextStore(copy.deepcopy(self._messages))
         forked._tokens = self._tokens
         return forked
 

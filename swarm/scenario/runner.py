@@ -442,7 +442,7 @@ async def _execute(
             approver=approver,
             run_id=run.run_id,
             model=getattr(entry.transport, "model", None),
-        )
+        ).child(output_dir=record.dir / "outputs")  # large tool outputs, kept with the run
         continue_numbering(scope, sessions)  # a resumed run's new sub-agents get new paths
         try:
             if not segment.run_model:  # the crash came after the last turn: nothing to run
