@@ -82,6 +82,7 @@ from swarm.guards import (
     apply_policy,
     load_policy,
 )
+from swarm.local import local_transport as _local_transport  # noqa: F401 (registers `local`)
 from swarm.messages import (
     ContentBlock,
     ImageBlock,

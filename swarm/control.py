@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -74,6 +75,19 @@ class Control:
         if past and not self.interrupted:
             self.interrupt(StopReason.budget)
         return self.interrupted
+
+    @contextmanager
+    def interruptible(self) -> Iterator[anyio.CancelScope]:
+        """A cancel scope around one long wait (a model's first event, a lone tool call)
+        that ``interrupt()`` and the time budget (``deadline``) cancel."""
+        with anyio.CancelScope(deadline=self.deadline) as scope:
+            self.scope = scope
+            if self.interrupted:
+                scope.cancel()
+            try:
+                yield scope
+            finally:
+                self.scope = None
 
     def set_dispatch(self, send: Callable[[Signal], None] | None) -> None:
         """Register (or clear, with ``None``) the channel of concurrent calls."""

@@ -16,8 +16,8 @@ progress, no cancel scope per streamed event, no copy of the history beyond the 
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Sequence
-from contextlib import aclosing, contextmanager
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -54,7 +54,7 @@ from swarm.events import (
 )
 from swarm.messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
 from swarm.outputs import DEFAULT_MAX_RESULT_CHARS, READ_OUTPUT, read_output_tool
-from swarm.run import RunScope, _scope, current_scope
+from swarm.run import RunScope, current_scope, use_scope
 from swarm.tools import Tool
 from swarm.transports.base import CompletionTransport
 from swarm.transports.models import estimate_cost
@@ -221,7 +221,7 @@ async def run_loop(
 async def _add_user(run: _Run, message: Message) -> list[StreamEvent]:
     """Append a user message (the task, a steering message, a follow-up) to the history."""
     try:
-        with _in_scope(run.scope):
+        with use_scope(run.scope):
             await run.context.append(message)
     except Exception as exc:
         raise _store_failed(exc) from exc
@@ -271,9 +271,9 @@ async def _stream_turn(
     try:
         # The transport runs in this agent's scope (recorders key by its path);
         # set around each await only, so the scope never leaks to the consumer.
-        with _in_scope(run.scope):
+        with use_scope(run.scope):
             iterator = aiter(agent.transport.stream(history, offered, agent.system))
-            with _interruptible(control) as waiting:  # the long wait, for the first event
+            with control.interruptible() as waiting:  # the long wait, for the first event
                 event = await iterator.__anext__()
         if waiting.cancelled_caught:
             control.interrupt(StopReason.budget)  # no-op if interrupted
@@ -300,7 +300,7 @@ async def _stream_turn(
                     yield event
             if control.stopped():
                 raise Interrupted
-            with _in_scope(run.scope):
+            with use_scope(run.scope):
                 event = await iterator.__anext__()
     except StopAsyncIteration:
         finished = True
@@ -343,12 +343,12 @@ async def _run_turn_calls(
         i = todo[0]
         decided: Decided | None = None
         done: ToolResultBlock | None = None
-        with _interruptible(run.control):
+        with run.control.interruptible():
             decided = await decide(run.tools, uses[i], run.scope)
         if decided is not None and not run.control.stopped():
             if (start := decided.start) is not None:
                 yield start
-            with _interruptible(run.control):
+            with run.control.interruptible():
                 done = results[i] = await complete(decided, run.scope, run.settings)
         for event in run.outbox.take():
             yield event
@@ -391,7 +391,7 @@ async def _commit(
     """Store the turn and its usage in one write (compaction may fire after it); the
     events it makes: a ``MessageEnd`` per message, the ``TurnEnd``, what compaction said."""
     try:
-        with _in_scope(run.scope):
+        with use_scope(run.scope):
             await run.context.append_turn(messages, usage.input_tokens, usage.output_tokens)
     except Exception as exc:
         raise _store_failed(exc) from exc
@@ -453,29 +453,6 @@ def _session_end(run: _Run) -> SessionEndEvent:
         session_id=run.context.session_id,
         error=run.error,
     )
-
-
-@contextmanager
-def _in_scope(scope: RunScope) -> Iterator[None]:
-    """Make ``scope`` current around one await (never around a ``yield``)."""
-    token = _scope.set(scope)
-    try:
-        yield
-    finally:
-        _scope.reset(token)
-
-
-@contextmanager
-def _interruptible(control: Control) -> Iterator[anyio.CancelScope]:
-    """A cancel scope that ``control.interrupt()`` and the time budget can cancel."""
-    with anyio.CancelScope(deadline=control.deadline) as scope:
-        control.scope = scope
-        if control.interrupted:
-            scope.cancel()
-        try:
-            yield scope
-        finally:
-            control.scope = None
 
 
 async def _close(iterator: AsyncIterator[StreamEvent]) -> None:

@@ -28,6 +28,7 @@ __all__ = [
     "current_call",
     "current_scope",
     "emit",
+    "role_of",
     "use_call",
     "use_scope",
 ]
@@ -109,6 +110,14 @@ class RunScope:
         return replace(self, **changes)
 
 
+def role_of(path: str) -> str:
+    """The role in an agent path: ``orchestrator/architect#2`` is ``architect`` (a
+    ``#`` not followed by a number is part of the name)."""
+    name = path.rsplit("/", 1)[-1]
+    head, sep, tail = name.rpartition("#")
+    return head if sep and tail.isdigit() else name
+
+
 _EMPTY = RunScope()
 _call: ContextVar[CallRecord | None] = ContextVar("swarm_tool_call", default=None)
 _scope: ContextVar[RunScope | None] = ContextVar("swarm_run_scope", default=None)
@@ -127,14 +136,21 @@ def emit(event: StreamEvent) -> None:
         sink(event)
 
 
-@contextmanager
-def use_scope(scope: RunScope) -> Iterator[RunScope]:
-    """Make ``scope`` current for the code inside the ``with`` block."""
-    token = _scope.set(scope)
-    try:
-        yield scope
-    finally:
-        _scope.reset(token)
+class use_scope:  # noqa: N801 - used as a function: ``with use_scope(scope):``
+    """Make ``scope`` current for the code inside the ``with`` block (a class, not a
+    generator: the loop sets its scope around every await of a streamed turn)."""
+
+    __slots__ = ("_scope", "_token")
+
+    def __init__(self, scope: RunScope) -> None:
+        self._scope = scope
+
+    def __enter__(self) -> RunScope:
+        self._token = _scope.set(self._scope)
+        return self._scope
+
+    def __exit__(self, *exc: object) -> None:
+        _scope.reset(self._token)
 
 
 def current_call() -> CallRecord | None:

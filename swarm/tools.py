@@ -22,7 +22,7 @@ import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeVar, get_args, get_origin, overload
+from typing import Annotated, Any, Generic, Protocol, TypeVar, get_args, get_origin, overload
 
 import anyio
 import anyio.from_thread
@@ -30,26 +30,32 @@ import anyio.to_thread
 import pydantic
 from pydantic import ConfigDict
 
-from swarm.errors import ToolError, ToolTimeout
+from swarm.errors import GuardError, ToolError, ToolTimeout
 from swarm.messages import ImageBlock, TextBlock
 from swarm.types import ToolCallID, ToolName
-
-if TYPE_CHECKING:
-    from swarm.guards.base import PermissionGuard
 
 __all__ = [
     "MISSING",
     "Field",
     "FieldInfo",
+    "Guard",
     "JSONSchema",
     "Progress",
     "Tool",
     "ToolOutput",
+    "run_guards",
     "tool",
 ]
 
 T = TypeVar("T")
 JSONSchema = dict[str, Any]
+
+
+class Guard(Protocol):
+    """What a tool calls its guards as (``PermissionGuard`` is one): ``await
+    guard(tool, **arguments)`` returns the arguments to allow or raises ``GuardError``."""
+
+    async def __call__(self, tool: Tool[Any], **kwargs: Any) -> dict[str, Any]: ...
 
 
 class _Missing:
@@ -299,7 +305,7 @@ class Tool(Generic[T]):
     name: ToolName
     handler: Callable[..., Awaitable[Any]] | Callable[..., Any]
     description: str = ""
-    guards: tuple[PermissionGuard, ...] = ()
+    guards: tuple[Guard, ...] = ()
     concurrency: int | None = None
     context: T = field(default_factory=lambda: MappingProxyType({}))  # type: ignore[assignment]
     schema: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
@@ -353,8 +359,6 @@ class Tool(Generic[T]):
 
     async def check(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """Run the guard chain on validated arguments; raises ``GuardError`` to deny."""
-        from swarm.guards.chain import run_guards
-
         return await run_guards(self, arguments)
 
     async def execute(
@@ -434,7 +438,7 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
-    guards: tuple[PermissionGuard, ...] = (),
+    guards: tuple[Guard, ...] = (),
     concurrency: int | None = None,
     timeout: float | None = None,
     idempotent: bool = True,
@@ -447,7 +451,7 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
-    guards: tuple[PermissionGuard, ...] = (),
+    guards: tuple[Guard, ...] = (),
     concurrency: int | None = None,
     timeout: float | None = None,
     idempotent: bool = True,
@@ -471,3 +475,33 @@ def tool(
         )
 
     return make(fn) if fn is not None else make
+
+
+async def run_guards(tool: Tool[Any], arguments: dict[str, Any]) -> dict[str, Any]:
+    """Pass validated arguments through ``tool.guards``; return what the last one allowed.
+
+    A guard that changes the arguments has its output validated again, so no guard can
+    push a value past a field's bounds. Raises ``GuardError`` naming the deciding guard
+    when any guard denies, raises anything, or returns something that is not arguments.
+    """
+    for guard in tool.guards:
+        name = getattr(guard, "name", type(guard).__name__)
+        try:
+            allowed = await guard(tool, **arguments)
+        except GuardError as exc:
+            if exc.guard is None:
+                exc.guard = name
+            raise
+        except Exception as exc:  # fail closed: a broken guard denies
+            raise GuardError(f"guard failed: {type(exc).__name__}: {exc}", guard=name) from exc
+        if not isinstance(allowed, dict):
+            raise GuardError(
+                f"guard returned {type(allowed).__name__}, not the arguments", guard=name
+            )
+        if allowed is not arguments and allowed != arguments:
+            try:
+                allowed = tool.validate(allowed)
+            except ToolError as exc:
+                raise GuardError(f"guard produced invalid arguments: {exc}", guard=name) from exc
+        arguments = allowed
+    return arguments

@@ -40,9 +40,8 @@ import structlog
 
 from swarm.audit.anchor import AuditHead, canonical_json, open_head, record_mac, write_head
 from swarm.audit.redact import redact, redact_text
-from swarm.guards.limits import role_of
 from swarm.messages import ToolResultBlock
-from swarm.run import CallRecord, current_scope
+from swarm.run import CallRecord, current_scope, role_of
 
 __all__ = ["GENESIS", "AuditLog", "args_hash", "canonical_json", "record_hash"]
 
