@@ -9,6 +9,8 @@ at any instant, as a new segment.
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 import os
 import time
@@ -367,11 +369,19 @@ class _Segment:
 
 def _load_team(scenario: Scenario) -> Team:
     max_depth = scenario.limits.max_depth
-    return Team.load(
+    team = Team.load(
         scenario.team,
         entry=scenario.entry,
         max_depth=DEFAULT_MAX_DEPTH if max_depth is None else max_depth,
     )
+    timeout = scenario.limits.tool_timeout
+    if timeout is None:
+        return team
+    specs = [
+        spec if spec.tool_timeout is not None else dataclasses.replace(spec, tool_timeout=timeout)
+        for spec in team.specs.values()
+    ]
+    return Team(specs, entry=team.entry, max_depth=team.max_depth, directory=team.directory)
 
 
 async def _execute(
