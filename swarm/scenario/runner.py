@@ -10,7 +10,6 @@ at any instant, as a new segment.
 from __future__ import annotations
 
 import dataclasses
-
 import json
 import os
 import time
