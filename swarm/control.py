@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
+from types import TracebackType
 
 import anyio
 
@@ -76,18 +76,10 @@ class Control:
             self.interrupt(StopReason.budget)
         return self.interrupted
 
-    @contextmanager
-    def interruptible(self) -> Iterator[anyio.CancelScope]:
+    def interruptible(self) -> _Interruptible:
         """A cancel scope around one long wait (a model's first event, a lone tool call)
         that ``interrupt()`` and the time budget (``deadline``) cancel."""
-        with anyio.CancelScope(deadline=self.deadline) as scope:
-            self.scope = scope
-            if self.interrupted:
-                scope.cancel()
-            try:
-                yield scope
-            finally:
-                self.scope = None
+        return _Interruptible(self)
 
     def set_dispatch(self, send: Callable[[Signal], None] | None) -> None:
         """Register (or clear, with ``None``) the channel of concurrent calls."""
@@ -122,6 +114,33 @@ class AgentTree:
             names = ", ".join(sorted(repr(p) for p in self.running)) or "none"
             raise LookupError(f"no agent is running at path {path!r} (running: {names})")
         return control
+
+
+class _Interruptible:
+    """``Control.interruptible()``: a class, not a generator, as it is on the hot path."""
+
+    __slots__ = ("_control", "_scope")
+
+    def __init__(self, control: Control) -> None:
+        self._control = control
+
+    def __enter__(self) -> anyio.CancelScope:
+        control = self._control
+        scope = self._scope = anyio.CancelScope(deadline=control.deadline)
+        scope.__enter__()
+        control.scope = scope
+        if control.interrupted:
+            scope.cancel()
+        return scope
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool:
+        self._control.scope = None
+        return bool(self._scope.__exit__(exc_type, exc, tb))
 
 
 def _as_user(message: str | Message) -> Message:

@@ -343,8 +343,12 @@ async def _run_turn_calls(
         i = todo[0]
         decided: Decided | None = None
         done: ToolResultBlock | None = None
-        with run.control.interruptible():
-            decided = await decide(run.tools, uses[i], run.scope)
+        tool = run.tools.get(uses[i].name)
+        if (tool is None or not tool.guards) and not run.scope.observers:
+            decided = await decide(run.tools, uses[i], run.scope)  # nothing in it can wait
+        else:
+            with run.control.interruptible():
+                decided = await decide(run.tools, uses[i], run.scope)
         if decided is not None and not run.control.stopped():
             if (start := decided.start) is not None:
                 yield start

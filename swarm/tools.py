@@ -377,11 +377,14 @@ class Tool(Generic[T]):
             if self._plain:  # the common case, without the layers below
                 return _coerce_output(await self.handler(**arguments))
             return await self._execute(arguments, progress)
-        try:
-            with anyio.fail_after(limit):
-                return await self._execute(arguments, progress)
-        except TimeoutError:
-            raise ToolTimeout(f"tool '{self.name}' timed out after {limit:g}s") from None
+        # A bare cancel scope (not fail_after's generator): every call has a limit by
+        # default, so this is the hot path.
+        with anyio.CancelScope(deadline=anyio.current_time() + limit) as scope:
+            if self._plain:
+                return _coerce_output(await self.handler(**arguments))
+            return await self._execute(arguments, progress)
+        assert scope.cancelled_caught  # only reached when the deadline cancelled the call
+        raise ToolTimeout(f"tool '{self.name}' timed out after {limit:g}s")
 
     async def _execute(self, arguments: dict[str, Any], progress: Progress | None) -> ToolOutput:
         if self._semaphore is None:
