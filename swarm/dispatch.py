@@ -247,7 +247,7 @@ async def _run(
         block = await _after(decided, block, settings.after)
     limit = settings.max_result_chars
     too_long = limit is not None and len(block.text) > limit
-    if too_long and not block.is_error and decided.use.name != READ_OUTPUT:
+    if too_long and decided.use.name != READ_OUTPUT:
         block = await spill(scope, decided.use, block, limit or 0)
         decided.call.saved_output = (block.details or {}).get("saved_output")
     return block

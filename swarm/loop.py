@@ -15,6 +15,7 @@ progress, no cancel scope per streamed event, no copy of the history beyond the 
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import aclosing
@@ -497,7 +498,8 @@ def _results(results: Sequence[ToolResultBlock], steering: Message | None) -> Me
 
 
 def _copy(history: list[Message]) -> list[Message]:
-    return [Message(m.role, list(m.content)) for m in history]
+    """A copy ``transform_context`` may change freely (tool arguments are dicts)."""
+    return copy.deepcopy(history)
 
 
 def _store_failed(exc: Exception) -> _Failed:

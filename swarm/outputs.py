@@ -61,7 +61,7 @@ async def spill(
         f" offset={len(head)}) to read on.]"
     )
     details = {**(block.details or {}), "saved_output": str(path), "output_chars": len(text)}
-    return ToolResultBlock(block.tool_use_id, head + note, False, details)
+    return ToolResultBlock(block.tool_use_id, head + note, block.is_error, details)
 
 
 def read_output_tool(saved: Mapping[str, str], *, chunk: int) -> Tool[None]:

@@ -165,13 +165,21 @@ async def test_steering_a_sub_agent_by_path() -> None:
 async def test_transform_context_changes_what_is_sent_never_what_is_stored() -> None:
     async def add_time(messages: list[Message]) -> list[Message]:
         messages[0].content.clear()  # even changing what it gets must not reach the store
+        for message in messages:
+            for use in message.tool_uses:
+                use.input.clear()
         return [Message.user("It is 10:00."), *messages]
 
-    model = StubTransport([make_text_response("Noted.")])
+    model = StubTransport(
+        [make_tool_use_response("echo", "c1", {"text": "hi"}), make_text_response("Noted.")]
+    )
     context = MemoryContextStore()
-    await Agent("s", model, transform_context=add_time).run("What time is it?", context)
+    agent = Agent("s", model, [echo], transform_context=add_time)
+    await agent.run("What time is it?", context)
     assert model.calls[0][0][0].text == "It is 10:00."
-    assert [m.text for m in await context.get_history()] == ["What time is it?", "Noted."]
+    history = await context.get_history()
+    assert history[0].text == "What time is it?" and history[-1].text == "Noted."
+    assert history[1].tool_uses[0].input == {"text": "hi"}
 
 
 @pytest.mark.anyio
@@ -400,6 +408,7 @@ async def test_read_output_reads_only_what_the_run_saved(tmp_path: Path) -> None
     async with agent.run_stream("go", MemoryContextStore(), scope=scope) as stream:
         results = [e async for e in stream if isinstance(e, ToolResult)]
     assert [r.is_error for r in results] == [False, True, True]
+    assert "saved_output" in (results[0].details or {})
     assert all("do not read" not in r.content for r in results)
     assert "No saved output for call" in results[1].content
 
@@ -462,3 +471,19 @@ async def test_a_failing_after_call_hook_withholds_the_result() -> None:
     await agent.run("go", MemoryContextStore())
     sent = model.calls[1][0][-1].tool_results[0]
     assert sent.is_error and "withheld" in sent.text and "hunter2" not in sent.text
+
+
+@pytest.mark.anyio
+async def test_a_huge_error_result_is_saved_too_and_stays_an_error(tmp_path: Path) -> None:
+    @tool
+    async def fail_loudly() -> str:
+        """Fail with a long message."""
+        raise RuntimeError("x" * 50_000)
+
+    model = StubTransport(
+        [make_tool_use_response("fail_loudly", "c1", {}), make_text_response("ok")]
+    )
+    agent = Agent("s", model, [fail_loudly], max_result_chars=1000)
+    await agent.run("go", MemoryContextStore(), scope=RunScope(output_dir=tmp_path))
+    sent = model.calls[1][0][-1].tool_results[0]
+    assert sent.is_error and len(sent.text) < 2000 and "read_output" in sent.text
