@@ -41,6 +41,7 @@ from swarm.context import (
     SQLiteContextStore,
     compact_context,
 )
+from swarm.dispatch import DEFAULT_TOOL_TIMEOUT, AfterCallHook
 from swarm.errors import (
     BudgetExceeded,
     CompactionError,
@@ -55,18 +56,23 @@ from swarm.errors import (
     TransportError,
 )
 from swarm.events import (
+    AgentStart,
     ContextCompacted,
     Error,
     IterationEnd,
+    MessageEnd,
     ReasoningDelta,
     SessionEndEvent,
     StreamEvent,
     SubAgentEvent,
     TextDelta,
+    ToolCallStart,
     ToolInputDelta,
     ToolOutputDelta,
     ToolResult,
     ToolUseStart,
+    TurnEnd,
+    TurnStart,
 )
 from swarm.guards import (
     AllowAllGuard,
@@ -89,6 +95,7 @@ from swarm.guards import (
     apply_policy,
     load_policy,
 )
+from swarm.local import local_transport as _local_transport  # noqa: F401 (registers `local`)
 from swarm.mcp.config import McpHttpServer, McpServer, McpStdioServer, load_mcp_servers
 from swarm.messages import (
     ContentBlock,
@@ -100,6 +107,7 @@ from swarm.messages import (
     ToolUseBlock,
 )
 from swarm.otel import OtelObserver
+from swarm.outputs import DEFAULT_MAX_RESULT_CHARS
 from swarm.report import build_report, write_report
 from swarm.run import (
     CallObserver,
@@ -181,10 +189,12 @@ from swarm.types import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "AfterCallHook",
     "Agent",
     "AgentContext",
     "AgentLoader",
     "AgentSpec",
+    "AgentStart",
     "AgentStream",
     "AllowAllGuard",
     "AnthropicTransport",
@@ -220,6 +230,8 @@ __all__ = [
     "ContextCompacted",
     "ContextStore",
     "ContextStoreError",
+    "DEFAULT_MAX_RESULT_CHARS",
+    "DEFAULT_TOOL_TIMEOUT",
     "DenyAllGuard",
     "DummyCompletionTransport",
     "Error",
@@ -241,6 +253,7 @@ __all__ = [
     "McpStdioServer",
     "MemoryContextStore",
     "Message",
+    "MessageEnd",
     "ModelResolver",
     "ModelSpec",
     "MultiFormatLoader",
@@ -278,6 +291,7 @@ __all__ = [
     "TomlAgentLoader",
     "Tool",
     "ToolCallID",
+    "ToolCallStart",
     "ToolError",
     "ToolInputDelta",
     "ToolName",
@@ -290,6 +304,8 @@ __all__ = [
     "ToolUseBlock",
     "ToolUseStart",
     "TransportError",
+    "TurnEnd",
+    "TurnStart",
     "Usage",
     "UsageNode",
     "YamlAgentLoader",

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncGenerator, Iterable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Protocol, Self, runtime_checkable
 
 from swarm.context.base import ContextStore
-from swarm.dispatch import dispatch_tools
+from swarm.control import Control
+from swarm.dispatch import DEFAULT_TOOL_TIMEOUT, AfterCallHook, CallSettings, dispatch_tools
 from swarm.events import IterationEnd, SessionEndEvent, StreamEvent, TextDelta
-from swarm.loop import Control, run_loop
+from swarm.loop import run_loop
 from swarm.messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
+from swarm.outputs import DEFAULT_MAX_RESULT_CHARS
 from swarm.run import RunScope
 from swarm.tools import Tool
 from swarm.transports.base import CompletionTransport
@@ -35,7 +37,9 @@ class AgentStream:
     Use it as ``async with agent.run_stream(task, ctx) as stream: async for e in stream``
     (the ``with`` closes the run if the loop exits early), or call ``get_final_text()``.
     ``interrupt()`` (from any task) stops the run; it then ends with stop reason
-    ``cancelled`` and a valid history.
+    ``cancelled`` and a valid history that keeps the text streamed so far. ``steer()``
+    redirects a running agent between turns; ``follow_up()`` queues work for when it
+    would stop.
     """
 
     def __init__(
@@ -63,6 +67,7 @@ class AgentStream:
                     self._text.clear()
             case SessionEndEvent():
                 self._session_end = event
+                self._final_text = event.final_text
             case _:
                 pass
         return event
@@ -87,6 +92,26 @@ class AgentStream:
         the stream ends with ``SessionEndEvent(stop_reason=cancelled)``."""
         self._control.interrupt()
 
+    def steer(self, message: str | Message, *, path: str | None = None) -> None:
+        """Send a message to the model's next call: it is delivered once the current
+        turn's tool calls end (they are not cancelled), or, when the model answered
+        without tools, after that answer, and the run goes on. ``path`` steers another
+        running agent of this run's tree (``orchestrator/developer#1``); the root by
+        default. Raises ``LookupError`` when no agent runs at ``path``."""
+        self._target(path).steer(message)
+
+    def follow_up(self, message: str | Message, *, path: str | None = None) -> None:
+        """Queue a message delivered when the agent would stop with ``end_turn``; the run
+        then goes on. ``path`` as for ``steer()``."""
+        self._target(path).follow_up(message)
+
+    def _target(self, path: str | None) -> Control:
+        if path is None or self._control.tree is None:
+            if path is not None:
+                raise LookupError(f"no agent is running at path {path!r} (the run is not running)")
+            return self._control
+        return self._control.tree.find(path)
+
     async def get_session_end(self) -> SessionEndEvent:
         """Consume the rest of the stream and return its ``SessionEndEvent``."""
         async for _ in self:
@@ -106,6 +131,7 @@ class AgentStream:
 
     @property
     def session_end(self) -> SessionEndEvent | None:
+        """The run's ``SessionEndEvent`` once the stream reached it, else ``None``."""
         return self._session_end
 
 
@@ -114,9 +140,15 @@ class Agent:
     """A system prompt, a transport and tools, run in a loop until the model is done.
 
     ``max_iterations`` bounds the model calls of one run (reaching it ends the run with
-    stop reason ``error``); ``last_iteration_message`` is added to what the model sees on
-    the last one only. ``tool_timeout`` is the default timeout of every tool call
-    (seconds; a tool's own ``timeout`` wins). ``name`` names the agent in events and paths.
+    stop reason ``max_iterations``); ``last_iteration_message`` is added to what the model
+    sees on the last one only. ``tool_timeout`` is the default timeout of every tool call
+    (seconds, 10 minutes unless set; ``None``: no limit; a tool's own ``timeout`` wins).
+    ``name`` names the agent in events and paths. ``transform_context`` shapes what each
+    model call sends (``async (messages) -> messages``; what it returns is never stored;
+    a failure ends the run with an ``Error``). ``after_call`` hooks may replace a tool's
+    result before the model sees it. ``max_result_chars`` (about 20k tokens by default;
+    ``None``: no limit) is the longest result the model gets whole: a longer one is saved
+    to a file and the model gets its head and the ``read_output`` tool.
     """
 
     system: str
@@ -125,8 +157,18 @@ class Agent:
     selector: ToolSelector | None = field(default=None)
     max_iterations: int = field(default=50)
     last_iteration_message: Message | None = field(default=None)
-    tool_timeout: float | None = field(default=None, kw_only=True)
+    tool_timeout: float | None = field(default=DEFAULT_TOOL_TIMEOUT, kw_only=True)
     name: str = field(default="agent", kw_only=True)
+    transform_context: Callable[[list[Message]], Awaitable[list[Message]]] | None = field(
+        default=None, kw_only=True
+    )
+    after_call: tuple[AfterCallHook, ...] = field(default=(), kw_only=True)
+    max_result_chars: int | None = field(default=DEFAULT_MAX_RESULT_CHARS, kw_only=True)
+
+    @property
+    def call_settings(self) -> CallSettings:
+        """How this agent runs tool calls: timeout, after hooks, result size limit."""
+        return CallSettings(self.tool_timeout, tuple(self.after_call), self.max_result_chars)
 
     def copy(self, **overrides: Any) -> Agent:
         """A new agent with the given fields replaced; the rest are shared."""
@@ -165,4 +207,4 @@ class Agent:
         self, blocks: list[ToolUseBlock], iteration: int
     ) -> list[ToolResultBlock]:
         """Run tool calls concurrently outside a run; results come back in call order."""
-        return await dispatch_tools(self, blocks)
+        return await dispatch_tools(self.tools, blocks, self.call_settings)

@@ -18,7 +18,7 @@ from swarm._text import cost_text, plural
 from swarm.types import StopReason, Usage
 
 if TYPE_CHECKING:
-    from swarm.loop import Control
+    from swarm.control import Control
 
 __all__ = ["Budget", "BudgetLimits", "UsageNode"]
 

@@ -1,33 +1,78 @@
-"""Running the tool calls of one model turn: validate, guard, observe, execute.
+"""Running the tool calls of one model turn: validate, guard, observe, execute, after.
 
-Every failure becomes a ``ToolResultBlock(is_error=True)`` that tells the model what went
-wrong; nothing here raises into the loop except cancellation.
+A call goes through two steps: ``decide`` (look the tool up, validate the arguments, run
+its guards, tell the observers) and ``complete`` (run the handler under its timeout, run
+the after-call hooks, save an output too large for the model, tell the observers). The
+loop emits ``ToolCallStart`` between the two. Every failure becomes a
+``ToolResultBlock(is_error=True)`` that tells the model what went wrong; nothing here
+raises into the loop except cancellation.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import AsyncGenerator, Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncGenerator, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 
+from swarm.control import Control, Signal
 from swarm.errors import GuardError, ToolError
-from swarm.events import StreamEvent, ToolOutputDelta, ToolResult
+from swarm.events import StreamEvent, ToolCallStart, ToolOutputDelta, ToolResult
 from swarm.messages import ToolResultBlock, ToolUseBlock
+from swarm.outputs import READ_OUTPUT, spill
 from swarm.run import CallRecord, RunScope, _call, _scope, current_scope
 from swarm.tools import Progress, Tool
 
-if TYPE_CHECKING:
-    from swarm.agent import Agent
-    from swarm.loop import Control
+__all__ = [
+    "DEFAULT_TOOL_TIMEOUT",
+    "AfterCallHook",
+    "CallSettings",
+    "Decided",
+    "Outbox",
+    "call_tool",
+    "complete",
+    "decide",
+    "dispatch_tools",
+    "error_result",
+    "result_event",
+    "run_calls",
+]
 
-__all__ = ["Outbox", "call_tool", "dispatch_tools", "error_result", "result_event", "run_calls"]
+DEFAULT_TOOL_TIMEOUT = 600.0
+"""Seconds a tool call may run when neither the tool nor the agent says otherwise."""
 
-DONE = object()
-INTERRUPT = object()
+
+class AfterCallHook(Protocol):
+    """A step run on every finished call's result, before the model sees it.
+
+    Return a replacement result (redaction, truncation) or ``None`` to keep it. The
+    hook's ``name`` is written to the audit log when it replaces a result. A hook that
+    raises withholds the result (fail closed): the model gets an error instead.
+    """
+
+    name: str
+
+    async def after(
+        self, tool: str, arguments: dict[str, Any], result: ToolResultBlock
+    ) -> ToolResultBlock | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class CallSettings:
+    """How one agent runs its calls: the default ``timeout`` (seconds, ``None``: no
+    limit; a tool's own wins), the ``after`` hooks in order, and ``max_result_chars``,
+    past which a result is saved to a file and the model gets its head."""
+
+    timeout: float | None = DEFAULT_TOOL_TIMEOUT
+    after: tuple[AfterCallHook, ...] = ()
+    max_result_chars: int | None = None
+
+
+_DEFAULT_SETTINGS = CallSettings()
 
 
 class Outbox:
@@ -38,105 +83,202 @@ class Outbox:
     __slots__ = ("_items", "send")
 
     def __init__(self) -> None:
-        self._items: list[Any] = []
-        self.send: Callable[[Any], None] | None = None
+        self._items: list[StreamEvent] = []
+        self.send: Callable[[StreamEvent], None] | None = None
 
     def put(self, event: StreamEvent) -> None:
+        """Deliver ``event`` to the loop (now, when it is reading the channel)."""
         if self.send is not None:
             self.send(event)
         else:
             self._items.append(event)
 
-    def take(self) -> list[Any]:
+    def take(self) -> list[StreamEvent]:
+        """The events held so far; the outbox is left empty."""
         items = self._items
         if items:
             self._items = []
         return items
 
 
+@dataclass(slots=True)
+class Decided:
+    """A call after ``decide``: the tool and its checked arguments, or the refusal."""
+
+    use: ToolUseBlock
+    call: CallRecord
+    tool: Tool[Any] | None = None
+    arguments: dict[str, Any] = field(default_factory=dict)
+    refusal: ToolResultBlock | None = None
+    unrecorded: bool = False
+
+    @property
+    def start(self) -> ToolCallStart | None:
+        """The ``ToolCallStart`` event of an allowed call, ``None`` for a refused one."""
+        if self.refusal is not None:
+            return None
+        return ToolCallStart(self.use.id, self.use.name, self.arguments)
+
+
 def error_result(call_id: str, text: str) -> ToolResultBlock:
+    """A result telling the model the call failed, and why."""
     return ToolResultBlock(call_id, text, is_error=True)
 
 
 def result_event(use: ToolUseBlock, block: ToolResultBlock) -> ToolResult:
+    """The ``ToolResult`` event of a call and its result."""
     return ToolResult(use.id, use.name, block.is_error, block.text, use.input, block.details, block)
 
 
 async def call_tool(
-    agent: Agent, tools: dict[str, Tool[Any]], use: ToolUseBlock, scope: RunScope
+    tools: dict[str, Tool[Any]],
+    use: ToolUseBlock,
+    scope: RunScope,
+    settings: CallSettings = _DEFAULT_SETTINGS,
 ) -> ToolResultBlock:
-    """Validate, guard, observe and run one call in ``scope``; failures become results."""
-    call = CallRecord(use.id, use.name, scope.path, use.input)
+    """Decide and run one call in ``scope``; its ``ToolCallStart`` goes to the scope's
+    sink. Failures become results."""
+    decided = await decide(tools, use, scope)
+    start = decided.start
+    if start is None:
+        return await complete(decided, scope, settings)
+    if scope.sink is not None:
+        scope.sink(start)
+    return await complete(decided, scope, settings)
+
+
+async def decide(tools: dict[str, Tool[Any]], use: ToolUseBlock, scope: RunScope) -> Decided:
+    """Look the tool up, validate, guard and tell the observers; a refusal is kept on the
+    result (``refusal``), never raised. An observer that fails denies the call."""
+    decided = Decided(use, CallRecord(use.id, use.name, scope.path, use.input))
     scope_token = _scope.set(scope)
-    call_token = _call.set(call)
+    call_token = _call.set(decided.call)
     try:
-        return await _decide_and_run(agent, tools, use, call, scope)
+        _check(tools, decided)
+        await _guard(decided)
+        for observer in scope.observers:
+            await observer.on_decision(decided.call)
     except Exception as exc:  # an observer failed at decision time: fail closed
-        return error_result(
+        decided.unrecorded = True
+        decided.refusal = error_result(
             use.id, f"Denied: the call could not be recorded ({type(exc).__name__}: {exc})."
         )
     finally:
         _call.reset(call_token)
         _scope.reset(scope_token)
+    return decided
 
 
-async def _decide_and_run(
-    agent: Agent,
-    tools: dict[str, Tool[Any]],
-    use: ToolUseBlock,
-    call: CallRecord,
-    scope: RunScope,
-) -> ToolResultBlock:
-    tool = tools.get(use.name)
-    block: ToolResultBlock | None = None
-    arguments: dict[str, Any] = {}
+def _check(tools: dict[str, Tool[Any]], decided: Decided) -> None:
+    use, call = decided.use, decided.call
+    tool = decided.tool = tools.get(use.name)
     if tool is None:
         names = ", ".join(sorted(tools)) or "none"
         call.decision, call.reason = "invalid", f"unknown tool '{use.name}'"
-        block = error_result(use.id, f"Unknown tool '{use.name}'. Available tools: {names}.")
-    else:
-        try:
-            arguments = tool.validate(use.input)
-            if tool.guards:
-                arguments = await tool.check(arguments)
-            call.decision, call.arguments = "allow", arguments
-        except GuardError as exc:
-            call.decision, call.reason, call.guard = "deny", exc.reason, exc.guard
-            call.rule = exc.rule or call.rule
-            who = f" by {exc.guard}" if exc.guard else ""
-            rule = f" (rule: {exc.rule})" if exc.rule else ""
-            block = error_result(
-                use.id,
-                f"Permission denied{who}{rule}: {exc.reason}. The call was not run; do not"
-                " repeat it unchanged.",
-            )
-        except ToolError as exc:
-            call.decision, call.reason = "invalid", str(exc)
-            block = error_result(use.id, str(exc))
-    observers = scope.observers
-    for observer in observers:
-        await observer.on_decision(call)
-    if block is not None or tool is None:
-        block = block or error_result(use.id, "not run")
-        for observer in observers:
-            await observer.on_finish(call, block, 0.0)
-        return block
-    if not observers:
-        return await _execute(agent, tool, use, arguments, scope)
-    started = time.perf_counter()
+        decided.refusal = error_result(
+            use.id, f"Unknown tool '{use.name}'. Available tools: {names}."
+        )
+
+
+async def _guard(decided: Decided) -> None:
+    tool, use, call = decided.tool, decided.use, decided.call
+    if tool is None or decided.refusal is not None:
+        return
     try:
-        block = await _execute(agent, tool, use, arguments, scope)
-    finally:
-        if block is None:
-            block = error_result(use.id, "Cancelled: the run was stopped during this call.")
-        with anyio.CancelScope(shield=True):
+        arguments = tool.validate(use.input)
+        if tool.guards:
+            arguments = await tool.check(arguments)
+        call.decision, call.arguments = "allow", arguments
+        decided.arguments = arguments
+    except GuardError as exc:
+        call.decision, call.reason, call.guard = "deny", exc.reason, exc.guard
+        call.rule = exc.rule or call.rule
+        who = f" by {exc.guard}" if exc.guard else ""
+        rule = f" (rule: {exc.rule})" if exc.rule else ""
+        decided.refusal = error_result(
+            use.id,
+            f"Permission denied{who}{rule}: {exc.reason}. The call was not run; do not"
+            " repeat it unchanged.",
+        )
+    except ToolError as exc:
+        call.decision, call.reason = "invalid", str(exc)
+        decided.refusal = error_result(use.id, str(exc))
+
+
+async def complete(
+    decided: Decided, scope: RunScope, settings: CallSettings = _DEFAULT_SETTINGS
+) -> ToolResultBlock:
+    """Run a decided call: the handler, the after hooks, the large-output rule, and the
+    observers' finish. A refused call only reaches the observers."""
+    observers = () if decided.unrecorded else scope.observers
+    scope_token = _scope.set(scope)
+    call_token = _call.set(decided.call)
+    try:
+        if decided.refusal is not None or decided.tool is None:
+            block = decided.refusal or error_result(decided.use.id, "not run")
             for observer in observers:
-                await observer.on_finish(call, block, time.perf_counter() - started)
+                await observer.on_finish(decided.call, block, 0.0)
+            return block
+        if not observers:
+            return await _run(decided, decided.tool, scope, settings)
+        started = time.perf_counter()
+        result: ToolResultBlock | None = None
+        try:
+            result = await _run(decided, decided.tool, scope, settings)
+        finally:
+            if result is None:
+                result = error_result(
+                    decided.use.id, "Cancelled: the run was stopped during this call."
+                )
+            with anyio.CancelScope(shield=True):
+                for observer in observers:
+                    await observer.on_finish(decided.call, result, time.perf_counter() - started)
+        return result
+    finally:
+        _call.reset(call_token)
+        _scope.reset(scope_token)
+
+
+async def _run(
+    decided: Decided, tool: Tool[Any], scope: RunScope, settings: CallSettings
+) -> ToolResultBlock:
+    block = await _execute(tool, decided.use, decided.arguments, scope, settings.timeout)
+    if settings.after:
+        block = await _after(decided, block, settings.after)
+    limit = settings.max_result_chars
+    too_long = limit is not None and len(block.text) > limit
+    if too_long and decided.use.name != READ_OUTPUT:
+        block = await spill(scope, decided.use, block, limit or 0)
+        decided.call.saved_output = (block.details or {}).get("saved_output")
+    return block
+
+
+async def _after(
+    decided: Decided, block: ToolResultBlock, hooks: Sequence[AfterCallHook]
+) -> ToolResultBlock:
+    for hook in hooks:
+        name = getattr(hook, "name", type(hook).__name__)
+        try:
+            replaced = await hook.after(decided.use.name, decided.arguments, block)
+        except Exception as exc:  # a failing redaction must not leak what it should hide
+            decided.call.after += (name,)
+            return error_result(
+                decided.use.id,
+                f"The result was withheld: the after-call hook '{name}' failed"
+                f" ({type(exc).__name__}).",
+            )
+        if replaced is not None and replaced != block:
+            decided.call.after += (name,)
+            block = replaced
     return block
 
 
 async def _execute(
-    agent: Agent, tool: Tool[Any], use: ToolUseBlock, arguments: dict[str, Any], scope: RunScope
+    tool: Tool[Any],
+    use: ToolUseBlock,
+    arguments: dict[str, Any],
+    scope: RunScope,
+    timeout: float | None,
 ) -> ToolResultBlock:
     progress = None
     sink = scope.sink
@@ -147,7 +289,7 @@ async def _execute(
 
         progress = Progress(use.id, use.name, report)
     try:
-        output = await tool.execute(arguments, progress=progress, timeout=agent.tool_timeout)
+        output = await tool.execute(arguments, progress=progress, timeout=timeout)
     except ToolError as exc:
         return error_result(use.id, str(exc))
     except Exception as exc:
@@ -156,7 +298,6 @@ async def _execute(
 
 
 async def run_calls(
-    agent: Agent,
     tools: dict[str, Tool[Any]],
     uses: list[ToolUseBlock],
     todo: list[int],
@@ -164,9 +305,11 @@ async def run_calls(
     scope: RunScope,
     outbox: Outbox,
     control: Control,
+    settings: CallSettings = _DEFAULT_SETTINGS,
 ) -> AsyncGenerator[StreamEvent, None]:
     """Run the calls ``todo`` concurrently, filling ``results`` and yielding their events
-    (progress, sub-agent events, each ``ToolResult``) as they happen.
+    (each ``ToolCallStart``, progress, sub-agent events, each ``ToolResult``) as they
+    happen.
 
     Calls never raise (every failure is a result), so the task group's scope is only
     cancelled by an interrupt through ``control`` or its deadline (the time budget), and
@@ -177,14 +320,15 @@ async def run_calls(
 
     async def one(i: int) -> None:
         nonlocal remaining
-        block = results[i] = await call_tool(agent, tools, uses[i], scope)
+        block = results[i] = await call_tool(tools, uses[i], scope, settings)
         send.send_nowait(result_event(uses[i], block))
         remaining -= 1
         if remaining == 0:
-            send.send_nowait(DONE)
+            send.send_nowait(Signal.DONE)
 
     outbox.send = send.send_nowait
     control.set_dispatch(send.send_nowait)
+    leftovers: list[Any] = []
     try:
         with send, receive:
             async with anyio.create_task_group() as group:
@@ -195,13 +339,12 @@ async def run_calls(
                         event = receive.receive_nowait()
                     except anyio.WouldBlock:
                         event = await _next(receive, control.deadline)
-                    if event is DONE:
+                    if event is Signal.DONE:
                         break
-                    if event is INTERRUPT:  # unfinished calls keep no result
+                    if event is Signal.INTERRUPT:  # unfinished calls keep no result
                         group.cancel_scope.cancel()
                         break
                     yield event
-            leftovers = []
             while True:
                 try:
                     leftovers.append(receive.receive_nowait())
@@ -211,31 +354,35 @@ async def run_calls(
         outbox.send = None
         control.set_dispatch(None)
     for event in leftovers:
-        if event is not DONE and event is not INTERRUPT:
+        if not isinstance(event, Signal):
             yield event
 
 
 async def _next(receive: MemoryObjectReceiveStream[Any], deadline: float) -> Any:
-    """The next event, or ``INTERRUPT`` once ``deadline`` (the time budget) has passed.
-    The deadline's scope covers this wait only, never the loop's yields."""
+    """The next event, or ``Signal.INTERRUPT`` once ``deadline`` (the time budget) has
+    passed. The deadline's scope covers this wait only, never the loop's yields."""
     if deadline == math.inf:
         return await receive.receive()
     with anyio.CancelScope(deadline=deadline):
         return await receive.receive()
-    return INTERRUPT
+    return Signal.INTERRUPT
 
 
-async def dispatch_tools(agent: Agent, blocks: list[ToolUseBlock]) -> list[ToolResultBlock]:
+async def dispatch_tools(
+    tools: Sequence[Tool[Any]],
+    blocks: list[ToolUseBlock],
+    settings: CallSettings = _DEFAULT_SETTINGS,
+) -> list[ToolResultBlock]:
     """Run tool calls concurrently outside the loop; results come back in call order.
 
     Progress and sub-agent events go to the current run scope's sink, if any.
     """
-    tools = {t.name: t for t in agent.tools}
+    by_name = {t.name: t for t in tools}
     scope = current_scope()
     results: list[ToolResultBlock] = [error_result(b.id, "not run") for b in blocks]
 
     async def one(i: int) -> None:
-        results[i] = await call_tool(agent, tools, blocks[i], scope)
+        results[i] = await call_tool(by_name, blocks[i], scope, settings)
 
     async with anyio.create_task_group() as group:
         for i in range(len(blocks)):

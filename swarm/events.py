@@ -2,32 +2,38 @@
 
 Transports yield the model-side events (``TextDelta``, ``ReasoningDelta``, ``ToolUseStart``,
 ``ToolInputDelta``, ``IterationEnd``, ``Error``); the loop adds the tool-side ones
-(``ToolOutputDelta``, ``ToolResult``), ``ContextCompacted``, ``SubAgentEvent`` for events of
+(``AgentStart``, ``TurnStart``, ``MessageEnd``, ``ToolCallStart``, ``ToolOutputDelta``,
+``ToolResult``, ``TurnEnd``), ``ContextCompacted``, ``SubAgentEvent`` for events of
 agents further down the tree, and always ends with exactly one ``SessionEndEvent``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import Any, ClassVar, TypeAlias
 
 from swarm.budget import UsageNode
-from swarm.messages import ToolResultBlock
+from swarm.messages import Message, ToolResultBlock
 from swarm.types import StopReason, ToolCallID, ToolName, Usage
 
 __all__ = [
+    "AgentStart",
     "ContextCompacted",
     "Error",
     "IterationEnd",
+    "MessageEnd",
     "ReasoningDelta",
     "SessionEndEvent",
     "StreamEvent",
     "SubAgentEvent",
     "TextDelta",
+    "ToolCallStart",
     "ToolInputDelta",
     "ToolOutputDelta",
     "ToolResult",
     "ToolUseStart",
+    "TurnEnd",
+    "TurnStart",
 ]
 
 
@@ -35,6 +41,7 @@ __all__ = [
 class TextDelta:
     """A piece of the model's text; ``index`` is the content block it belongs to."""
 
+    type: ClassVar[str] = "text_delta"
     index: int
     delta: str
 
@@ -44,6 +51,7 @@ class ReasoningDelta:
     """A piece of the model's reasoning. ``signature`` carries a provider's signature
     of the reasoning block (appended across deltas), which must be sent back with it."""
 
+    type: ClassVar[str] = "reasoning_delta"
     index: int
     delta: str
     signature: str = ""
@@ -53,6 +61,7 @@ class ReasoningDelta:
 class ToolUseStart:
     """The model began a tool call."""
 
+    type: ClassVar[str] = "tool_use_start"
     index: int
     tool_use_id: ToolCallID
     name: ToolName
@@ -62,6 +71,7 @@ class ToolUseStart:
 class ToolInputDelta:
     """A piece of a tool call's JSON arguments."""
 
+    type: ClassVar[str] = "tool_input_delta"
     index: int
     tool_use_id: ToolCallID
     partial_json: str
@@ -71,6 +81,7 @@ class ToolInputDelta:
 class ToolOutputDelta:
     """Progress a running tool reported (``key`` names the channel, e.g. ``stdout``)."""
 
+    type: ClassVar[str] = "tool_output_delta"
     tool_use_id: ToolCallID
     name: ToolName
     key: str
@@ -81,6 +92,7 @@ class ToolOutputDelta:
 class ToolResult:
     """A tool call finished (or was refused); ``block`` is what went into history."""
 
+    type: ClassVar[str] = "tool_result"
     tool_use_id: ToolCallID
     name: ToolName
     is_error: bool
@@ -94,6 +106,7 @@ class ToolResult:
 class IterationEnd:
     """One model call ended: why, and the tokens it used."""
 
+    type: ClassVar[str] = "iteration_end"
     iteration: int
     stop_reason: StopReason
     usage: Usage
@@ -104,6 +117,7 @@ class Error:
     """Something failed: the transport, the run, a limit. Always followed by the
     ``SessionEndEvent`` when it ends the session."""
 
+    type: ClassVar[str] = "error"
     exception: BaseException
 
     @property
@@ -115,6 +129,7 @@ class Error:
 class ContextCompacted:
     """The context was compacted: older messages were replaced by a summary."""
 
+    type: ClassVar[str] = "context_compacted"
     messages_before: int
     messages_after: int
     input_tokens: int
@@ -123,15 +138,73 @@ class ContextCompacted:
 
 @dataclass(frozen=True, slots=True)
 class SessionEndEvent:
-    """The run ended; always the last event.
+    """The run ended; always the last event: the run's result.
 
     ``total_usage`` sums this agent's own model calls; ``usage_tree`` (when the run has
     budgets, as team runs do) breaks usage down per agent and per subtree.
+    ``final_text`` is the text of the model's last turn that had text (after an
+    interrupt, what was streamed so far); ``iterations`` counts the model calls;
+    ``duration_s`` is the wall time of the run; ``cost_usd`` is ``None`` when no price
+    is known; ``session_id`` names the context store's session; ``error`` is the
+    exception that ended the run, or ``None``.
     """
 
+    type: ClassVar[str] = "session_end"
     stop_reason: StopReason
     total_usage: Usage
     usage_tree: UsageNode | None = None
+    final_text: str = ""
+    iterations: int = 0
+    duration_s: float = 0.0
+    cost_usd: float | None = None
+    session_id: str | None = None
+    error: BaseException | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AgentStart:
+    """The run started (always the first event): the agent's name and its session."""
+
+    type: ClassVar[str] = "agent_start"
+    name: str
+    session_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class TurnStart:
+    """A model call is about to be made (``iteration`` counts from 1)."""
+
+    type: ClassVar[str] = "turn_start"
+    iteration: int
+
+
+@dataclass(frozen=True, slots=True)
+class MessageEnd:
+    """A message joined the history: the task, a steering message or follow-up, the
+    model's answer, or the tool results."""
+
+    type: ClassVar[str] = "message_end"
+    message: Message
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStart:
+    """A tool call passed validation and the guards; its handler starts now."""
+
+    type: ClassVar[str] = "tool_call_start"
+    tool_use_id: ToolCallID
+    name: ToolName
+    input: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEnd:
+    """A turn ended: the model's message and the results of its tool calls."""
+
+    type: ClassVar[str] = "turn_end"
+    iteration: int
+    message: Message
+    tool_results: tuple[ToolResultBlock, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,12 +212,18 @@ class SubAgentEvent:
     """An event of an agent further down the tree, tagged with that agent's path
     (``orchestrator/architect#2``)."""
 
+    type: ClassVar[str] = "sub_agent"
     path: str
     event: StreamEvent
 
 
 StreamEvent: TypeAlias = (
-    TextDelta
+    AgentStart
+    | TurnStart
+    | MessageEnd
+    | ToolCallStart
+    | TurnEnd
+    | TextDelta
     | ReasoningDelta
     | ToolUseStart
     | ToolInputDelta

@@ -1,10 +1,13 @@
-"""The agentic loop: stream a model turn, dispatch its tool calls, repeat.
+"""The agentic loop: stream a model turn, run its tool calls, store the turn, repeat.
 
-``run_loop`` is an async generator of events. It never raises for model, tool, guard,
-transport or context store failures: they end as events and one final
-``SessionEndEvent`` (a store failure as ``ContextStoreError``). Cancellation
-(from outside, ``aclose()`` or ``AgentStream.interrupt()``) stops it promptly, and the
-context it leaves behind is always valid: every stored tool use has its tool result.
+``run_loop`` is an async generator of events, written as phases: prepare the request
+(history, ``transform_context``, the tool selector), stream the turn, run its calls,
+store it, and pick what comes next (steering, a follow-up, the end). It never raises for
+model, tool, guard, transport, selector or context store failures: they end as an
+``Error`` and one final ``SessionEndEvent`` (a store failure as ``ContextStoreError``).
+Cancellation (from outside, ``aclose()`` or ``AgentStream.interrupt()``) stops it
+promptly, and the context it leaves behind is always valid: every stored tool use has
+its tool result, and text streamed before an interrupt is kept.
 
 The hot path stays lean: no task group when a turn makes a single call that reports no
 progress, no cancel scope per streamed event, no copy of the history beyond the store's.
@@ -12,89 +15,449 @@ progress, no cancel scope per streamed event, no copy of the history beyond the 
 
 from __future__ import annotations
 
-import math
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+import copy
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import anyio
 import structlog
 
+from swarm.budget import Budget
+from swarm.context.base import ContextStore
+from swarm.control import AgentTree, Control, Interrupted
 from swarm.dispatch import (
-    INTERRUPT,
+    CallSettings,
+    Decided,
     Outbox,
-    call_tool,
+    complete,
+    decide,
     error_result,
     result_event,
     run_calls,
 )
 from swarm.errors import BudgetExceeded, ContextStoreError, MaxIterationsReached
 from swarm.events import (
+    AgentStart,
     Error,
     IterationEnd,
+    MessageEnd,
     ReasoningDelta,
     SessionEndEvent,
     StreamEvent,
     TextDelta,
     ToolInputDelta,
     ToolUseStart,
+    TurnEnd,
+    TurnStart,
 )
-from swarm.messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
-from swarm.run import RunScope, _scope, current_scope
+from swarm.messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
+from swarm.outputs import DEFAULT_MAX_RESULT_CHARS, READ_OUTPUT, read_output_tool
+from swarm.run import RunScope, current_scope, use_scope
+from swarm.tools import Tool
+from swarm.transports.base import CompletionTransport
+from swarm.transports.models import estimate_cost
 from swarm.turn import Turn
 from swarm.types import StopReason, Usage
 
-if TYPE_CHECKING:
-    from swarm.agent import Agent
-    from swarm.context.base import ContextStore
-
-__all__ = ["Control", "run_loop"]
+__all__ = ["Control", "LoopAgent", "run_loop"]
 
 _log = structlog.get_logger("swarm.loop")
 
-
-class _Interrupted(Exception):
-    """Internal: the run was interrupted through its stream."""
+TransformContext = Callable[[list[Message]], Awaitable[list[Message]]]
 
 
-@dataclass(eq=False, slots=True)
-class Control:
-    """Lets ``AgentStream.interrupt()`` reach the loop from another task.
+class LoopAgent(Protocol):
+    """What the loop reads of an agent (``Agent`` is one)."""
 
-    The loop registers a cancel scope while it waits for something that may take long
-    (a model's first event, a single tool call) and a channel while calls run
-    concurrently; ``interrupt()`` cancels the one or signals the other. Between events of
-    a streaming model turn it checks the flag, so an interrupt takes effect at the next
-    event (a stalled stream is ended by the transport's idle timeout). ``deadline``, the
-    end of the agent's time budget, bounds the same waits and is checked at the same
-    points; passing it is an interrupt with stop reason ``budget``.
-    """
+    @property
+    def name(self) -> str: ...
+    @property
+    def system(self) -> str: ...
+    @property
+    def transport(self) -> CompletionTransport: ...
+    @property
+    def tools(self) -> list[Tool[Any]]: ...
+    @property
+    def selector(self) -> Any: ...
+    @property
+    def max_iterations(self) -> int: ...
+    @property
+    def last_iteration_message(self) -> Message | None: ...
+    @property
+    def transform_context(self) -> TransformContext | None: ...
+    @property
+    def call_settings(self) -> CallSettings: ...
 
-    interrupted: bool = False
-    reason: StopReason = StopReason.cancelled
-    scope: anyio.CancelScope | None = None
-    dispatch: Callable[[Any], None] | None = None
-    deadline: float = math.inf  # on the anyio clock
 
-    def interrupt(self, reason: StopReason = StopReason.cancelled) -> None:
-        if not self.interrupted:
-            self.reason = reason
-        self.interrupted = True
-        if self.scope is not None:
-            self.scope.cancel()
-        if self.dispatch is not None:
-            self.dispatch(INTERRUPT)
+class _Failed(Exception):
+    """Internal: a phase failed; the run ends with this error."""
 
-    def stopped(self) -> bool:
-        """Whether the run must stop: interrupted, or (then interrupted with stop reason
-        ``budget``) past the deadline."""
-        past = self.deadline != math.inf and anyio.current_time() >= self.deadline
-        if past and not self.interrupted:
-            self.interrupt(StopReason.budget)
-        return self.interrupted
+    def __init__(self, error: BaseException, stop: StopReason = StopReason.error) -> None:
+        super().__init__(str(error))
+        self.error, self.stop = error, stop
 
-    def set_dispatch(self, send: Callable[[Any], None] | None) -> None:
-        self.dispatch = send
+
+@dataclass(slots=True)
+class _Run:
+    """The state one run's phases share."""
+
+    agent: LoopAgent
+    context: ContextStore
+    control: Control
+    scope: RunScope
+    outbox: Outbox
+    tools: dict[str, Tool[Any]]
+    budget: Budget | None
+    settings: CallSettings
+    started: float = field(default_factory=time.perf_counter)
+    total: Usage = field(default_factory=Usage)
+    iteration: int = 0
+    final_text: str = ""
+    stop: StopReason = StopReason.end_turn
+    error: BaseException | None = None
+    turn: Turn | None = None  # streamed, not yet stored
+    pending: tuple[Message, list[ToolUseBlock], list[ToolResultBlock | None]] | None = None
+    saved: dict[str, str] = field(default_factory=dict)  # call id -> saved output file
+
+
+def _open(
+    agent: LoopAgent, context: ContextStore, control: Control, run_scope: RunScope | None
+) -> _Run:
+    outbox = Outbox()
+    parent = run_scope or current_scope()
+    tree = parent.agents or AgentTree()
+    scope = parent.child(sink=outbox.put, agents=tree)
+    tree.running[scope.path] = control
+    control.tree = tree
+    budget = scope.budget
+    if budget is not None:
+        budget.attach(control)
+        if (left := budget.seconds_left()) is not None:  # the nearest time limit above
+            control.deadline = anyio.current_time() + left
+    tools = {t.name: t for t in agent.tools}
+    return _Run(agent, context, control, scope, outbox, tools, budget, agent.call_settings)
+
+
+async def run_loop(
+    agent: LoopAgent,
+    user_message: str | Message | Sequence[ContentBlock] | None,
+    context: ContextStore,
+    control: Control,
+    run_scope: RunScope | None = None,
+) -> AsyncGenerator[StreamEvent, None]:
+    """Run ``agent`` on ``user_message`` (``None``: continue from the context as it is),
+    as part of ``run_scope`` (default: the scope current when the run starts)."""
+    run = _open(agent, context, control, run_scope)
+    try:
+        yield AgentStart(agent.name, context.session_id)
+        if user_message is not None:
+            for event in await _add_user(run, _user_message(user_message)):
+                yield event
+        while True:
+            if control.interrupted:
+                raise Interrupted
+            if run.iteration >= agent.max_iterations:
+                limit = f"the agent reached its limit of {agent.max_iterations} iterations"
+                raise _Failed(MaxIterationsReached(limit), StopReason.max_iterations)
+            if run.budget is not None and (spent := run.budget.exceeded) is not None:
+                raise _Failed(BudgetExceeded(spent), StopReason.budget)
+            history, offered = await _prepare(run)
+            run.iteration += 1
+            yield TurnStart(run.iteration)
+            async with aclosing(_stream_turn(run, history, offered)) as streamed:
+                async for event in streamed:
+                    yield event
+            turn = run.turn
+            assert turn is not None and turn.end is not None
+            usage = turn.end.usage
+            run.total += usage
+            if run.budget is not None:
+                run.budget.charge(usage)
+            yield IterationEnd(run.iteration, turn.end.stop_reason, usage)
+            message, uses, bad = turn.message()
+            run.final_text = message.text or run.final_text
+            if not uses:
+                run.turn = None
+                stored = [message] if message.content else []
+                for event in await _commit(run, stored, usage, ()):
+                    yield event
+                ended = turn.end.stop_reason == StopReason.max_tokens
+                if not await _next_input(run, follow=not ended):
+                    run.stop = StopReason.max_tokens if ended else StopReason.end_turn
+                    break
+                for event in run.outbox.take():
+                    yield event
+                continue
+            run.turn = None
+            results: list[ToolResultBlock | None] = [None] * len(uses)
+            run.pending = (message, uses, results)
+            async with aclosing(_run_turn_calls(run, uses, bad, results)) as called:
+                async for event in called:
+                    yield event
+            if control.stopped():  # interrupted, or calls were cut by the time budget
+                raise Interrupted
+            done = [r for r in results if r is not None]
+            steering = _merge(control.take_steering())
+            for event in await _commit(run, [message, _results(done, steering)], usage, done):
+                yield event
+            run.pending = None
+    except Interrupted:
+        run.stop = control.reason
+        if run.stop == StopReason.budget and run.budget is not None:
+            run.error = BudgetExceeded(run.budget.exceeded or "budget spent")
+            yield Error(run.error)
+    except _Failed as failed:  # ends the run as an event, like every other failure
+        run.stop, run.error = failed.stop, failed.error
+        yield Error(failed.error)
+    finally:
+        await _close_run(run)
+    for event in run.outbox.take():
+        yield event
+    yield _session_end(run)
+
+
+async def _add_user(run: _Run, message: Message) -> list[StreamEvent]:
+    """Append a user message (the task, a steering message, a follow-up) to the history."""
+    try:
+        with use_scope(run.scope):
+            await run.context.append(message)
+    except Exception as exc:
+        raise _store_failed(exc) from exc
+    return [MessageEnd(message)]
+
+
+async def _prepare(run: _Run) -> tuple[list[Message], list[Tool[Any]]]:
+    """What the next model call sends: the history as ``transform_context`` shapes it,
+    the last-iteration message, and the tools the selector offers."""
+    agent = run.agent
+    try:
+        history = await run.context._loop_history()
+    except Exception as exc:
+        raise _store_failed(exc) from exc
+    if agent.transform_context is not None:
+        try:
+            history = list(await agent.transform_context(_copy(history)))
+        except Exception as exc:
+            raise _Failed(exc) from exc
+    if run.iteration + 1 == agent.max_iterations and agent.last_iteration_message is not None:
+        history = [*history, agent.last_iteration_message]
+    offered = agent.tools
+    if agent.selector is not None:
+        try:
+            offered = list(await agent.selector.select(history, agent.tools))
+        except Exception as exc:
+            raise _Failed(exc) from exc
+    if run.saved:  # a result was saved: offer the tool that reads it
+        reader = run.tools.get(READ_OUTPUT)
+        if reader is None:
+            chunk = (run.settings.max_result_chars or DEFAULT_MAX_RESULT_CHARS) // 2
+            reader = run.tools[READ_OUTPUT] = read_output_tool(run.saved, chunk=chunk)
+        if all(t.name != READ_OUTPUT for t in offered):
+            offered = [*offered, reader]
+    return history, offered
+
+
+async def _stream_turn(
+    run: _Run, history: list[Message], offered: list[Tool[Any]]
+) -> AsyncGenerator[StreamEvent, None]:
+    """Stream one model call into ``run.turn``, yielding its deltas. Raises
+    ``Interrupted`` when stopped, ``_Failed`` when the model failed."""
+    turn = run.turn = Turn()
+    control, agent = run.control, run.agent
+    iterator: AsyncIterator[StreamEvent] | None = None
+    finished = False
+    try:
+        # The transport runs in this agent's scope (recorders key by its path);
+        # set around each await only, so the scope never leaks to the consumer.
+        with use_scope(run.scope):
+            iterator = aiter(agent.transport.stream(history, offered, agent.system))
+            with control.interruptible() as waiting:  # the long wait, for the first event
+                event = await iterator.__anext__()
+        if waiting.cancelled_caught:
+            control.interrupt(StopReason.budget)  # no-op if interrupted
+            raise Interrupted
+        while True:
+            match event:
+                case TextDelta():
+                    turn.add_text(event.index, event.delta)
+                    yield event
+                case ToolInputDelta():
+                    turn.add_arguments(event.tool_use_id, event.partial_json)
+                    yield event
+                case ToolUseStart():
+                    turn.start_call(event)
+                    yield event
+                case ReasoningDelta():
+                    turn.add_reasoning(event)
+                    yield event
+                case IterationEnd():
+                    turn.end = event
+                case Error():
+                    turn.fail(event)
+                case _:
+                    yield event
+            if control.stopped():
+                raise Interrupted
+            with use_scope(run.scope):
+                event = await iterator.__anext__()
+    except StopAsyncIteration:
+        finished = True
+    except (Interrupted, anyio.get_cancelled_exc_class(), GeneratorExit):
+        raise
+    except Exception as exc:
+        turn.fail(exc)
+    finally:
+        if iterator is not None and not finished:
+            await _close(iterator)
+    if turn.error is not None:
+        run.turn = None
+        raise _Failed(turn.error)
+    if turn.end is None:
+        run.turn = None
+        raise _Failed(RuntimeError("the model stream ended without an IterationEnd"))
+
+
+async def _run_turn_calls(
+    run: _Run,
+    uses: list[ToolUseBlock],
+    bad: dict[str, str],
+    results: list[ToolResultBlock | None],
+) -> AsyncGenerator[StreamEvent, None]:
+    """Run the turn's calls, filling ``results``: refusals first, then a lone call
+    inline (no task group) or the rest concurrently."""
+    last = run.iteration == run.agent.max_iterations
+    todo: list[int] = []
+    for i, use in enumerate(uses):
+        refusal = bad.get(use.id)
+        if last:
+            limit = run.agent.max_iterations
+            refusal = f"Not run: the agent reached its limit of {limit} iterations."
+        if refusal is None:
+            todo.append(i)
+        else:
+            block = results[i] = error_result(use.id, refusal)
+            yield result_event(use, block)
+    if len(todo) == 1 and not _reports_progress(run.tools, uses[todo[0]]):
+        i = todo[0]
+        decided: Decided | None = None
+        done: ToolResultBlock | None = None
+        tool = run.tools.get(uses[i].name)
+        if (tool is None or not tool.guards) and not run.scope.observers:
+            decided = await decide(run.tools, uses[i], run.scope)  # nothing in it can wait
+        else:
+            with run.control.interruptible():
+                decided = await decide(run.tools, uses[i], run.scope)
+        if decided is not None and not run.control.stopped():
+            if (start := decided.start) is not None:
+                yield start
+            with run.control.interruptible():
+                done = results[i] = await complete(decided, run.scope, run.settings)
+        for event in run.outbox.take():
+            yield event
+        if done is not None:
+            _note_saved(run, done)
+            yield result_event(uses[i], done)
+    elif todo:
+        async for event in run_calls(
+            run.tools, uses, todo, results, run.scope, run.outbox, run.control, run.settings
+        ):
+            yield event
+        for result in results:
+            if result is not None:
+                _note_saved(run, result)
+
+
+def _note_saved(run: _Run, block: ToolResultBlock) -> None:
+    saved = (block.details or {}).get("saved_output")
+    if isinstance(saved, str):
+        run.saved[block.tool_use_id] = saved
+
+
+async def _next_input(run: _Run, *, follow: bool) -> bool:
+    """After an answer without tool calls: deliver the queued steering messages, or else
+    (when the model ended its turn) the next follow-up. Whether the loop goes on."""
+    control = run.control
+    message = _merge(control.take_steering())
+    if message is None and follow and control.follow_ups:
+        message = control.follow_ups.popleft()
+    if message is None:
+        return False
+    for event in await _add_user(run, message):
+        run.outbox.put(event)
+    return True
+
+
+async def _commit(
+    run: _Run, messages: list[Message], usage: Usage, done: Sequence[ToolResultBlock]
+) -> list[StreamEvent]:
+    """Store the turn and its usage in one write (compaction may fire after it); the
+    events it makes: a ``MessageEnd`` per message, the ``TurnEnd``, what compaction said."""
+    try:
+        with use_scope(run.scope):
+            await run.context.append_turn(messages, usage.input_tokens, usage.output_tokens)
+    except Exception as exc:
+        raise _store_failed(exc) from exc
+    events: list[StreamEvent] = [MessageEnd(m) for m in messages]
+    answer = messages[0] if messages else Message("assistant", [])
+    events.append(TurnEnd(run.iteration, answer, tuple(done)))
+    events.extend(run.outbox.take())
+    return events
+
+
+async def _close_run(run: _Run) -> None:
+    """Leave the history valid whatever stopped the run: results for cut calls, the
+    text streamed so far as the answer."""
+    control = run.control
+    if run.budget is not None:
+        run.budget.detach(control)
+        run.budget.stop_reason = run.stop
+    if control.tree is not None and control.tree.running.get(run.scope.path) is control:
+        del control.tree.running[run.scope.path]
+    cut: list[Message] = []
+    if run.pending is not None:
+        message, uses, results = run.pending
+        filled = [
+            r or error_result(u.id, "Cancelled: the run was stopped before this call finished.")
+            for u, r in zip(uses, results, strict=True)
+        ]
+        cut = [message, _results(filled, None)]
+    elif run.turn is not None and (partial := run.turn.partial_text()):
+        cut = [Message("assistant", [TextBlock(partial)])]
+    if not cut:
+        return
+    run.final_text = cut[0].text or run.final_text
+    with anyio.CancelScope(shield=True):
+        try:
+            if not await _stored(run.context, cut[0]):
+                await run.context.append_many(cut)
+                for message in cut:
+                    run.outbox.put(MessageEnd(message))
+        except Exception as exc:  # the store is failing: the run's end says so
+            _log.warning("the cut turn could not be stored", error=repr(exc))
+
+
+def _session_end(run: _Run) -> SessionEndEvent:
+    tree = run.budget.report() if run.budget is not None else None
+    model = getattr(run.agent.transport, "model", None)
+    if tree is not None:
+        prices = [estimate_cost(n.model, n.usage) for n in tree.walk() if n.model]
+    else:
+        prices = [estimate_cost(model, run.total)] if isinstance(model, str) else []
+    known = [p for p in prices if p is not None]
+    return SessionEndEvent(
+        run.stop,
+        run.total,
+        tree,
+        final_text=run.final_text,
+        iterations=run.iteration,
+        duration_s=time.perf_counter() - run.started,
+        cost_usd=sum(known) if known else None,
+        session_id=run.context.session_id,
+        error=run.error,
+    )
 
 
 async def _close(iterator: AsyncIterator[StreamEvent]) -> None:
@@ -104,222 +467,7 @@ async def _close(iterator: AsyncIterator[StreamEvent]) -> None:
             await aclose()
 
 
-async def run_loop(
-    agent: Agent,
-    user_message: str | Message | Sequence[ContentBlock] | None,
-    context: ContextStore,
-    control: Control,
-    run_scope: RunScope | None = None,
-) -> AsyncGenerator[StreamEvent, None]:
-    """Run ``agent`` on ``user_message`` (``None``: continue from the context as it is),
-    as part of ``run_scope`` (default: the scope current when the run starts)."""
-    outbox = Outbox()
-    scope = (run_scope or current_scope()).child(sink=outbox.put)
-    budget = scope.budget
-    tools = {t.name: t for t in agent.tools}
-    total = Usage()
-    stop = StopReason.end_turn
-    pending: tuple[Message, list[ToolUseBlock], list[ToolResultBlock | None]] | None = None
-    if budget is not None:
-        budget.attach(control)
-        if (left := budget.seconds_left()) is not None:  # the nearest time limit above
-            control.deadline = anyio.current_time() + left
-    try:
-        if user_message is not None:
-            try:
-                await context.append(_user_message(user_message))
-            except Exception as exc:
-                raise _store_failed(exc) from exc
-        iteration = 0
-        while True:
-            iteration += 1
-            if control.interrupted:
-                raise _Interrupted
-            if budget is not None and (spent := budget.exceeded) is not None:
-                yield Error(BudgetExceeded(spent))
-                stop = StopReason.budget
-                break
-            try:
-                history = await context.get_history()
-            except Exception as exc:
-                raise _store_failed(exc) from exc
-            last = iteration == agent.max_iterations
-            if last and agent.last_iteration_message is not None:
-                history = [*history, agent.last_iteration_message]
-            offered = agent.tools
-            if agent.selector is not None:
-                offered = list(await agent.selector.select(history, agent.tools))
-
-            turn = Turn()
-            iterator: AsyncIterator[StreamEvent] | None = None
-            finished = False
-            try:
-                # The transport runs in this agent's scope (recorders key by its path);
-                # set around each await only, so the scope never leaks to the consumer.
-                token = _scope.set(scope)
-                try:
-                    iterator = aiter(agent.transport.stream(history, offered, agent.system))
-                    # The long wait, for the first event: interruptible (see Control).
-                    with anyio.CancelScope(deadline=control.deadline) as waiting:
-                        control.scope = waiting
-                        if control.interrupted:
-                            waiting.cancel()
-                        try:
-                            event = await iterator.__anext__()
-                        finally:
-                            control.scope = None
-                    if waiting.cancelled_caught:
-                        control.interrupt(StopReason.budget)  # no-op if interrupted
-                        raise _Interrupted
-                finally:
-                    _scope.reset(token)
-                while True:
-                    match event:
-                        case TextDelta():
-                            turn.add_text(event.index, event.delta)
-                            yield event
-                        case ToolInputDelta():
-                            turn.add_arguments(event.tool_use_id, event.partial_json)
-                            yield event
-                        case ToolUseStart():
-                            turn.start_call(event)
-                            yield event
-                        case ReasoningDelta():
-                            turn.add_reasoning(event)
-                            yield event
-                        case IterationEnd():
-                            turn.end = event
-                        case Error():
-                            turn.fail(event)
-                        case _:
-                            yield event
-                    if control.stopped():
-                        raise _Interrupted
-                    token = _scope.set(scope)
-                    try:
-                        event = await iterator.__anext__()
-                    finally:
-                        _scope.reset(token)
-            except StopAsyncIteration:
-                finished = True
-            except (_Interrupted, anyio.get_cancelled_exc_class(), GeneratorExit):
-                raise
-            except Exception as exc:
-                turn.fail(exc)
-            finally:
-                if iterator is not None and not finished:
-                    await _close(iterator)
-
-            if turn.error is not None:
-                yield Error(turn.error)
-                stop = StopReason.error
-                break
-            if turn.end is None:
-                yield Error(RuntimeError("the model stream ended without an IterationEnd"))
-                stop = StopReason.error
-                break
-            usage = turn.end.usage
-            total += usage
-            if budget is not None:
-                budget.charge(usage)
-            yield IterationEnd(iteration, turn.end.stop_reason, usage)
-            message, uses, bad = turn.message()
-
-            if not uses:
-                stored = [message] if message.content else []
-                for event in await _commit(context, stored, usage, scope, outbox):
-                    yield event
-                stop = (
-                    StopReason.max_tokens
-                    if turn.end.stop_reason == StopReason.max_tokens
-                    else StopReason.end_turn
-                )
-                break
-
-            results: list[ToolResultBlock | None] = [None] * len(uses)
-            pending = (message, uses, results)
-            todo: list[int] = []
-            for i, use in enumerate(uses):
-                refusal = None
-                if last:
-                    refusal = (
-                        f"Not run: the agent reached its limit of {agent.max_iterations}"
-                        " iterations."
-                    )
-                elif use.id in bad:
-                    refusal = bad[use.id]
-                if refusal is None:
-                    todo.append(i)
-                else:
-                    block = results[i] = error_result(use.id, refusal)
-                    yield result_event(use, block)
-            if len(todo) == 1 and not _reports_progress(agent, tools, uses[todo[0]]):
-                i = todo[0]
-                with anyio.CancelScope(deadline=control.deadline) as call_scope:
-                    control.scope = call_scope
-                    if control.interrupted:
-                        call_scope.cancel()
-                    try:
-                        results[i] = await call_tool(agent, tools, uses[i], scope)
-                    finally:
-                        control.scope = None
-                for event in outbox.take():
-                    yield event
-                done = results[i]
-                if done is not None:
-                    yield result_event(uses[i], done)
-            elif todo:
-                async for event in run_calls(
-                    agent, tools, uses, todo, results, scope, outbox, control
-                ):
-                    yield event
-            if control.stopped():  # interrupted, or calls were cut by the time budget
-                raise _Interrupted
-            turn_messages = [message, _results_message(results)]
-            for event in await _commit(context, turn_messages, usage, scope, outbox):
-                yield event
-            pending = None
-            if last:
-                yield Error(
-                    MaxIterationsReached(
-                        f"the agent reached its limit of {agent.max_iterations} iterations"
-                    )
-                )
-                stop = StopReason.error
-                break
-    except _Interrupted:
-        stop = control.reason
-        if stop == StopReason.budget and budget is not None:
-            yield Error(BudgetExceeded(budget.exceeded or "budget spent"))
-    except ContextStoreError as exc:  # ends the run as an event, like every other failure
-        yield Error(exc)
-        stop = StopReason.error
-    finally:
-        if budget is not None:
-            budget.detach(control)
-        if pending is not None:
-            message, uses, results = pending
-            for i, use in enumerate(uses):
-                if results[i] is None:
-                    results[i] = error_result(
-                        use.id, "Cancelled: the run was stopped before this call finished."
-                    )
-            with anyio.CancelScope(shield=True):
-                try:
-                    if not await _stored(context, uses):
-                        await context.append_many([message, _results_message(results)])
-                except Exception as exc:  # the store is failing: the run's end says so
-                    _log.warning("the cut turn could not be stored", error=repr(exc))
-    for event in outbox.take():
-        yield event
-    tree = None
-    if budget is not None:
-        budget.stop_reason = stop
-        tree = budget.report()
-    yield SessionEndEvent(stop, total, tree)
-
-
-def _reports_progress(agent: Agent, tools: dict[str, Any], use: ToolUseBlock) -> bool:
+def _reports_progress(tools: dict[str, Tool[Any]], use: ToolUseBlock) -> bool:
     tool = tools.get(use.name)
     return tool is not None and tool.supports_streaming
 
@@ -332,38 +480,40 @@ def _user_message(message: str | Message | Sequence[ContentBlock]) -> Message:
     return Message("user", list(message))
 
 
-def _results_message(results: list[ToolResultBlock | None]) -> Message:
-    return Message("user", [r for r in results if r is not None])
+def _merge(messages: list[Message]) -> Message | None:
+    """Several queued user messages as one (the history alternates roles)."""
+    if not messages:
+        return None
+    if len(messages) == 1:
+        return messages[0]
+    return Message("user", [block for m in messages for block in m.content])
 
 
-async def _commit(
-    context: ContextStore,
-    messages: list[Message],
-    usage: Usage,
-    scope: RunScope,
-    outbox: Outbox,
-) -> list[StreamEvent]:
-    """Store the iteration and its usage in one write (compaction may fire after it) and
-    collect what that emitted."""
-    token = _scope.set(scope)
-    try:
-        await context.append_turn(messages, usage.input_tokens, usage.output_tokens)
-    except Exception as exc:
-        raise _store_failed(exc) from exc
-    finally:
-        _scope.reset(token)
-    return outbox.take()
+def _results(results: Sequence[ToolResultBlock], steering: Message | None) -> Message:
+    """The user message of a turn's results; steering text rides after them."""
+    content: list[ContentBlock] = list(results)
+    if steering is not None:
+        content.extend(steering.content)
+    return Message("user", content)
 
 
-def _store_failed(exc: Exception) -> ContextStoreError:
-    return ContextStoreError(f"the context store failed: {type(exc).__name__}: {exc}")
+def _copy(history: list[Message]) -> list[Message]:
+    """A copy ``transform_context`` may change freely (tool arguments are dicts)."""
+    return copy.deepcopy(history)
 
 
-async def _stored(context: ContextStore, uses: list[ToolUseBlock]) -> bool:
-    """Whether the turn with these calls is already stored (cancellation can arrive just
-    after its write committed)."""
-    ids = {use.id for use in uses}
-    for message in reversed((await context.get_history())[-4:]):
+def _store_failed(exc: Exception) -> _Failed:
+    error = ContextStoreError(f"the context store failed: {type(exc).__name__}: {exc}")
+    return _Failed(error)
+
+
+async def _stored(context: ContextStore, first: Message) -> bool:
+    """Whether this turn is already stored (cancellation can arrive just after its write
+    committed)."""
+    ids = {use.id for use in first.tool_uses}
+    if not ids:
+        return False
+    for message in reversed((await context._loop_history())[-4:]):
         if ids & {use.id for use in message.tool_uses}:
             return True
     return False

@@ -12,9 +12,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from swarm.budget import Budget
+from swarm.control import AgentTree
 from swarm.events import StreamEvent
 from swarm.messages import ToolResultBlock
 from swarm.sandbox.base import SandboxSettings
@@ -26,6 +28,7 @@ __all__ = [
     "current_call",
     "current_scope",
     "emit",
+    "role_of",
     "use_call",
     "use_scope",
 ]
@@ -41,7 +44,9 @@ class CallRecord:
     (``sandbox_settings``) and the sandbox that will confine them (``sandbox``, one line).
     ``decision`` is ``allow``, ``deny`` (a guard refused) or ``invalid`` (unknown tool,
     arguments that do not validate or parse). ``audit_hash`` is the hash of the audit
-    record last written for the call, when an audit log observes the run.
+    record last written for the call, when an audit log observes the run. ``after``
+    names the after-call hooks that replaced the result; ``saved_output`` is the file a
+    too-large result was saved to.
     """
 
     call_id: str
@@ -58,6 +63,8 @@ class CallRecord:
     sandbox_settings: SandboxSettings | None = None
     sandbox: str | None = None
     audit_hash: str | None = None
+    after: tuple[str, ...] = ()
+    saved_output: str | None = None
 
 
 class CallObserver(Protocol):
@@ -86,7 +93,9 @@ class RunScope:
     see every tool call (the audit log is one); ``approver`` answers guards' ``ask``
     decisions (``None``: nobody to ask, so ``ask`` denies); ``budget`` is this agent's
     node in the run's budget tree; ``services`` holds other
-    run-wide objects by key.
+    run-wide objects by key; ``output_dir`` is where tool outputs too large for the model
+    are saved; ``agents`` maps the paths of the run's running agents to their controls
+    (for steering), shared by the whole tree.
     """
 
     path: str = ""
@@ -96,9 +105,20 @@ class RunScope:
     approver: Any = None
     budget: Budget | None = None
     services: dict[str, Any] = field(default_factory=dict)
+    output_dir: Path | None = None
+    agents: AgentTree | None = None
 
     def child(self, **changes: Any) -> RunScope:
+        """A copy of this scope with ``changes``; what the fields point to is shared."""
         return replace(self, **changes)
+
+
+def role_of(path: str) -> str:
+    """The role in an agent path: ``orchestrator/architect#2`` is ``architect`` (a
+    ``#`` not followed by a number is part of the name)."""
+    name = path.rsplit("/", 1)[-1]
+    head, sep, tail = name.rpartition("#")
+    return head if sep and tail.isdigit() else name
 
 
 _EMPTY = RunScope()
@@ -119,14 +139,21 @@ def emit(event: StreamEvent) -> None:
         sink(event)
 
 
-@contextmanager
-def use_scope(scope: RunScope) -> Iterator[RunScope]:
-    """Make ``scope`` current for the code inside the ``with`` block."""
-    token = _scope.set(scope)
-    try:
-        yield scope
-    finally:
-        _scope.reset(token)
+class use_scope:  # noqa: N801 - used as a function: ``with use_scope(scope):``
+    """Make ``scope`` current for the code inside the ``with`` block (a class, not a
+    generator: the loop sets its scope around every await of a streamed turn)."""
+
+    __slots__ = ("_scope", "_token")
+
+    def __init__(self, scope: RunScope) -> None:
+        self._scope = scope
+
+    def __enter__(self) -> RunScope:
+        self._token = _scope.set(self._scope)
+        return self._scope
+
+    def __exit__(self, *exc: object) -> None:
+        _scope.reset(self._token)
 
 
 def current_call() -> CallRecord | None:

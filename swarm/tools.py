@@ -17,11 +17,12 @@ import dataclasses
 import functools
 import inspect
 import json
+import math
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeVar, get_args, get_origin, overload
+from typing import Annotated, Any, Generic, Protocol, TypeVar, get_args, get_origin, overload
 
 import anyio
 import anyio.from_thread
@@ -29,26 +30,32 @@ import anyio.to_thread
 import pydantic
 from pydantic import ConfigDict
 
-from swarm.errors import ToolError, ToolTimeout
+from swarm.errors import GuardError, ToolError, ToolTimeout
 from swarm.messages import ImageBlock, TextBlock
 from swarm.types import ToolCallID, ToolName
-
-if TYPE_CHECKING:
-    from swarm.guards.base import PermissionGuard
 
 __all__ = [
     "MISSING",
     "Field",
     "FieldInfo",
+    "Guard",
     "JSONSchema",
     "Progress",
     "Tool",
     "ToolOutput",
+    "run_guards",
     "tool",
 ]
 
 T = TypeVar("T")
 JSONSchema = dict[str, Any]
+
+
+class Guard(Protocol):
+    """What a tool calls its guards as (``PermissionGuard`` is one): ``await
+    guard(tool, **arguments)`` returns the arguments to allow or raises ``GuardError``."""
+
+    async def __call__(self, tool: Tool[Any], **kwargs: Any) -> dict[str, Any]: ...
 
 
 class _Missing:
@@ -285,8 +292,9 @@ class Tool(Generic[T]):
 
     ``guards`` run in order before the handler; ``concurrency`` bounds how many calls of
     this tool run at once (``None``: no bound); ``timeout`` (seconds) cancels a call that
-    runs too long (``None``: the agent's ``tool_timeout``). ``context`` is free data for
-    whoever builds the tool; ``schema`` overrides the input schema derived from the handler.
+    runs too long (``None``: the agent's ``tool_timeout``; ``math.inf``: no limit).
+    ``context`` is free data for whoever builds the tool; ``schema`` overrides the input
+    schema derived from the handler.
     ``streams`` says the handler emits events while it runs (``swarm.run.emit``, as a
     sub-agent does), so the loop runs it where they reach the stream live.
     ``idempotent`` says running a call twice does no more than running it once (reading a
@@ -297,7 +305,7 @@ class Tool(Generic[T]):
     name: ToolName
     handler: Callable[..., Awaitable[Any]] | Callable[..., Any]
     description: str = ""
-    guards: tuple[PermissionGuard, ...] = ()
+    guards: tuple[Guard, ...] = ()
     concurrency: int | None = None
     context: T = field(default_factory=lambda: MappingProxyType({}))  # type: ignore[assignment]
     schema: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
@@ -351,8 +359,6 @@ class Tool(Generic[T]):
 
     async def check(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """Run the guard chain on validated arguments; raises ``GuardError`` to deny."""
-        from swarm.guards.chain import run_guards
-
         return await run_guards(self, arguments)
 
     async def execute(
@@ -367,15 +373,18 @@ class Tool(Generic[T]):
         Raises ``ToolTimeout`` past the timeout, and whatever the handler raises.
         """
         limit = self.timeout if self.timeout is not None else timeout
-        if limit is None:
+        if limit is None or limit == math.inf:
             if self._plain:  # the common case, without the layers below
                 return _coerce_output(await self.handler(**arguments))
             return await self._execute(arguments, progress)
-        try:
-            with anyio.fail_after(limit):
-                return await self._execute(arguments, progress)
-        except TimeoutError:
-            raise ToolTimeout(f"tool '{self.name}' timed out after {limit:g}s") from None
+        # A bare cancel scope (not fail_after's generator): every call has a limit by
+        # default, so this is the hot path.
+        with anyio.CancelScope(deadline=anyio.current_time() + limit) as scope:
+            if self._plain:
+                return _coerce_output(await self.handler(**arguments))
+            return await self._execute(arguments, progress)
+        assert scope.cancelled_caught  # only reached when the deadline cancelled the call
+        raise ToolTimeout(f"tool '{self.name}' timed out after {limit:g}s")
 
     async def _execute(self, arguments: dict[str, Any], progress: Progress | None) -> ToolOutput:
         if self._semaphore is None:
@@ -432,7 +441,7 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
-    guards: tuple[PermissionGuard, ...] = (),
+    guards: tuple[Guard, ...] = (),
     concurrency: int | None = None,
     timeout: float | None = None,
     idempotent: bool = True,
@@ -445,7 +454,7 @@ def tool(
     *,
     name: str | None = None,
     description: str | None = None,
-    guards: tuple[PermissionGuard, ...] = (),
+    guards: tuple[Guard, ...] = (),
     concurrency: int | None = None,
     timeout: float | None = None,
     idempotent: bool = True,
@@ -469,3 +478,33 @@ def tool(
         )
 
     return make(fn) if fn is not None else make
+
+
+async def run_guards(tool: Tool[Any], arguments: dict[str, Any]) -> dict[str, Any]:
+    """Pass validated arguments through ``tool.guards``; return what the last one allowed.
+
+    A guard that changes the arguments has its output validated again, so no guard can
+    push a value past a field's bounds. Raises ``GuardError`` naming the deciding guard
+    when any guard denies, raises anything, or returns something that is not arguments.
+    """
+    for guard in tool.guards:
+        name = getattr(guard, "name", type(guard).__name__)
+        try:
+            allowed = await guard(tool, **arguments)
+        except GuardError as exc:
+            if exc.guard is None:
+                exc.guard = name
+            raise
+        except Exception as exc:  # fail closed: a broken guard denies
+            raise GuardError(f"guard failed: {type(exc).__name__}: {exc}", guard=name) from exc
+        if not isinstance(allowed, dict):
+            raise GuardError(
+                f"guard returned {type(allowed).__name__}, not the arguments", guard=name
+            )
+        if allowed is not arguments and allowed != arguments:
+            try:
+                allowed = tool.validate(allowed)
+            except ToolError as exc:
+                raise GuardError(f"guard produced invalid arguments: {exc}", guard=name) from exc
+        arguments = allowed
+    return arguments

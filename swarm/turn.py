@@ -61,6 +61,12 @@ class Turn:
     def fail(self, event: Error | BaseException) -> None:
         self.error = event.exception if isinstance(event, Error) else event
 
+    def partial_text(self) -> str:
+        """The text streamed so far, in block order (what an interrupt keeps)."""
+        return "".join(
+            "".join(entry) for _, entry in sorted(self.blocks.items()) if isinstance(entry, list)
+        )
+
     def message(self) -> tuple[Message, list[ToolUseBlock], dict[str, str]]:
         """The assistant message in block order, its tool uses, and, by call id, why a
         call's arguments could not be used."""

@@ -21,6 +21,7 @@ class StopReason(StrEnum):
     error = "error"
     cancelled = "cancelled"
     budget = "budget"
+    max_iterations = "max_iterations"
 
 
 @dataclass(frozen=True, slots=True)

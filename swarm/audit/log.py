@@ -40,9 +40,8 @@ import structlog
 
 from swarm.audit.anchor import AuditHead, canonical_json, open_head, record_mac, write_head
 from swarm.audit.redact import redact, redact_text
-from swarm.guards.limits import role_of
 from swarm.messages import ToolResultBlock
-from swarm.run import CallRecord, current_scope
+from swarm.run import CallRecord, current_scope, role_of
 
 __all__ = ["GENESIS", "AuditLog", "args_hash", "canonical_json", "record_hash"]
 
@@ -298,6 +297,8 @@ class AuditLog:
                 "outcome": _outcome(call, result),
                 "duration": round(duration, 6),
                 "error": result.text if result.is_error else None,
+                **({"after": list(call.after)} if call.after else {}),
+                **({"saved_output": call.saved_output} if call.saved_output else {}),
             },
         )
 

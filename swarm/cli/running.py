@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import shutil
 import sys
 import tempfile
@@ -64,6 +65,12 @@ def add_commands(sub: Any) -> None:
         help="where run records go (default: the scenario's runs_dir, else"
         " $XDG_STATE_HOME/swarm/runs)",
     )
+    run.add_argument(
+        "--tool-timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="the time limit of one tool call for roles that set none (default: 600)",
+    )
     run.add_argument("--record", type=Path, metavar="CASSETTE", help="record every model call")
     run.add_argument(
         "--replay", type=Path, metavar="CASSETTE", help="replay a recorded run offline"
@@ -105,6 +112,25 @@ def add_commands(sub: Any) -> None:
     test.set_defaults(handler=cmd_test)
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not value > 0 or value == math.inf:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, not {text!r}")
+    return value
+
+
+def _with_tool_timeout(scenario: Scenario, seconds: float | None) -> Scenario:
+    if seconds is None:
+        return scenario
+    from dataclasses import replace
+
+    limits = scenario.limits.model_copy(update={"tool_timeout": seconds})
+    return replace(scenario, limits=limits)
+
+
 def _scenario_from_args(args: argparse.Namespace) -> Scenario:
     if args.team is not None:
         task = " ".join(args.target).strip()
@@ -144,7 +170,7 @@ def _scenario_from_args(args: argparse.Namespace) -> Scenario:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    scenario = _scenario_from_args(args)
+    scenario = _with_tool_timeout(_scenario_from_args(args), args.tool_timeout)
     if args.replay is None and args.model is None and scenario.model is None:
         raise ConfigError(NO_MODEL_HELP, path=scenario.path, field="model")
     console = Console(stderr=args.json)

@@ -1,7 +1,9 @@
-"""ContextStore: where an agent's conversation history lives."""
+"""ContextStore: where an agent's conversation history lives, and MemoryContextStore, the
+store that keeps it in a list (the default every other store's ``fork`` falls back to)."""
 
 from __future__ import annotations
 
+import copy
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -11,7 +13,7 @@ from typing import Any, Self
 
 from swarm.messages import Message
 
-__all__ = ["ContextStore", "SessionInfo", "preview_of"]
+__all__ = ["ContextStore", "MemoryContextStore", "SessionInfo", "preview_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +77,12 @@ class ContextStore(ABC):
     async def get_history(self) -> list[Message]:
         """The whole history, oldest first (a new list the caller may keep)."""
 
+    async def _loop_history(self) -> list[Message]:
+        """The history for the loop's own reading: a new list, its messages possibly
+        shared with the store (the loop never changes them). Defaults to
+        ``get_history()``."""
+        return await self.get_history()
+
     @abstractmethod
     async def clear(self) -> None:
         """Remove every message."""
@@ -103,8 +111,6 @@ class ContextStore(ABC):
 
     async def fork(self) -> ContextStore:
         """An independent copy of this history; a ``MemoryContextStore`` by default."""
-        from swarm.context.memory import MemoryContextStore
-
         return MemoryContextStore(await self.get_history())
 
     async def set_context_tokens(self, input_tokens: int, output_tokens: int) -> None:
@@ -153,3 +159,54 @@ class ContextStore(ABC):
         store = await cls.from_history(await context.get_history(), *args, **kwargs)
         await store.set_context_tokens(*await context.get_context_tokens())
         return store
+
+
+class MemoryContextStore(ContextStore):
+    """History kept in memory. ``fork()`` returns an independent copy.
+
+    ``get_history()`` and ``fork()`` hand out copies of the messages (their content lists
+    and tool arguments are mutable), so changing what they return never alters the store.
+    """
+
+    def __init__(self, history: list[Message] | None = None) -> None:
+        self._messages: list[Message] = list(history) if history else []
+        self._tokens = (0, 0)
+
+    async def append(self, message: Message) -> None:
+        self._messages.append(message)
+
+    async def append_many(self, messages: Sequence[Message]) -> None:
+        self._messages.extend(messages)
+
+    async def append_turn(
+        self, messages: Sequence[Message], input_tokens: int, output_tokens: int
+    ) -> None:
+        self._messages.extend(messages)
+        self._tokens = (self._tokens[0] + input_tokens, self._tokens[1] + output_tokens)
+
+    async def get_history(self) -> list[Message]:
+        """A deep copy of the history: the caller may change it freely."""
+        return copy.deepcopy(self._messages)
+
+    async def _loop_history(self) -> list[Message]:
+        return list(self._messages)
+
+    async def clear(self) -> None:
+        self._messages.clear()
+
+    async def replace(self, messages: Sequence[Message]) -> None:
+        self._messages = list(messages)
+
+    async def fork(self) -> MemoryContextStore:
+        forked = MemoryContextStore(copy.deepcopy(self._messages))
+        forked._tokens = self._tokens
+        return forked
+
+    async def set_context_tokens(self, input_tokens: int, output_tokens: int) -> None:
+        self._tokens = (input_tokens, output_tokens)
+
+    async def get_context_tokens(self) -> tuple[int, int]:
+        return self._tokens
+
+    async def add_context_tokens(self, input_tokens: int, output_tokens: int) -> None:
+        self._tokens = (self._tokens[0] + input_tokens, self._tokens[1] + output_tokens)

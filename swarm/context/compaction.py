@@ -341,6 +341,9 @@ class AutoCompactStore(ContextStore):
         """The wrapped store's history."""
         return await self.store.get_history()
 
+    async def _loop_history(self) -> list[Message]:
+        return await self.store._loop_history()
+
     async def clear(self) -> None:
         """Clear the wrapped store."""
         async with self._lock:

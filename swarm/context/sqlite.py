@@ -33,6 +33,7 @@ interleave their turns; for a session that an agent writes, other processes shou
 
 from __future__ import annotations
 
+import copy
 import os
 import sqlite3
 import threading
@@ -163,7 +164,18 @@ class SQLiteContextStore(ContextStore):
         await self._call(self._append, list(messages), (input_tokens, output_tokens))
 
     async def get_history(self) -> list[Message]:
-        """The live history, oldest first (a new list). See the module docs on caching."""
+        """The live history, oldest first (new messages the caller may change). See the
+        module docs on caching."""
+        cached = self._cached()
+        if cached is not None:
+            return copy.deepcopy(cached)
+        return await self._call(self._read_history)
+
+    async def _loop_history(self) -> list[Message]:
+        cached = self._cached()
+        return cached if cached is not None else await self._call(self._read_history)
+
+    def _cached(self) -> list[Message] | None:
         if self._trusted and self._lock.acquire(blocking=False):
             try:
                 if (
@@ -175,7 +187,7 @@ class SQLiteContextStore(ContextStore):
                     return list(self._messages)
             finally:
                 self._lock.release()
-        return await self._call(self._read_history)
+        return None
 
     async def clear(self) -> None:
         """Delete the live history (archived segments stay; use ``replace([])`` to archive

@@ -10,23 +10,33 @@ no rule matches) and its ``allow``/``ask`` rules stay its own.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from swarm.errors import GuardError
 from swarm.guards.base import PermissionGuard
 from swarm.guards.limits import role_of
-from swarm.guards.rules import UNPARSEABLE, Decision, Unjudgeable
+from swarm.guards.rules import UNPARSEABLE, Decision, Rule, Unjudgeable
 from swarm.run import CallRecord, current_call
 
 if TYPE_CHECKING:
-    from swarm.guards.policy import Policy
     from swarm.tools import Tool
 
-__all__ = ["CeilingGuard", "inherited_denial"]
+__all__ = ["CeilingGuard", "RulePolicy", "inherited_denial"]
+
+
+class RulePolicy(Protocol):
+    """What the ceiling reads of a policy (``Policy`` is one): its name, its hash and
+    its rules for a tool."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def hash(self) -> str: ...
+    def rules_for(self, tool: str) -> tuple[Rule, ...]: ...
 
 
 def inherited_denial(
-    policy: Policy, tool: str, arguments: Mapping[str, Any], *, role: str | None
+    policy: RulePolicy, tool: str, arguments: Mapping[str, Any], *, role: str | None
 ) -> Decision | None:
     """The first ``deny`` rule of ``policy`` that matches a call of ``tool`` by ``role``,
     as a decision, or ``None``. Raises ``Unjudgeable`` when a rule cannot tell."""
@@ -48,7 +58,7 @@ class CeilingGuard(PermissionGuard):
     ``PolicyGuard`` applies. A rule that cannot judge the call denies it (fail closed).
     """
 
-    def __init__(self, policies: Mapping[str, Policy], *, own: Policy) -> None:
+    def __init__(self, policies: Mapping[str, RulePolicy], *, own: RulePolicy) -> None:
         self.policies = policies
         self.own = own
 
@@ -89,7 +99,7 @@ class CeilingGuard(PermissionGuard):
                 )
         return kwargs
 
-    def _note(self, call: CallRecord, policy: Policy, rule: str) -> None:
+    def _note(self, call: CallRecord, policy: RulePolicy, rule: str) -> None:
         call.guard = self.name
         call.rule = rule
         call.policy = policy.name

@@ -9,19 +9,12 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from swarm.errors import GuardError
 from swarm.guards.base import PermissionGuard
-from swarm.run import current_call, current_scope
+from swarm.run import current_call, current_scope, role_of
 
 if TYPE_CHECKING:
     from swarm.tools import Tool
 
 __all__ = ["BudgetGuard", "HasBudget", "RateLimitGuard", "role_of"]
-
-
-def role_of(path: str) -> str:
-    """The role in an agent path: ``orchestrator/architect#2`` is ``architect``."""
-    name = path.rsplit("/", 1)[-1]
-    head, sep, tail = name.rpartition("#")
-    return head if sep and tail.isdigit() else name
 
 
 class RateLimitGuard(PermissionGuard):

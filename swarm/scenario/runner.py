@@ -9,6 +9,7 @@ at any instant, as a new segment.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -426,6 +427,22 @@ def _load_team(scenario: Scenario) -> Team:
         entry=scenario.entry,
         max_depth=DEFAULT_MAX_DEPTH if max_depth is None else max_depth,
     )
+    timeout = scenario.limits.tool_timeout
+    if timeout is not None:
+        specs = [
+            spec
+            if spec.tool_timeout is not None
+            else dataclasses.replace(spec, tool_timeout=timeout)
+            for spec in team.specs.values()
+        ]
+        team = Team(
+            specs,
+            entry=team.entry,
+            max_depth=team.max_depth,
+            directory=team.directory,
+            mcp_servers=team.mcp_servers,
+            models=team.models,
+        )
     return scenario_team(scenario, team)
 
 
@@ -527,7 +544,7 @@ async def _execute_with(
             approver=approver,
             run_id=run.run_id,
             model=getattr(entry.transport, "model", None),
-        )
+        ).child(output_dir=record.dir / "outputs")  # large tool outputs, kept with the run
         continue_numbering(scope, sessions)  # a resumed run's new sub-agents get new paths
         try:
             if not segment.run_model:  # the crash came after the last turn: nothing to run

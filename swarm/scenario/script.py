@@ -22,7 +22,7 @@ from swarm.context.compaction import DEFAULT_SUMMARY_PROMPT
 from swarm.errors import TransportError
 from swarm.events import IterationEnd, StreamEvent, TextDelta, ToolInputDelta, ToolUseStart
 from swarm.messages import Message, block_to_dict
-from swarm.run import current_scope
+from swarm.run import current_scope, role_of
 from swarm.scenario.spec import ScriptTurn
 from swarm.tools import Tool
 from swarm.types import StopReason, Usage
@@ -30,11 +30,6 @@ from swarm.types import StopReason, Usage
 __all__ = ["ScriptedModel", "estimate_tokens", "role_of", "script_key", "turn_call_id"]
 
 CHARS_PER_TOKEN = 4
-
-
-def role_of(path: str) -> str:
-    """The role of the agent at ``path``: its last segment without the ``#n``."""
-    return path.rsplit("/", 1)[-1].split("#", 1)[0]
 
 
 def script_key(path: str, keys: Collection[str]) -> str:

@@ -110,7 +110,8 @@ class Script(pydantic.BaseModel):
 
 
 class Limits(pydantic.BaseModel):
-    """Limits for the whole run (the entry role's subtree)."""
+    """Limits for the whole run (the entry role's subtree). ``tool_timeout`` (seconds)
+    applies to the roles whose file sets none."""
 
     model_config = _STRICT
     tokens: int | None = pydantic.Field(None, gt=0)
@@ -118,6 +119,7 @@ class Limits(pydantic.BaseModel):
     delegations: int | None = pydantic.Field(None, ge=0)
     max_iterations: int | None = pydantic.Field(None, gt=0)
     max_depth: int | None = pydantic.Field(None, ge=0)
+    tool_timeout: float | None = pydantic.Field(None, gt=0)
 
 
 class DeniedCall(pydantic.BaseModel):

@@ -10,6 +10,7 @@ forwards every event it produces up to the root stream as a ``SubAgentEvent``.
 from __future__ import annotations
 
 import functools
+import math
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -230,6 +231,7 @@ def _agent_tool(tool_name: str, description: str, ctx: AgentContext) -> Tool[Age
         context=ctx,
         streams=True,
         idempotent=False,  # a delegation is a whole sub-agent run: never repeated silently
+        timeout=math.inf,  # a sub-agent is bounded by its own budget, not the tool timeout
     )
 
 

@@ -155,6 +155,8 @@ class RoleFile(pydantic.BaseModel):
     compaction: CompactionFile | None = None
     budget: BudgetFile | None = None
     tool_choice: ToolChoice | None = None
+    tool_timeout: float | None = pydantic.Field(None, gt=0)
+    max_result_chars: int | None = pydantic.Field(None, gt=0)
 
     @pydantic.field_validator("name")
     @classmethod
@@ -202,6 +204,7 @@ class AgentSpec:
     (``("tools", 2)`` is the third tool), so errors found later can point into the file.
     ``policy`` is kept as written (a policy name or a path relative to ``source``).
     ``compaction`` is ``None`` when the role leaves it to the run.
+    ``tool_timeout`` (seconds) and ``max_result_chars`` override the agent's defaults.
     ``optional_tools`` names entries of ``tools`` that are dropped, not refused, when they
     cannot be resolved (a Claude Code file naming a server the team does not declare).
     ``shell_commands``, when not empty, limits the role's ``shell`` to commands whose
@@ -220,6 +223,8 @@ class AgentSpec:
     compaction: CompactionSettings | None = None
     budget: BudgetSettings = BudgetSettings()
     tool_choice: ToolChoice | None = None
+    tool_timeout: float | None = None
+    max_result_chars: int | None = None
     source: Path | None = None
     optional_tools: frozenset[str] = frozenset()
     shell_commands: tuple[str, ...] = ()
@@ -277,13 +282,18 @@ class AgentSpec:
         if self.shell_commands:
             limit = CommandPrefixGuard(self.shell_commands)
             tools = [t.copy(guards=(*t.guards, limit)) if t.name == "shell" else t for t in tools]
-        return Agent(
+        agent = Agent(
             system=self.system,
             transport=DummyCompletionTransport(),
             tools=tools,
             max_iterations=self.max_iterations,
             name=self.name,
         )
+        if self.tool_timeout is not None:
+            agent.tool_timeout = self.tool_timeout
+        if self.max_result_chars is not None:
+            agent.max_result_chars = self.max_result_chars
+        return agent
 
 
 def _check_aliases(document: Document) -> None:
@@ -371,6 +381,8 @@ def role_spec(document: Document, *, source: Path | None = None) -> AgentSpec:
         compaction=None if compaction is None else CompactionSettings(**compaction.model_dump()),
         budget=BudgetSettings() if budget is None else BudgetSettings(**budget.model_dump()),
         tool_choice=role.tool_choice,
+        tool_timeout=role.tool_timeout,
+        max_result_chars=role.max_result_chars,
         source=source,
         locations=MappingProxyType(dict(document.lines)),
     )

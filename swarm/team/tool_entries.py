@@ -10,7 +10,8 @@ entry is optional (a Claude Code file naming ``mcp__SERVER__TOOL``).
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any, Protocol
 
 import structlog
 
@@ -18,8 +19,21 @@ from swarm.errors import ConfigError
 from swarm.team.references import entry_point_tools, is_reference, load_tool_reference
 from swarm.tools import Tool
 
-if TYPE_CHECKING:
-    from swarm.team.spec import AgentSpec
+
+class RoleEntries(Protocol):
+    """What resolving needs of a role (``AgentSpec`` is one): its entries and where they
+    are written."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def tools(self) -> tuple[str, ...]: ...
+    @property
+    def optional_tools(self) -> frozenset[str]: ...
+    @property
+    def source(self) -> Path | None: ...
+    def error(self, message: str, *key: str | int) -> ConfigError: ...
+
 
 __all__ = ["resolve_entries"]
 
@@ -42,7 +56,7 @@ def _mcp_server(entry: str) -> str | None:
 
 
 def resolve_entries(
-    spec: AgentSpec,
+    spec: RoleEntries,
     toolbox: Mapping[str, Tool[Any] | Sequence[Tool[Any]]],
     *,
     mcp_servers: Collection[str] = (),
@@ -102,7 +116,7 @@ def resolve_entries(
 
 
 def _no_twins(
-    spec: AgentSpec, tools: list[Tool[Any]], problems: list[ConfigError]
+    spec: RoleEntries, tools: list[Tool[Any]], problems: list[ConfigError]
 ) -> list[ConfigError]:
     """Two entries giving tools of one name is an error (the model would see one)."""
     seen: set[str] = set()

@@ -15,20 +15,25 @@ from typing import Any, assert_never
 
 from swarm import errors
 from swarm.events import (
+    AgentStart,
     ContextCompacted,
     Error,
     IterationEnd,
+    MessageEnd,
     ReasoningDelta,
     SessionEndEvent,
     StreamEvent,
     SubAgentEvent,
     TextDelta,
+    ToolCallStart,
     ToolInputDelta,
     ToolOutputDelta,
     ToolResult,
     ToolUseStart,
+    TurnEnd,
+    TurnStart,
 )
-from swarm.messages import ToolResultBlock, block_from_dict, block_to_dict
+from swarm.messages import Message, ToolResultBlock, block_from_dict, block_to_dict
 from swarm.transports.retry import ProviderError
 from swarm.types import StopReason, Usage
 
@@ -41,6 +46,21 @@ def _usage(usage: Usage) -> dict[str, int]:
 
 def _usage_from(data: dict[str, Any]) -> Usage:
     return Usage(int(data.get("input_tokens", 0)), int(data.get("output_tokens", 0)))
+
+
+def _message(message: Message) -> dict[str, Any]:
+    return {"role": message.role, "content": [block_to_dict(b) for b in message.content]}
+
+
+def _message_from(data: dict[str, Any]) -> Message:
+    return Message(data["role"], [block_from_dict(b) for b in data["content"]])
+
+
+def _result_from(data: dict[str, Any]) -> ToolResultBlock:
+    block = block_from_dict(data)
+    if not isinstance(block, ToolResultBlock):
+        raise ValueError("a turn_end event's tool_results must be tool_result blocks")
+    return block
 
 
 def exception_to_dict(exc: BaseException) -> dict[str, Any]:
@@ -140,7 +160,32 @@ def event_to_dict(event: StreamEvent) -> dict[str, Any]:
                 "summary": event.summary,
             }
         case SessionEndEvent(stop_reason=stop, total_usage=usage):
-            return {"type": "session_end", "stop_reason": stop.value, "total_usage": _usage(usage)}
+            return {
+                "type": "session_end",
+                "stop_reason": stop.value,
+                "total_usage": _usage(usage),
+                "final_text": event.final_text,
+                "iterations": event.iterations,
+                "duration_s": event.duration_s,
+                "cost_usd": event.cost_usd,
+                "session_id": event.session_id,
+                "error": exception_to_dict(event.error) if event.error is not None else None,
+            }
+        case AgentStart(name=name, session_id=session_id):
+            return {"type": "agent_start", "name": name, "session_id": session_id}
+        case TurnStart(iteration=iteration):
+            return {"type": "turn_start", "iteration": iteration}
+        case MessageEnd(message=message):
+            return {"type": "message_end", "message": _message(message)}
+        case ToolCallStart(tool_use_id=tid, name=name, input=arguments):
+            return {"type": "tool_call_start", "tool_use_id": tid, "name": name, "input": arguments}
+        case TurnEnd(iteration=iteration, message=message, tool_results=results):
+            return {
+                "type": "turn_end",
+                "iteration": iteration,
+                "message": _message(message),
+                "tool_results": [block_to_dict(r) for r in results],
+            }
         case SubAgentEvent(path=path, event=inner):
             return {"type": "sub_agent", "path": path, "event": event_to_dict(inner)}
         case _:
@@ -191,8 +236,30 @@ def event_from_dict(data: dict[str, Any]) -> StreamEvent:
                     data["summary"],
                 )
             case "session_end":
+                error = data.get("error")
                 return SessionEndEvent(
-                    StopReason(data["stop_reason"]), _usage_from(data["total_usage"])
+                    StopReason(data["stop_reason"]),
+                    _usage_from(data["total_usage"]),
+                    final_text=data.get("final_text", ""),
+                    iterations=int(data.get("iterations", 0)),
+                    duration_s=float(data.get("duration_s", 0.0)),
+                    cost_usd=data.get("cost_usd"),
+                    session_id=data.get("session_id"),
+                    error=exception_from_dict(error) if error else None,
+                )
+            case "agent_start":
+                return AgentStart(data["name"], data["session_id"])
+            case "turn_start":
+                return TurnStart(data["iteration"])
+            case "message_end":
+                return MessageEnd(_message_from(data["message"]))
+            case "tool_call_start":
+                return ToolCallStart(data["tool_use_id"], data["name"], dict(data["input"]))
+            case "turn_end":
+                return TurnEnd(
+                    data["iteration"],
+                    _message_from(data["message"]),
+                    tuple(_result_from(r) for r in data["tool_results"]),
                 )
             case "sub_agent":
                 return SubAgentEvent(data["path"], event_from_dict(data["event"]))

@@ -128,13 +128,6 @@ def transport_from_spec(spec: str, **options: Any) -> CompletionTransport:
     return _providers[best](spec[len(best) + 1 :], **options)
 
 
-def _local(dialect: str, **options: Any) -> CompletionTransport:
-    from swarm.local import local_transport  # starts llama.cpp's server on first use
-
-    return local_transport(dialect, **options)
-
-
 register_provider("openai", _openai)
 register_provider("anthropic", _anthropic)
 register_provider("openai-compatible", _openai_compatible)
-register_provider("local", _local)

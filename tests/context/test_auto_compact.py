@@ -21,10 +21,11 @@ from swarm import (
     TextBlock,
     TextDelta,
     Tool,
-    ToolResult,
     ToolResultBlock,
     ToolUseBlock,
     TransportError,
+    TurnEnd,
+    TurnStart,
     Usage,
     tool,
 )
@@ -312,9 +313,10 @@ async def test_a_run_shows_the_compaction_in_its_stream(tmp_path: Path, backend:
     assert compacted == [ContextCompacted(11, 3, 900, "Listed four directories.")]
     at = events.index(compacted[0])  # after the fifth call's result, before the sixth call
     assert [e.iteration for e in events[:at] if isinstance(e, IterationEnd)] == [1, 2, 3, 4, 5]
-    before = events[at - 1]
-    assert isinstance(before, ToolResult) and before.tool_use_id == "c5"
-    assert events[at + 1] == TextDelta(0, "Tidy.")
+    before = events[at - 1]  # the fifth turn, stored with its result
+    assert isinstance(before, TurnEnd) and before.iteration == 5
+    assert [r.tool_use_id for r in before.tool_results] == ["c5"]
+    assert events[at + 1 : at + 3] == [TurnStart(6), TextDelta(0, "Tidy.")]
 
     after = seen[5]  # what the model saw on the call after the compaction
     assert after[0].content[0] == TextBlock("Tidy the repository.")

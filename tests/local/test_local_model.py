@@ -18,6 +18,7 @@ import pytest
 
 from swarm import (
     Agent,
+    AgentStart,
     Error,
     IterationEnd,
     MemoryContextStore,
@@ -236,7 +237,9 @@ async def test_cancelling_mid_stream_stops_generation(
             if isinstance(event, TextDelta):
                 run.interrupt()
     assert run.session_end is not None and run.session_end.stop_reason == StopReason.cancelled
-    assert [m.role for m in await context.get_history()] == ["user"]
+    history = await context.get_history()  # the text streamed before the interrupt is kept
+    assert [m.role for m in history] == ["user", "assistant"]
+    assert history[1].text == run.session_end.final_text != ""
     with anyio.fail_after(30):
         while True:  # the server notices the closed connection and frees its only slot
             async with httpx.AsyncClient() as client:
@@ -256,7 +259,8 @@ async def test_server_killed_mid_stream_is_a_clear_error_not_a_hang() -> None:
                 events: list[StreamEvent] = []
                 async for event in run:
                     events.append(event)
-                    if isinstance(event, TextDelta) and len(events) == 3:
+                    deltas = sum(isinstance(e, TextDelta) for e in events)
+                    if isinstance(event, TextDelta) and deltas == 3:
                         doomed.kill()
     errors = [e for e in events if isinstance(e, Error)]
     assert errors and isinstance(events[-1], SessionEndEvent)
@@ -280,4 +284,15 @@ async def test_a_recorded_run_replays_offline_bit_for_bit(
         "What is the weather in Oslo?", MemoryContextStore()
     ) as run:
         replayed = [e async for e in run]
-    assert replayed == recorded
+
+    def same_in_any_run(events: list[StreamEvent]) -> list[Any]:
+        """The events without what differs between two runs (session id, time)."""
+        return [
+            (e.stop_reason, e.total_usage, e.final_text, e.iterations)
+            if isinstance(e, SessionEndEvent)
+            else e
+            for e in events
+            if not isinstance(e, AgentStart)
+        ]
+
+    assert same_in_any_run(replayed) == same_in_any_run(recorded)
