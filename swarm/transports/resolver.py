@@ -151,9 +151,11 @@ class ModelResolver:
         if spec is None or spec == self.run_spec:
             return self.transport
         if spec not in self._pool:
-            built = self.build(spec)
+            # Offline nothing is sent, so a key that is not set is no error; the spec is
+            # still built (cheap: no connection opens) so a bad one fails.
+            unsent = self.offline and self.build is transport_from_spec and missing_key(spec)
+            built = transport_from_spec(spec, api_key="") if unsent else self.build(spec)
             self._pool[spec] = self.wrap(built) if self.wrap is not None else built
-        # offline, the spec is still built (cheap: no connection opens) so a bad one fails
         return self.transport if self.offline else self._pool[spec]
 
     async def aclose(self) -> None:
