@@ -144,6 +144,8 @@ def _each_file_is_used(written: list[tuple[str, str, int]], later: list[str]) ->
     """Each written file is named (it, or a directory holding it) by something after it."""
     for path, where, position in written:
         names = [path, *(str(parent) for parent in Path(path).parents if str(parent) != ".")]
+        if path.endswith(".py"):  # a module is used by its name: `weather_tools:forecast`
+            names.append(path.removesuffix(".py").replace("/", "."))
         after = "\n".join(later[position:])
         assert any(name in after for name in names), (
             f"{where}: nothing after this example uses {path} (validate or run it)"
