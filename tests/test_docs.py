@@ -7,8 +7,10 @@ Each document gets a fresh directory. Its fenced blocks, in order:
   block is written there (without the marker when it is not a ``#`` comment);
 - a ``console`` block holds ``$ swarm ...`` commands, each followed by lines of what it
   prints (each must appear in its output; ``...`` stands for anything); a command exits 0
-  unless the line ends with ``# exit N``;
-- a ``python`` block runs with the directory as its working directory and must exit 0;
+  unless the line ends with ``# exit N``; ``NAME=value`` words before ``swarm`` set
+  environment variables for that command only;
+- a ``python`` block runs with the directory as its working directory and must exit 0,
+  unless its first line is ``# file: x.py``: then it is a file like the ones above;
 - a block with no language or ``text`` is plain text (output, layouts), not an example.
 
 Any other block fails the test, and so does a file that no later command or file names
@@ -33,6 +35,7 @@ MARKER = re.compile(r"^(?:#|//|<!--)\s*file:\s*(\S+?)\s*(?:-->)?\s*$")
 FILE_LANGUAGES = frozenset({"yaml", "toml", "json", "markdown", "md"})
 PLAIN = frozenset({"", "text"})
 EXIT = re.compile(r"\s+#\s*exit\s+(\d+)\s*$")
+ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(\S*)$")
 
 
 @dataclass
@@ -50,10 +53,13 @@ def blocks_of(document: Path) -> list[Block]:
     ]
 
 
-def python(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """Run this Python in ``cwd`` as a user's shell would: no API keys, no input."""
+def python(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run this Python in ``cwd`` as a user's shell would: no API keys (but ``env``), no input."""
     clean = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     clean["COLUMNS"] = "200"
+    clean.update(env or {})
     return subprocess.run(
         [sys.executable, *args],
         cwd=cwd,
@@ -83,8 +89,14 @@ def run_console(block: Block, cwd: Path, where: str) -> list[str]:
             code = int(found.group(1))
             command = command[: found.start()]
         words = command.split()
-        assert words[0] == "swarm", f"{where}: only swarm commands run in docs: {command!r}"
-        done = python("-m", "swarm", *words[1:], cwd=cwd)
+        env: dict[str, str] = {}
+        while words and (assignment := ASSIGNMENT.match(words[0])):
+            env[assignment.group(1)] = assignment.group(2)
+            words.pop(0)
+        assert words and words[0] == "swarm", (
+            f"{where}: only swarm commands run in docs: {command!r}"
+        )
+        done = python("-m", "swarm", *words[1:], cwd=cwd, env=env)
         output = done.stdout + done.stderr
         assert done.returncode == code, f"{where}: `{command}` exited {done.returncode}:\n{output}"
         assert "Traceback" not in output, f"{where}: `{command}`:\n{output}"
@@ -106,8 +118,8 @@ def run_document(document: Path, cwd: Path) -> None:
         where = f"{name}:{block.line}"
         if block.language in PLAIN:
             continue
-        if block.language in FILE_LANGUAGES:
-            first, _, rest = block.text.partition("\n")
+        first, _, rest = block.text.partition("\n")
+        if block.language in FILE_LANGUAGES or (block.language == "python" and MARKER.match(first)):
             found = MARKER.match(first)
             assert found, f"{where}: a {block.language} block needs a first line like `# file: x`"
             target = cwd / found.group(1)
@@ -132,6 +144,8 @@ def _each_file_is_used(written: list[tuple[str, str, int]], later: list[str]) ->
     """Each written file is named (it, or a directory holding it) by something after it."""
     for path, where, position in written:
         names = [path, *(str(parent) for parent in Path(path).parents if str(parent) != ".")]
+        if path.endswith(".py"):  # a module is used by its name: `weather_tools:forecast`
+            names.append(path.removesuffix(".py").replace("/", "."))
         after = "\n".join(later[position:])
         assert any(name in after for name in names), (
             f"{where}: nothing after this example uses {path} (validate or run it)"
@@ -177,6 +191,14 @@ BROKEN = {
     ),
     "a file block without a marker": ("```yaml\nsystem: x\n```\n", "needs a first line"),
     "a kind of block the convention lacks": ("```bash\nls\n```\n", "no kind"),
+    "a variable set for one command only": (  # the key reaches the first command only
+        "```yaml\n# file: team/lead.yaml\nsystem: x\nmodel: haiku\n```\n\n"
+        "```console\n$ ANTHROPIC_API_KEY=x swarm validate team\n```\n\n"
+        "```console\n$ swarm validate team\n```\n",
+        "doc.md:11: `swarm validate team` exited 2",
+    ),
+    "a shell command that is not swarm": ("```console\n$ X=1 ls\n```\n", "only swarm"),
+    "a python file nothing checks": ("```python\n# file: tool.py\nx = 1\n```\n", "nothing"),
 }
 
 

@@ -51,15 +51,16 @@ def role_models(
         if not spec.model:
             continue
         try:
+            # The key first: building a provider's transport without it fails less clearly.
+            resolved = resolver.spec_of(spec.model)
+            variable = missing_key(resolved) if resolved and not resolver.offline else None
+            if variable is not None and resolved != run_spec:
+                message = f"the model {spec.model} ({resolved}) needs {variable}, which is not set"
+                problems.append(spec.error(message, "model"))
+                continue
             resolver(spec.model)
         except ConfigError as exc:
             problems.append(spec.error(exc.message, "model"))
-            continue
-        resolved = resolver.spec_of(spec.model)
-        variable = missing_key(resolved) if resolved and not resolver.offline else None
-        if variable is not None and resolved != run_spec:
-            message = f"the model {spec.model} ({resolved}) needs {variable}, which is not set"
-            problems.append(spec.error(message, "model"))
     if problems:
         raise ConfigError.collect(problems)
     return resolver

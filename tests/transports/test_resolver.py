@@ -107,6 +107,19 @@ def test_an_offline_run_answers_for_every_role_but_refuses_a_bad_spec() -> None:
         resolver("nonsense")
 
 
+def test_an_offline_run_needs_no_key_for_the_models_it_never_calls(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    stub = StubTransport([])
+    resolver = ModelResolver(stub)
+    assert resolver("sonnet") is stub and resolver("gpt-4.1") is stub
+    online = ModelResolver(OpenAITransport("gpt-4.1-mini", api_key="k"))
+    with pytest.raises(ConfigError, match="ANTHROPIC_API_KEY"):
+        online("sonnet")
+
+
 def test_a_role_model_no_provider_understands_names_the_role_file(tmp_path: Path) -> None:
     role = AgentSpec(name="w", description="", system="s", model="mystery:x", source=tmp_path)
     lead = AgentSpec(name="lead", description="", system="s", delegates=("w",))
