@@ -14,8 +14,9 @@ error naming the server and the tail of its stderr; the next call starts it agai
 from __future__ import annotations
 
 import contextlib
+import os
 import tempfile
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -309,7 +310,11 @@ class McpConnections:
         sandbox = self.find(settings)
         env = command_environment(settings.env, environ=self.environ) | dict(server.env)
         confinement = Confinement(
-            self.workspace.resolve(), network=server.network, env=env, hidden=self.hidden
+            self.workspace.resolve(),
+            network=server.network,
+            env=env,
+            hidden=self.hidden,
+            readable=_declared_paths(server.command, server.args),
         )
         with sandbox.launch((server.command, *server.args), confinement) as launch:
             argv = _without_info_fd(launch.argv, launch.pass_fds)
@@ -326,3 +331,11 @@ def _describe(exc: BaseException) -> str:
     while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
         exc = exc.exceptions[0]
     return f"{type(exc).__name__}: {exc}"
+
+
+def _declared_paths(command: str, args: Sequence[str]) -> tuple[Path, ...]:
+    """The files a server's declaration names by absolute path (its program, a script):
+    readable in the sandbox even where it would hide them (a project in ``/tmp``)."""
+    return tuple(
+        Path(word) for word in (command, *args) if os.path.isabs(word) and Path(word).exists()
+    )

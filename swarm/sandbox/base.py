@@ -58,6 +58,9 @@ class Confinement:
     directories; ``readonly`` are paths inside a writable one that stay read-only (the
     workspace's ``.swarm/``); ``hidden`` are paths that must not be visible at all (run
     records); ``network`` as in ``Network``; ``env`` is the command's whole environment.
+    ``readable`` are paths the command must be able to read although the sandbox would
+    hide them (a private ``/tmp``, an emptied home): the script an MCP server runs, say.
+    A home's well-known secrets stay hidden.
     """
 
     workspace: Path
@@ -66,6 +69,7 @@ class Confinement:
     writable: tuple[Path, ...] = ()
     readonly: tuple[Path, ...] = ()
     hidden: tuple[Path, ...] = ()
+    readable: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

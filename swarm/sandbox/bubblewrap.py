@@ -136,7 +136,7 @@ def bwrap_arguments(confinement: Confinement, *, home: Path) -> list[str]:
     for directory in emptied:
         args += ["--tmpfs", str(directory)]
     args += _toolchains(confinement.env.get("PATH", ""), home)
-    args += _behind_private(confinement.env.get("PATH", ""), emptied)
+    args += _behind_private(confinement.env.get("PATH", ""), emptied, confinement.readable)
     writable = [_real(confinement.workspace), *(_real(p) for p in confinement.writable)]
     if Path("/") in writable:
         raise ValueError("a sandbox cannot make '/' writable: choose a workspace directory")
@@ -154,25 +154,31 @@ def bwrap_arguments(confinement: Confinement, *, home: Path) -> list[str]:
     return args
 
 
-def _behind_private(path_variable: str, emptied: list[Path]) -> list[str]:
+def _behind_private(
+    path_variable: str, emptied: list[Path], readable: tuple[Path, ...] = ()
+) -> list[str]:
     """Arguments binding back, read-only, what the private ``/tmp``, ``/var/tmp``,
     ``/dev/shm`` and ``/run`` would hide but commands need: ``PATH`` directories there,
-    and swarm's own Python (its virtual environment and the installation it comes from,
-    also when that lies in an emptied home), so a checkout and its venv in ``/tmp`` still
-    run. Nothing from a home's well-known secrets."""
+    swarm's own Python (its virtual environment and the installation it comes from, also
+    when that lies in an emptied home), so a checkout and its venv in ``/tmp`` still run,
+    and the ``readable`` paths of the confinement. Nothing from a home's well-known
+    secrets."""
     private = [Path(p) for p in (*PRIVATE_DIRS, "/run")]
     pythons = {_real(sys.prefix), _real(sys.base_prefix)}
     entries = [Path(e) for e in path_variable.split(os.pathsep) if os.path.isabs(e)]
+    wanted = {_real(p) for p in readable}
     args: list[str] = []
     bound: set[Path] = set()
-    for candidate in [*sorted(pythons), *(_real(e) for e in entries)]:
-        if candidate in bound or not candidate.is_dir():
+    for candidate in [*sorted(pythons), *(_real(e) for e in entries), *sorted(wanted)]:
+        if candidate in bound or not (candidate.is_dir() or candidate in wanted):
+            continue
+        if not candidate.exists():
             continue
         in_private = any(p in candidate.parents for p in private)
         home = next((h for h in emptied if h in candidate.parents), None)
         if home is not None and candidate.relative_to(home).parts[0] in SECRETS:
             continue
-        if in_private or (home is not None and candidate in pythons):
+        if in_private or (home is not None and (candidate in pythons or candidate in wanted)):
             bound.add(candidate)
             args += ["--ro-bind", str(candidate), str(candidate)]
     return args

@@ -166,7 +166,8 @@ async def test_a_client_cancelling_the_call_stops_the_run_and_its_record_says_so
                 await session.call_tool("lead", {"task": "Wait."}, progress_callback=on_progress)
 
             group.start_soon(call)
-            await calling.wait()
+            with anyio.fail_after(120):  # the run must reach the call (not hang the suite)
+                await calling.wait()
             group.cancel_scope.cancel()
         for _ in range(600):  # a bounded poll: the server writes the record as it stops
             if _run_records(hanging_scenario):

@@ -3,6 +3,7 @@ program; swarm's state is read-only to them and run records invisible."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -194,3 +195,25 @@ async def test_no_kernel_setting_can_be_written(shell: Tool[Any], ws: Path) -> N
 def test_the_root_as_workspace_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="cannot make '/' writable"):
         bwrap_arguments(Confinement(tmp_path, writable=(Path("/"),)), home=tmp_path)
+
+
+def test_a_readable_path_in_tmp_is_readable_and_only_it(
+    bwrap: Bubblewrap, ws: Path, beside: Path
+) -> None:
+    script = beside / "server.py"
+    script.write_text("print('served')\n")
+    confinement = Confinement(ws, env={"PATH": "/usr/bin:/bin"}, readable=(script,))
+    command = ("sh", "-c", f"cat {script}; cat {beside}/keep.txt; touch {script}")
+    with bwrap.launch(command, confinement) as launch:
+        done = subprocess.run(
+            launch.argv,
+            env=dict(launch.env),
+            cwd=launch.cwd,
+            pass_fds=launch.pass_fds,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    assert "print('served')" in done.stdout  # the declared file is there
+    assert "original" not in done.stdout  # its neighbour in the private /tmp is not
+    assert script.read_text() == "print('served')\n" and script.stat().st_size == 16
