@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from swarm.errors import GuardError
 from swarm.guards.base import PermissionGuard
-from swarm.guards.shell import invocations_of
-from swarm.guards.shellparse import Invocation, ShellSyntaxError
+from swarm.guards.shell import judged_invocations
+from swarm.guards.shellparse import Invocation
 
 if TYPE_CHECKING:
     from swarm.tools import Tool
@@ -60,14 +60,7 @@ class CommandPrefixGuard(PermissionGuard):
         command = kwargs.get(self.argument)
         if command is None or self.any:
             return kwargs
-        try:
-            invocations = invocations_of(command)
-        except ShellSyntaxError as exc:
-            raise GuardError(
-                f"the command cannot be judged, so it is not run: {exc}",
-                guard=self.name,
-                rule="unparseable",
-            ) from None
+        invocations = judged_invocations(command, self.name)
         allowed = ", ".join(repr(" ".join(words)) for words in self.prefixes)
         for invocation in invocations:
             if not any(_starts_with(invocation, words) for words in self.prefixes):

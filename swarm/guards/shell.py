@@ -34,7 +34,14 @@ from swarm.guards.shellparse import (
 if TYPE_CHECKING:
     from swarm.tools import Tool
 
-__all__ = ["CommandPattern", "CommandPatternSpec", "PatternSet", "ShellGuard", "invocations_of"]
+__all__ = [
+    "CommandPattern",
+    "CommandPatternSpec",
+    "PatternSet",
+    "ShellGuard",
+    "invocations_of",
+    "judged_invocations",
+]
 
 Globs = str | list[str]
 
@@ -349,6 +356,19 @@ def invocations_of(command: object) -> tuple[Invocation, ...]:
     raise ShellSyntaxError(f"a command must be a string or a list of strings, not {command!r}")
 
 
+def judged_invocations(command: object, guard: str) -> tuple[Invocation, ...]:
+    """The invocations of ``command`` for a guard to judge; raises ``GuardError`` (rule
+    ``unparseable``) when the command line cannot be judged, so it is not run."""
+    try:
+        return invocations_of(command)
+    except ShellSyntaxError as exc:
+        raise GuardError(
+            f"the command cannot be judged, so it is not run: {exc}",
+            guard=guard,
+            rule="unparseable",
+        ) from None
+
+
 class ShellGuard(PermissionGuard):
     """Denies shell commands that would run a program matching ``deny``, or (when
     ``allow`` is given) any program that matches nothing in ``allow``.
@@ -374,15 +394,7 @@ class ShellGuard(PermissionGuard):
         command = kwargs.get(self.argument)
         if command is None:
             return kwargs
-        try:
-            invocations = invocations_of(command)
-        except ShellSyntaxError as exc:
-            raise GuardError(
-                f"the command cannot be judged, so it is not run: {exc}",
-                guard=self.name,
-                rule="unparseable",
-            ) from None
-        for invocation in invocations:
+        for invocation in judged_invocations(command, self.name):
             denied = self.deny.first(invocation, deny=True)
             if denied is not None:
                 raise GuardError(
