@@ -435,14 +435,7 @@ def _load_team(scenario: Scenario) -> Team:
             else dataclasses.replace(spec, tool_timeout=timeout)
             for spec in team.specs.values()
         ]
-        team = Team(
-            specs,
-            entry=team.entry,
-            max_depth=team.max_depth,
-            directory=team.directory,
-            mcp_servers=team.mcp_servers,
-            models=team.models,
-        )
+        team = team.replaced(specs=specs)
     return scenario_team(scenario, team)
 
 

@@ -38,11 +38,4 @@ def scenario_team(scenario: Scenario, team: Team) -> Team:
     """``team`` with the scenario's MCP servers added (replacing the team's of one name)."""
     if not scenario.mcp_servers:
         return team
-    return Team(
-        team.specs,
-        entry=team.entry,
-        max_depth=team.max_depth,
-        directory=team.directory,
-        mcp_servers={**team.mcp_servers, **scenario.mcp_servers},
-        models=team.models,
-    )
+    return team.replaced(mcp_servers={**team.mcp_servers, **scenario.mcp_servers})

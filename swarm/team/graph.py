@@ -274,6 +274,23 @@ class Team:
         team.warnings = (*team.warnings, *dropped)
         return team
 
+    def replaced(
+        self,
+        *,
+        specs: Iterable[AgentSpec] | None = None,
+        mcp_servers: Mapping[str, McpServer] | None = None,
+    ) -> Team:
+        """This team with other role specs or MCP servers, and everything else kept (the
+        entry, the depth limit, the directory, the model aliases); validated again."""
+        return Team(
+            list(self.specs.values()) if specs is None else specs,
+            entry=self.entry,
+            max_depth=self.max_depth,
+            directory=self.directory,
+            mcp_servers=self.mcp_servers if mcp_servers is None else mcp_servers,
+            models=self.models,
+        )
+
     def __repr__(self) -> str:
         return f"Team(entry={self.entry!r}, roles={list(self.specs)!r})"
 

@@ -288,3 +288,18 @@ def test_a_cycle_and_an_unknown_entry_are_reported_together() -> None:
     messages = [p.message for p in caught.value.problems]
     assert any("delegation cycle a -> b -> a" in m for m in messages), messages
     assert any("entry role 'ghost' is not a role" in m for m in messages), messages
+
+
+def test_a_replaced_team_keeps_its_model_aliases_and_mcp_servers() -> None:
+    from swarm.mcp.config import McpStdioServer
+
+    lead = AgentSpec(name="lead", description="leads", system="s", delegates=("dev",))
+    dev = AgentSpec(name="dev", description="codes", system="s")
+    server = McpStdioServer("time", "mcp-server-time")
+    team = Team([lead, dev], max_depth=2, mcp_servers={"time": server}, models={"fast": "x:y"})
+    slower = team.replaced(specs=[lead, AgentSpec(name="dev", description="d", system="t")])
+    assert slower.models == {"fast": "x:y"} and dict(slower.mcp_servers) == {"time": server}
+    assert slower.entry == "lead" and slower.max_depth == 2
+    assert slower.specs["dev"].system == "t"
+    other = team.replaced(mcp_servers={})
+    assert dict(other.mcp_servers) == {} and other.models == {"fast": "x:y"}
