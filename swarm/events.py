@@ -12,9 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeAlias
 
-from swarm.budget import UsageNode
 from swarm.messages import Message, ToolResultBlock
-from swarm.types import StopReason, ToolCallID, ToolName, Usage
+from swarm.types import StopReason, ToolCallID, ToolName, Usage, UsageNode
 
 __all__ = [
     "AgentStart",
