@@ -26,18 +26,18 @@ import anyio
 import anyio.to_thread
 
 from swarm.errors import ConfigError, TransportError
+from swarm.event_codec import (
+    event_from_dict,
+    event_to_dict,
+    exception_from_dict,
+    exception_to_dict,
+)
 from swarm.events import StreamEvent
 from swarm.messages import Message
 from swarm.run import current_scope
 from swarm.tools import Tool
 from swarm.transports.base import CompletionTransport, context_window_of, model_name
 from swarm.transports.models import DEFAULT_CONTEXT_WINDOW
-from swarm.transports.serialize import (
-    event_from_dict,
-    event_to_dict,
-    exception_from_dict,
-    exception_to_dict,
-)
 
 __all__ = ["RecordingTransport", "ReplayTransport", "request_to_dict"]
 
