@@ -5,6 +5,10 @@ Transports yield the model-side events (``TextDelta``, ``ReasoningDelta``, ``Too
 (``AgentStart``, ``TurnStart``, ``MessageEnd``, ``ToolCallStart``, ``ToolOutputDelta``,
 ``ToolResult``, ``TurnEnd``), ``ContextCompacted``, ``SubAgentEvent`` for events of
 agents further down the tree, and always ends with exactly one ``SessionEndEvent``.
+
+Every event class has a stable ``type`` name (``TextDelta.type == "text_delta"``); the
+JSON form of events (``swarm.event_codec``) is derived from it and the class's fields,
+so a new event needs a name and fields of types that form knows, nothing more.
 """
 
 from __future__ import annotations
