@@ -95,11 +95,7 @@ def exception_from_dict(data: dict[str, Any]) -> Exception:
 def event_to_dict(event: StreamEvent) -> dict[str, Any]:
     """Serialise one stream event to a JSON-safe dict (``{"type": ..., fields...}``)."""
     cls = type(event)
-    out: dict[str, Any] = {"type": cls.type}
-    for name, encode, _, _ in _codec(cls):
-        value = getattr(event, name)
-        out[name] = value if encode is None or value is None else encode(value)
-    return out
+    return _write(event, _codec(cls), {"type": cls.type})
 
 
 def event_from_dict(data: Mapping[str, Any]) -> StreamEvent:
@@ -109,18 +105,7 @@ def event_from_dict(data: Mapping[str, Any]) -> StreamEvent:
     cls = EVENT_TYPES.get(kind) if isinstance(kind, str) else None
     if cls is None:
         raise ValueError(f"unknown event type {kind!r}")
-    values: dict[str, Any] = {}
-    for name, _, decode, required in _codec(cls):
-        if name not in data:
-            if required:
-                raise ValueError(f"{kind} event is missing {name!r}")
-            continue
-        value = data[name]
-        try:
-            values[name] = value if decode is None or value is None else decode(value)
-        except (TypeError, KeyError, AttributeError, ValueError) as exc:
-            raise ValueError(f"{kind} event has a bad {name!r}: {exc}") from None
-    return cls(**values)
+    return cls(**_read(data, _codec(cls), f"{kind} event"))
 
 
 # --- deriving the codecs from the annotations ---------------------------------------
@@ -191,26 +176,39 @@ def _record(cls: type) -> tuple[_Encode, _Decode]:
         _codec(cls)
 
     def encode(value: Any) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for name, enc, _, _ in _codec(cls):
-            v = getattr(value, name)
-            out[name] = v if enc is None or v is None else enc(v)
-        return out
+        return _write(value, _codec(cls), {})
 
     def decode(data: Any) -> Any:
         if not isinstance(data, Mapping):
             raise TypeError(f"{cls.__name__} must be an object, not {type(data).__name__}")
-        values: dict[str, Any] = {}
-        for name, _, dec, required in _codec(cls):
-            if name not in data:
-                if required:
-                    raise KeyError(f"{cls.__name__} is missing {name!r}")
-                continue
-            v = data[name]
-            values[name] = v if dec is None or v is None else dec(v)
-        return cls(**values)
+        return cls(**_read(data, _codec(cls), cls.__name__))
 
     return encode, decode
+
+
+def _write(value: Any, fields: tuple[_Field, ...], out: dict[str, Any]) -> dict[str, Any]:
+    """Add each field of ``value`` to ``out``, encoded (``None`` stays ``null``)."""
+    for name, encode, _, _ in fields:
+        v = getattr(value, name)
+        out[name] = v if encode is None or v is None else encode(v)
+    return out
+
+
+def _read(data: Mapping[str, Any], fields: tuple[_Field, ...], what: str) -> dict[str, Any]:
+    """The decoded values of ``fields`` in ``data`` (a missing one with a default is left
+    out, so it takes the default). Raises ``ValueError`` naming ``what`` and the field."""
+    values: dict[str, Any] = {}
+    for name, _, decode, required in fields:
+        if name not in data:
+            if required:
+                raise ValueError(f"{what} is missing {name!r}")
+            continue
+        v = data[name]
+        try:
+            values[name] = v if decode is None or v is None else decode(v)
+        except (TypeError, KeyError, AttributeError, ValueError) as exc:
+            raise ValueError(f"{what} has a bad {name!r}: {exc}") from None
+    return values
 
 
 def _nested_event(value: Any) -> StreamEvent:

@@ -234,6 +234,10 @@ def test_a_missing_field_without_a_default_is_a_value_error_naming_it() -> None:
             "tool_results",
         ),
         ({"type": "sub_agent", "path": "a", "event": {"type": "nope"}}, "event"),
+        (
+            {"type": "session_end", "stop_reason": "end_turn", "total_usage": {}, "usage_tree": {}},
+            "usage_tree",
+        ),
     ],
 )
 def test_a_value_of_the_wrong_shape_is_a_value_error_naming_the_field(
