@@ -100,7 +100,15 @@ def event_to_dict(event: StreamEvent) -> dict[str, Any]:
 
 def event_from_dict(data: Mapping[str, Any]) -> StreamEvent:
     """Rebuild a stream event from ``event_to_dict`` output. Raises ``ValueError`` for an
-    unknown ``type``, a missing field that has no default, or a value of the wrong shape."""
+    unknown ``type``, a missing field that has no default, a value of the wrong shape, or
+    events nested deeper than Python can follow (a forged file; a run nests one level)."""
+    try:
+        return _event_from(data)
+    except RecursionError:
+        raise ValueError("the event is nested too deeply to read") from None
+
+
+def _event_from(data: Mapping[str, Any]) -> StreamEvent:
     kind = data.get("type") if isinstance(data, Mapping) else None
     cls = EVENT_TYPES.get(kind) if isinstance(kind, str) else None
     if cls is None:
@@ -212,7 +220,7 @@ def _read(data: Mapping[str, Any], fields: tuple[_Field, ...], what: str) -> dic
 
 
 def _nested_event(value: Any) -> StreamEvent:
-    return event_from_dict(value)
+    return _event_from(value)
 
 
 def _value(member: enum.Enum) -> Any:

@@ -245,3 +245,11 @@ def test_a_value_of_the_wrong_shape_is_a_value_error_naming_the_field(
 ) -> None:
     with pytest.raises(ValueError, match=f"bad '{field}"):
         event_from_dict(data)
+
+
+def test_a_forged_record_nesting_events_deeply_is_a_value_error() -> None:
+    data: dict[str, Any] = {"type": "text_delta", "index": 0, "delta": "x"}
+    for _ in range(900):
+        data = {"type": "sub_agent", "path": "p", "event": data}
+    with pytest.raises(ValueError, match="nested too deeply"):
+        event_from_dict(json.loads(json.dumps(data)))
