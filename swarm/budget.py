@@ -14,8 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from swarm._text import cost_text, plural
-from swarm.types import StopReason, Usage
+from swarm.types import StopReason, Usage, UsageNode
 
 if TYPE_CHECKING:
     from swarm.control import Control
@@ -47,52 +46,6 @@ class BudgetLimits:
             and self.delegations is None
             and self.depth is None
         )
-
-
-@dataclass(frozen=True, slots=True)
-class UsageNode:
-    """What one agent and its subtree spent: a tree a user can print with ``render()``."""
-
-    path: str
-    usage: Usage
-    total: Usage
-    iterations: int
-    delegations: int
-    model: str | None = None
-    stop_reason: StopReason | None = None
-    children: tuple[UsageNode, ...] = ()
-
-    def walk(self) -> list[UsageNode]:
-        """This node and every descendant, depth first."""
-        nodes = [self]
-        for child in self.children:
-            nodes += child.walk()
-        return nodes
-
-    def render(self, cost: Callable[[str | None, Usage], float | None] | None = None) -> str:
-        """An indented text tree: per agent its own tokens and its subtree's."""
-        lines: list[str] = []
-
-        def visit(node: UsageNode, depth: int) -> None:
-            name = node.path.rsplit("/", 1)[-1] or node.path
-            text = (
-                f"{'  ' * depth}{name}: {node.usage.total_tokens:,} tokens"
-                f" ({node.usage.input_tokens:,} in, {node.usage.output_tokens:,} out),"
-                f" {plural(node.iterations, 'iteration')}"
-            )
-            if node.children:
-                text += f"; subtree {node.total.total_tokens:,} tokens"
-            if cost is not None:
-                failed = node.stop_reason not in (None, StopReason.end_turn)
-                text += ", " + cost_text(cost(node.model, node.usage), failed=failed)
-            if node.stop_reason is not None and node.stop_reason != StopReason.end_turn:
-                text += f" [{node.stop_reason.value}]"
-            lines.append(text)
-            for child in node.children:
-                visit(child, depth + 1)
-
-        visit(self, 0)
-        return "\n".join(lines)
 
 
 @dataclass(eq=False, slots=True)

@@ -14,7 +14,7 @@ import math
 import time
 from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeAlias
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
@@ -73,6 +73,9 @@ class CallSettings:
 
 
 _DEFAULT_SETTINGS = CallSettings()
+
+_Item: TypeAlias = StreamEvent | Signal
+"""What the channel of concurrent calls carries: their events, and the loop's signals."""
 
 
 class Outbox:
@@ -315,7 +318,7 @@ async def run_calls(
     cancelled by an interrupt through ``control`` or its deadline (the time budget), and
     only from here, never while suspended at a yield.
     """
-    send, receive = anyio.create_memory_object_stream[Any](math.inf)
+    send, receive = anyio.create_memory_object_stream[_Item](math.inf)
     remaining = len(todo)
 
     async def one(i: int) -> None:
@@ -328,7 +331,7 @@ async def run_calls(
 
     outbox.send = send.send_nowait
     control.set_dispatch(send.send_nowait)
-    leftovers: list[Any] = []
+    leftovers: list[_Item] = []
     try:
         with send, receive:
             async with anyio.create_task_group() as group:
@@ -358,7 +361,7 @@ async def run_calls(
             yield event
 
 
-async def _next(receive: MemoryObjectReceiveStream[Any], deadline: float) -> Any:
+async def _next(receive: MemoryObjectReceiveStream[_Item], deadline: float) -> _Item:
     """The next event, or ``Signal.INTERRUPT`` once ``deadline`` (the time budget) has
     passed. The deadline's scope covers this wait only, never the loop's yields."""
     if deadline == math.inf:

@@ -5,6 +5,10 @@ Transports yield the model-side events (``TextDelta``, ``ReasoningDelta``, ``Too
 (``AgentStart``, ``TurnStart``, ``MessageEnd``, ``ToolCallStart``, ``ToolOutputDelta``,
 ``ToolResult``, ``TurnEnd``), ``ContextCompacted``, ``SubAgentEvent`` for events of
 agents further down the tree, and always ends with exactly one ``SessionEndEvent``.
+
+Every event class has a stable ``type`` name (``TextDelta.type == "text_delta"``); the
+JSON form of events (``swarm.event_codec``) is derived from it and the class's fields,
+so a new event needs a name and fields of types that form knows, nothing more.
 """
 
 from __future__ import annotations
@@ -12,9 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeAlias
 
-from swarm.budget import UsageNode
 from swarm.messages import Message, ToolResultBlock
-from swarm.types import StopReason, ToolCallID, ToolName, Usage
+from swarm.types import StopReason, ToolCallID, ToolName, Usage, UsageNode
 
 __all__ = [
     "AgentStart",

@@ -57,7 +57,7 @@ from swarm.messages import ContentBlock, Message, TextBlock, ToolResultBlock, To
 from swarm.outputs import DEFAULT_MAX_RESULT_CHARS, READ_OUTPUT, read_output_tool
 from swarm.run import RunScope, current_scope, use_scope
 from swarm.tools import Tool
-from swarm.transports.base import CompletionTransport
+from swarm.transports.base import CompletionTransport, model_name
 from swarm.transports.models import estimate_cost
 from swarm.turn import Turn
 from swarm.types import StopReason, Usage
@@ -441,11 +441,11 @@ async def _close_run(run: _Run) -> None:
 
 def _session_end(run: _Run) -> SessionEndEvent:
     tree = run.budget.report() if run.budget is not None else None
-    model = getattr(run.agent.transport, "model", None)
+    model = model_name(run.agent.transport)
     if tree is not None:
         prices = [estimate_cost(n.model, n.usage) for n in tree.walk() if n.model]
     else:
-        prices = [estimate_cost(model, run.total)] if isinstance(model, str) else []
+        prices = [estimate_cost(model, run.total)] if model is not None else []
     known = [p for p in prices if p is not None]
     return SessionEndEvent(
         run.stop,

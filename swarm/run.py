@@ -8,12 +8,12 @@ A new run-wide concern is a new field here, never a new parameter through the lo
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, Self, TypeAlias
 
 from swarm.budget import Budget
 from swarm.control import AgentTree
@@ -22,6 +22,10 @@ from swarm.messages import ToolResultBlock
 from swarm.sandbox.base import SandboxSettings
 
 __all__ = [
+    "AgentNumbers",
+    "ApprovalDecision",
+    "ApprovalRequest",
+    "Approver",
     "CallObserver",
     "CallRecord",
     "RunScope",
@@ -67,6 +71,47 @@ class CallRecord:
     saved_output: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class ApprovalRequest:
+    """What an approver is asked: the call, who makes it, and why it needs asking."""
+
+    tool: str
+    arguments: Mapping[str, Any]
+    path: str
+    call_id: str | None
+    reason: str
+    guard: str
+    rule: str | None = None
+    policy: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalDecision:
+    """An approver's answer. ``arguments`` (when approved) replaces the call's arguments."""
+
+    approved: bool
+    reason: str = ""
+    arguments: dict[str, Any] | None = field(default=None)
+
+    @classmethod
+    def approve(cls, arguments: dict[str, Any] | None = None, *, reason: str = "") -> Self:
+        """Approve the call, optionally with changed arguments."""
+        return cls(True, reason, arguments)
+
+    @classmethod
+    def deny(cls, reason: str = "") -> Self:
+        """Refuse the call; ``reason`` is shown to the model."""
+        return cls(False, reason)
+
+
+Approver: TypeAlias = Callable[[ApprovalRequest], Awaitable[ApprovalDecision | bool]]
+"""An async callable answering approval requests (``True``/``False`` or a decision).
+
+It may be called from several agents at once; an interactive approver asks one question
+at a time itself.
+"""
+
+
 class CallObserver(Protocol):
     """Sees every tool call of a run: its decision before the handler runs, and its end.
 
@@ -82,6 +127,28 @@ class CallObserver(Protocol):
     ) -> None: ...
 
 
+@dataclass(eq=False, slots=True)
+class AgentNumbers:
+    """Numbers the sub-agents of one run: the ``#N`` of ``orchestrator/developer#2`` counts
+    per calling agent and role, so no path names two sub-agents."""
+
+    last: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    def take(self, parent: str, role: str) -> int:
+        """The next number for a sub-agent of ``role`` started by the agent at ``parent``."""
+        number = self.last[parent, role] = self.last.get((parent, role), 0) + 1
+        return number
+
+    def continue_after(self, paths: Iterable[str]) -> None:
+        """Number on after ``paths`` (the agents of a resumed run's earlier sessions)."""
+        for path in paths:
+            parent, _, name = path.rpartition("/")
+            role, sep, number = name.rpartition("#")
+            if sep and number.isdigit():
+                key = (parent, role)
+                self.last[key] = max(self.last.get(key, 0), int(number))
+
+
 @dataclass(frozen=True, slots=True)
 class RunScope:
     """What the running agent shares with the run.
@@ -92,8 +159,8 @@ class RunScope:
     forwarded sub-agent events) and delivers them to the agent's stream; ``observers``
     see every tool call (the audit log is one); ``approver`` answers guards' ``ask``
     decisions (``None``: nobody to ask, so ``ask`` denies); ``budget`` is this agent's
-    node in the run's budget tree; ``services`` holds other
-    run-wide objects by key; ``output_dir`` is where tool outputs too large for the model
+    node in the run's budget tree; ``numbers`` numbers the run's sub-agents (shared by
+    the whole tree); ``output_dir`` is where tool outputs too large for the model
     are saved; ``agents`` maps the paths of the run's running agents to their controls
     (for steering), shared by the whole tree.
     """
@@ -102,9 +169,9 @@ class RunScope:
     run_id: str = ""
     sink: Callable[[StreamEvent], None] | None = None
     observers: tuple[CallObserver, ...] = ()
-    approver: Any = None
+    approver: Approver | None = None
     budget: Budget | None = None
-    services: dict[str, Any] = field(default_factory=dict)
+    numbers: AgentNumbers = field(default_factory=AgentNumbers)
     output_dir: Path | None = None
     agents: AgentTree | None = None
 

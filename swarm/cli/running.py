@@ -22,6 +22,7 @@ from swarm.cli.prompt import TerminalPrompt, interactive
 from swarm.cli.records import resume_command
 from swarm.cli.view import AgentBoard, LineView, LiveView, print_summary
 from swarm.errors import ConfigError
+from swarm.event_codec import event_to_dict
 from swarm.events import StreamEvent
 from swarm.scenario import (
     Scenario,
@@ -33,7 +34,6 @@ from swarm.scenario.record import default_runs_dir, new_run_id
 from swarm.scenario.runner import NO_MODEL_HELP, RunOutcome, default_workspace
 from swarm.scenario.sandboxing import sandbox_line
 from swarm.team import Team
-from swarm.transports.serialize import event_to_dict
 from swarm.types import StopReason
 
 __all__ = ["add_commands"]

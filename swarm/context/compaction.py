@@ -36,7 +36,7 @@ from swarm.messages import (
     ToolUseBlock,
 )
 from swarm.run import current_scope, emit
-from swarm.transports.base import CompletionTransport
+from swarm.transports.base import CompletionTransport, context_window_of
 
 __all__ = [
     "DEFAULT_SUMMARY_PROMPT",
@@ -264,10 +264,7 @@ async def _summarise(transport: CompletionTransport, request: str, system_prompt
 
 
 def _context_window(transport: CompletionTransport) -> int:
-    window = getattr(transport, "context_window", None)
-    if window is None:
-        window = getattr(getattr(transport, "model", None), "context_window", None)
-    return window if isinstance(window, int) and window > 0 else 128_000
+    return context_window_of(transport) or 128_000
 
 
 class AutoCompactStore(ContextStore):

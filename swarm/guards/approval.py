@@ -1,4 +1,5 @@
-"""Asking before a call runs: the Approver protocol and ApprovalGuard.
+"""Asking before a call runs: ``ask`` and ApprovalGuard (the approval types, defined in
+``swarm.run`` with the run scope that carries the approver, are re-exported here).
 
 An ``ask`` decision (from ``ApprovalGuard`` or a policy rule) goes to an approver: the
 guard's own, else the run scope's ``approver``. With none (a non-interactive run, or a
@@ -9,62 +10,27 @@ again on them, so an edit cannot slip past a rule that would deny it.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Self, TypeAlias
+from typing import TYPE_CHECKING, Any
 
 from swarm.errors import GuardError, ToolError
 from swarm.guards.base import ConcurrentGuard, PermissionGuard
 from swarm.guards.chain import run_guards
-from swarm.run import current_call, current_scope
+from swarm.run import (
+    ApprovalDecision,
+    ApprovalRequest,
+    Approver,
+    current_call,
+    current_scope,
+)
 
 if TYPE_CHECKING:
     from swarm.tools import Tool
 
 __all__ = ["ApprovalDecision", "ApprovalGuard", "ApprovalRequest", "Approver", "ask"]
 
-
-@dataclass(frozen=True, slots=True)
-class ApprovalRequest:
-    """What an approver is asked: the call, who makes it, and why it needs asking."""
-
-    tool: str
-    arguments: Mapping[str, Any]
-    path: str
-    call_id: str | None
-    reason: str
-    guard: str
-    rule: str | None = None
-    policy: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ApprovalDecision:
-    """An approver's answer. ``arguments`` (when approved) replaces the call's arguments."""
-
-    approved: bool
-    reason: str = ""
-    arguments: dict[str, Any] | None = field(default=None)
-
-    @classmethod
-    def approve(cls, arguments: dict[str, Any] | None = None, *, reason: str = "") -> Self:
-        """Approve the call, optionally with changed arguments."""
-        return cls(True, reason, arguments)
-
-    @classmethod
-    def deny(cls, reason: str = "") -> Self:
-        """Refuse the call; ``reason`` is shown to the model."""
-        return cls(False, reason)
-
-
-Approver: TypeAlias = Callable[[ApprovalRequest], Awaitable[ApprovalDecision | bool]]
-"""An async callable answering approval requests (``True``/``False`` or a decision).
-
-It may be called from several agents at once; an interactive approver asks one question
-at a time itself.
-"""
 
 _approved: ContextVar[tuple[str, dict[str, Any]] | None] = ContextVar(
     "swarm_approved_arguments", default=None

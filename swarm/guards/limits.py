@@ -93,8 +93,7 @@ class BudgetGuard(PermissionGuard):
         self.budget = budget
 
     async def check(self, tool: Tool[Any], **kwargs: Any) -> dict[str, Any]:
-        # getattr: ``RunScope.budget`` belongs to the budget layer, absent in bare scopes
-        budget = self.budget or getattr(current_scope(), "budget", None)
+        budget = self.budget or current_scope().budget
         reason = budget.exceeded if budget is not None else None
         if reason:
             raise GuardError(f"budget spent: {reason}", guard=self.name, rule="budget")

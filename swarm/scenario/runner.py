@@ -35,6 +35,7 @@ from swarm.audit import (
 from swarm.budget import BudgetLimits
 from swarm.context.sqlite import SQLiteContextStore
 from swarm.errors import ConfigError
+from swarm.event_codec import event_to_dict
 from swarm.events import (
     StreamEvent,
 )
@@ -74,7 +75,6 @@ from swarm.tools import Tool
 from swarm.transports.base import CompletionTransport
 from swarm.transports.recording import RecordingTransport, ReplayTransport
 from swarm.transports.resolver import ModelResolver
-from swarm.transports.serialize import event_to_dict
 from swarm.transports.spec import transport_from_spec
 
 __all__ = ["CallTally", "RunOutcome", "prepare_workspace", "resume_run", "run_scenario"]

@@ -25,11 +25,11 @@ from swarm.context.compaction import AutoCompactStore
 from swarm.context.memory import MemoryContextStore
 from swarm.errors import ConfigError, ToolError
 from swarm.events import Error, SessionEndEvent, StreamEvent, SubAgentEvent
-from swarm.run import CallObserver, RunScope, current_scope, use_scope
+from swarm.run import Approver, CallObserver, RunScope, current_scope, use_scope
 from swarm.team.graph import Team
 from swarm.team.spec import AgentSpec
 from swarm.tools import Field, Tool, ToolOutput
-from swarm.transports.base import CompletionTransport
+from swarm.transports.base import CompletionTransport, model_name
 from swarm.transports.options import for_tool_choice
 from swarm.transports.resolver import ModelResolver
 from swarm.types import StopReason
@@ -161,9 +161,6 @@ def make_agent_tools(
     return tools
 
 
-_COUNTERS = "swarm.delegation.counters"
-
-
 def _agent_tool(tool_name: str, description: str, ctx: AgentContext) -> Tool[AgentContext]:
     async def delegate(
         task: Annotated[
@@ -178,11 +175,7 @@ def _agent_tool(tool_name: str, description: str, ctx: AgentContext) -> Tool[Age
         ] = "",
     ) -> ToolOutput:
         parent = current_scope()
-        # Numbered per calling agent and role; kept in the run's services, so the
-        # counters go away with the run.
-        counters: dict[tuple[str, str], int] = parent.services.setdefault(_COUNTERS, {})
-        key = (parent.path, ctx.agent_name)
-        number = counters[key] = counters.get(key, 0) + 1
+        number = parent.numbers.take(parent.path, ctx.agent_name)
         path = (
             f"{parent.path}/{ctx.agent_name}#{number}"
             if parent.path
@@ -192,11 +185,9 @@ def _agent_tool(tool_name: str, description: str, ctx: AgentContext) -> Tool[Age
             refused = parent.budget.count_delegation()
             if refused is not None:
                 raise ToolError(f"Delegation refused: {refused}.")
-            budget = parent.budget.child(
-                path, ctx.limits, model=getattr(ctx.transport, "model", None)
-            )
+            budget = parent.budget.child(path, ctx.limits, model=model_name(ctx.transport))
         else:
-            budget = Budget(path, ctx.limits, model=getattr(ctx.transport, "model", None))
+            budget = Budget(path, ctx.limits, model=model_name(ctx.transport))
         forward = parent.sink
 
         def sink(event: StreamEvent) -> None:
@@ -279,13 +270,7 @@ async def _run_child(
 def continue_numbering(scope: RunScope, paths: Iterable[str]) -> None:
     """Make delegations in ``scope``'s run number on after ``paths`` (the agents of the
     run's earlier sessions, when it is resumed), so no path names two sub-agents."""
-    counters: dict[tuple[str, str], int] = scope.services.setdefault(_COUNTERS, {})
-    for path in paths:
-        parent, _, last = path.rpartition("/")
-        name, sep, number = last.rpartition("#")
-        if sep and number.isdigit():
-            key = (parent, name)
-            counters[key] = max(counters.get(key, 0), int(number))
+    scope.numbers.continue_after(paths)
 
 
 def team_scope(
@@ -293,7 +278,7 @@ def team_scope(
     *,
     limits: BudgetLimits | None = None,
     observers: Sequence[CallObserver] = (),
-    approver: Any = None,
+    approver: Approver | None = None,
     run_id: str | None = None,
     model: str | None = None,
 ) -> RunScope:
@@ -371,7 +356,7 @@ def run_team(
     resolve_model: Callable[[str], CompletionTransport] | None = None,
     guard_tools: Callable[[AgentSpec, list[Tool[Any]]], list[Tool[Any]]] | None = None,
     observers: Sequence[CallObserver] = (),
-    approver: Any = None,
+    approver: Approver | None = None,
     run_id: str | None = None,
 ) -> AgentStream:
     """Run ``task`` from the team's entry role; one stream shows the whole tree.
@@ -397,7 +382,7 @@ def run_team(
         observers=observers,
         approver=approver,
         run_id=run_id,
-        model=getattr(entry.transport, "model", None),
+        model=model_name(entry.transport),
     )
     if context is None:
         context = compacting_context(context_factory(), entry.transport, spec.compaction)

@@ -9,6 +9,7 @@
 - ``ModelSpec``, ``default_registry``, ``estimate_cost``: context windows and prices.
 """
 
+from swarm.event_codec import event_from_dict, event_to_dict
 from swarm.transports._http import HTTPTransport, StreamDecoder
 from swarm.transports.anthropic import (
     AnthropicStreamDecoder,
@@ -47,7 +48,6 @@ from swarm.transports.resolver import (
     model_spec,
 )
 from swarm.transports.retry import ProviderError, RetryPolicy, parse_retry_after
-from swarm.transports.serialize import event_from_dict, event_to_dict
 from swarm.transports.spec import (
     TransportFactory,
     provider_prefixes,

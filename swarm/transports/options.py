@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeAlias, TypeVar
 
 from swarm.messages import Message
+from swarm.transports.base import CopyableTransport, PrefillsToolCalls
 
 __all__ = [
     "PerRequest",
@@ -106,13 +107,11 @@ def for_tool_choice(transport: T, choice: ToolChoice) -> T:
     assistant prefill to start a tool call gets it exactly then. A transport without
     ``copy`` is returned unchanged.
     """
-    copy = getattr(transport, "copy", None)
-    if copy is None:
+    if not isinstance(transport, CopyableTransport):
         return transport
     if choice != "required":
-        return copy(tool_choice=choice)  # type: ignore[no-any-return]
+        return transport.copy(tool_choice=choice)  # type: ignore[return-value]
     options: dict[str, Any] = {"tool_choice": on_user_turn("required", otherwise="auto")}
-    prefill = getattr(transport, "required_prefill", None)
-    if prefill:
-        options["prefill"] = on_user_turn(prefill)
-    return copy(**options)  # type: ignore[no-any-return]
+    if isinstance(transport, PrefillsToolCalls) and transport.required_prefill:
+        options["prefill"] = on_user_turn(transport.required_prefill)
+    return transport.copy(**options)  # type: ignore[return-value]

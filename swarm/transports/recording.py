@@ -26,18 +26,18 @@ import anyio
 import anyio.to_thread
 
 from swarm.errors import ConfigError, TransportError
-from swarm.events import StreamEvent
-from swarm.messages import Message
-from swarm.run import current_scope
-from swarm.tools import Tool
-from swarm.transports.base import CompletionTransport
-from swarm.transports.models import DEFAULT_CONTEXT_WINDOW
-from swarm.transports.serialize import (
+from swarm.event_codec import (
     event_from_dict,
     event_to_dict,
     exception_from_dict,
     exception_to_dict,
 )
+from swarm.events import StreamEvent
+from swarm.messages import Message
+from swarm.run import current_scope
+from swarm.tools import Tool
+from swarm.transports.base import CompletionTransport, context_window_of, model_name
+from swarm.transports.models import DEFAULT_CONTEXT_WINDOW
 
 __all__ = ["RecordingTransport", "ReplayTransport", "request_to_dict"]
 
@@ -58,8 +58,7 @@ def request_to_dict(
 
 
 def _model_of(transport: object) -> str:
-    model = getattr(transport, "model", "")
-    return model if isinstance(model, str) else ""
+    return model_name(transport) or ""
 
 
 class RecordingTransport:
@@ -109,8 +108,7 @@ class RecordingTransport:
     @property
     def context_window(self) -> int:
         """The wrapped transport's context window."""
-        window = getattr(self.inner, "context_window", DEFAULT_CONTEXT_WINDOW)
-        return window if isinstance(window, int) else DEFAULT_CONTEXT_WINDOW
+        return context_window_of(self.inner) or DEFAULT_CONTEXT_WINDOW
 
     async def stream(
         self, messages: list[Message], tools: list[Tool[Any]], system: str

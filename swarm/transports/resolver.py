@@ -24,8 +24,13 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
 from swarm.errors import ConfigError
+from swarm.transports._http import HTTPTransport
 from swarm.transports.anthropic import AnthropicTransport
-from swarm.transports.base import CompletionTransport
+from swarm.transports.base import (
+    ClosableTransport,
+    CompletionTransport,
+    WrapsTransport,
+)
 from swarm.transports.models import lookup_model
 from swarm.transports.openai import OpenAITransport
 from swarm.transports.spec import transport_from_spec
@@ -100,10 +105,11 @@ def missing_key(spec: str, environ: Mapping[str, str] | None = None) -> str | No
 def is_provider(transport: object) -> bool:
     """Whether ``transport`` (or the one it wraps, for a recording) calls a real provider,
     as opposed to a scripted model, a replayed cassette or a test stub."""
-    inner = getattr(transport, "inner", None)
-    if inner is not None and inner is not transport:
-        return is_provider(inner)
-    return isinstance(getattr(type(transport), "provider", None), str)
+    if isinstance(transport, WrapsTransport):
+        inner: object = transport.inner
+        if inner is not transport:
+            return is_provider(inner)
+    return isinstance(transport, HTTPTransport)
 
 
 class ModelResolver:
@@ -168,9 +174,7 @@ class ModelResolver:
 
 
 async def _close(transport: object) -> None:
-    close = getattr(transport, "aclose", None)
-    if close is None:
-        inner = getattr(transport, "inner", None)
-        close = getattr(inner, "aclose", None) if inner is not None else None
-    if callable(close):
-        await close()
+    if isinstance(transport, ClosableTransport):
+        await transport.aclose()
+    elif isinstance(transport, WrapsTransport) and isinstance(transport.inner, ClosableTransport):
+        await transport.inner.aclose()

@@ -38,6 +38,7 @@ from swarm.testing import (
     make_text_response,
     make_tool_use_response,
 )
+from swarm.transports.models import ModelSpec
 
 from .support import assert_valid_history
 
@@ -111,6 +112,18 @@ async def test_max_tokens_defaults_to_the_transports_context_window(
     await store.add_context_tokens(fires_at - 1, 0)
     assert summariser.calls == 0
     await store.add_context_tokens(fires_at, 0)
+    assert summariser.calls == 1
+
+
+async def test_max_tokens_falls_back_to_the_window_of_the_transports_model_spec() -> None:
+    # axio's transports name their model with a ModelSpec that carries the window
+    summariser = Summariser()
+    summariser.model = ModelSpec("house", 20_000, 4_000, 0.0, 0.0)  # type: ignore[attr-defined]
+    store = AutoCompactStore(MemoryContextStore(long_history()), summariser, keep_recent=2)
+    assert store.max_tokens == 20_000
+    await store.add_context_tokens(14_999, 0)
+    assert summariser.calls == 0
+    await store.add_context_tokens(15_000, 0)
     assert summariser.calls == 1
 
 

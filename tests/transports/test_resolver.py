@@ -23,7 +23,13 @@ from swarm import (
 )
 from swarm.scenario import load_scenario, run_scenario
 from swarm.testing import StubTransport
-from swarm.transports import BUILTIN_ALIASES, ModelResolver, missing_key, model_spec
+from swarm.transports import (
+    BUILTIN_ALIASES,
+    ModelResolver,
+    RecordingTransport,
+    missing_key,
+    model_spec,
+)
 from swarm.transports.resolver import is_provider
 from swarm.transports.spec import transport_from_spec
 
@@ -105,6 +111,39 @@ def test_an_offline_run_answers_for_every_role_but_refuses_a_bad_spec() -> None:
     assert resolver.used == {"sonnet": "anthropic:claude-sonnet-4-5"}
     with pytest.raises(ConfigError, match="unknown model provider"):
         resolver("nonsense")
+
+
+def test_a_recorded_provider_is_a_provider_and_a_recorded_stub_is_not(tmp_path: Path) -> None:
+    provider = RecordingTransport(OpenAITransport("gpt-4.1", api_key="k"), tmp_path / "a.jsonl")
+    stub = RecordingTransport(StubTransport([]), tmp_path / "b.jsonl")
+    assert not ModelResolver(provider).offline
+    assert ModelResolver(stub).offline
+    assert (provider.model, stub.model) == ("gpt-4.1", "")
+
+
+@pytest.mark.anyio
+async def test_closing_the_resolver_closes_what_a_recording_wraps(tmp_path: Path) -> None:
+    class Pooled(StubTransport):
+        closed = False
+
+        async def aclose(self) -> None:
+            self.closed = True
+
+    built: list[Pooled] = []
+
+    def build(spec: str) -> CompletionTransport:
+        built.append(Pooled([]))
+        return built[-1]
+
+    resolver = ModelResolver(
+        OpenAITransport("gpt-4.1", api_key="k"),
+        offline=False,
+        build=build,
+        wrap=lambda t: RecordingTransport(t, tmp_path / "c.jsonl"),
+    )
+    resolver("haiku")
+    await resolver.aclose()
+    assert [t.closed for t in built] == [True]
 
 
 def test_an_offline_run_needs_no_key_for_the_models_it_never_calls(
