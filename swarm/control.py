@@ -76,10 +76,11 @@ class Control:
             self.interrupt(StopReason.budget)
         return self.interrupted
 
-    def interruptible(self) -> _Interruptible:
+    def interruptible(self, until: float = math.inf) -> _Interruptible:
         """A cancel scope around one long wait (a model's first event, a lone tool call)
-        that ``interrupt()`` and the time budget (``deadline``) cancel."""
-        return _Interruptible(self)
+        that ``interrupt()`` and the time budget (``deadline``) cancel, as does ``until``
+        (on the anyio clock: a tool call's own time limit, so one scope serves both)."""
+        return _Interruptible(self, until)
 
     def set_dispatch(self, send: Callable[[Signal], None] | None) -> None:
         """Register (or clear, with ``None``) the channel of concurrent calls."""
@@ -119,14 +120,16 @@ class AgentTree:
 class _Interruptible:
     """``Control.interruptible()``: a class, not a generator, as it is on the hot path."""
 
-    __slots__ = ("_control", "_scope")
+    __slots__ = ("_control", "_scope", "_until")
 
-    def __init__(self, control: Control) -> None:
+    def __init__(self, control: Control, until: float) -> None:
         self._control = control
+        self._until = until
 
     def __enter__(self) -> anyio.CancelScope:
         control = self._control
-        scope = self._scope = anyio.CancelScope(deadline=control.deadline)
+        deadline = min(control.deadline, self._until)
+        scope = self._scope = anyio.CancelScope(deadline=deadline)
         scope.__enter__()
         control.scope = scope
         if control.interrupted:

@@ -353,8 +353,7 @@ async def _run_turn_calls(
         if decided is not None and not run.control.stopped():
             if (start := decided.start) is not None:
                 yield start
-            with run.control.interruptible():
-                done = results[i] = await complete(decided, run.scope, run.settings)
+            done = results[i] = await complete(decided, run.scope, run.settings, run.control)
         for event in run.outbox.take():
             yield event
         if done is not None:

@@ -372,19 +372,33 @@ class Tool(Generic[T]):
 
         Raises ``ToolTimeout`` past the timeout, and whatever the handler raises.
         """
-        limit = self.timeout if self.timeout is not None else timeout
-        if limit is None or limit == math.inf:
-            if self._plain:  # the common case, without the layers below
-                return _coerce_output(await self.handler(**arguments))
-            return await self._execute(arguments, progress)
-        # A bare cancel scope (not fail_after's generator): every call has a limit by
-        # default, so this is the hot path.
+        limit = self.time_limit(timeout)
+        if limit is None:
+            return await self.run_handler(arguments, progress=progress)
+        # A bare cancel scope (not fail_after's generator): it is on the hot path.
         with anyio.CancelScope(deadline=anyio.current_time() + limit) as scope:
-            if self._plain:
-                return _coerce_output(await self.handler(**arguments))
-            return await self._execute(arguments, progress)
+            return await self.run_handler(arguments, progress=progress)
         assert scope.cancelled_caught  # only reached when the deadline cancelled the call
-        raise ToolTimeout(f"tool '{self.name}' timed out after {limit:g}s")
+        raise self.timed_out(limit)
+
+    def time_limit(self, default: float | None) -> float | None:
+        """Seconds a call may run: the tool's own ``timeout``, else ``default``; ``None``
+        for no limit."""
+        limit = self.timeout if self.timeout is not None else default
+        return None if limit is None or limit == math.inf else limit
+
+    def timed_out(self, limit: float) -> ToolTimeout:
+        """The error of a call cut at ``limit`` seconds."""
+        return ToolTimeout(f"tool '{self.name}' timed out after {limit:g}s")
+
+    async def run_handler(
+        self, arguments: dict[str, Any], *, progress: Progress | None = None
+    ) -> ToolOutput:
+        """Run the handler with no time limit of its own (the caller holds the deadline,
+        as the loop does, in the one cancel scope that also serves interrupts)."""
+        if self._plain:  # the common case, without the layers below
+            return _coerce_output(await self.handler(**arguments))
+        return await self._execute(arguments, progress)
 
     async def _execute(self, arguments: dict[str, Any], progress: Progress | None) -> ToolOutput:
         if self._semaphore is None:
