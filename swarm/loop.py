@@ -429,6 +429,7 @@ async def _close_run(run: _Run) -> None:
     """Leave the history valid whatever stopped the run: results for cut calls, the
     text streamed so far as the answer."""
     control = run.control
+    control.close()
     if run.budget is not None:
         run.budget.detach(control)
         run.budget.stop_reason = run.stop
