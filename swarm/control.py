@@ -78,11 +78,11 @@ class Control:
             self.interrupt(StopReason.budget)
         return self.interrupted
 
-    def interruptible(self, until: float = math.inf) -> _Interruptible:
+    def interruptible(self, limit: float | None = None) -> _Interruptible:
         """A cancel scope around one long wait (a model's first event, a lone tool call)
-        that ``interrupt()`` and the time budget (``deadline``) cancel, as does ``until``
-        (on the anyio clock: a tool call's own time limit, so one scope serves both)."""
-        return _Interruptible(self, until)
+        that ``interrupt()`` and the time budget (``deadline``) cancel, as does ``limit``
+        seconds from now (a tool call's own time limit: one scope serves both)."""
+        return _Interruptible(self, limit)
 
     def close(self) -> None:
         """The run ended: drop its watchdog timer, if one is armed."""
@@ -128,29 +128,30 @@ class AgentTree:
 class _Interruptible:
     """``Control.interruptible()``: a class, not a generator, as it is on the hot path.
 
-    A limit ``until`` nearer than the run's deadline is kept by the control's watchdog,
+    A ``limit`` nearer than the run's deadline is kept by the control's watchdog,
     not by the scope's own deadline: anyio arms and cancels one event-loop timer per
     scope with a deadline, and a default tool timeout would pay for that on every call."""
 
-    __slots__ = ("_control", "_scope", "_until", "_watched")
+    __slots__ = ("_control", "_limit", "_scope", "_watched")
 
-    def __init__(self, control: Control, until: float) -> None:
+    def __init__(self, control: Control, limit: float | None) -> None:
         self._control = control
-        self._until = until
+        self._limit = limit
         self._watched = False
 
     def __enter__(self) -> anyio.CancelScope:
         control = self._control
         scope = self._scope = anyio.CancelScope(deadline=control.deadline)
         scope.__enter__()
-        if self._until < control.deadline:
+        if self._limit is not None:
             if control.watchdog is None:
                 control.watchdog = _Watchdog.start()
-            if control.watchdog is not None:
-                control.watchdog.watch(scope, self._until)
+            watchdog = control.watchdog
+            if watchdog is None:  # not on asyncio: the scope keeps the limit itself
+                scope.deadline = min(scope.deadline, anyio.current_time() + self._limit)
+            elif (until := watchdog.time() + self._limit) < control.deadline:
+                watchdog.watch(scope, until)
                 self._watched = True
-            else:  # not on asyncio: the scope keeps the limit itself
-                scope.deadline = self._until
         control.scope = scope
         if control.interrupted:
             scope.cancel()
@@ -203,6 +204,10 @@ class _Watchdog:
             if self._handle is not None:
                 self._handle.cancel()
             self._handle, self._at = self._loop.call_at(until, self._fire), until
+
+    def time(self) -> float:
+        """The event loop's clock (anyio's on asyncio)."""
+        return self._loop.time()
 
     def close(self) -> None:
         """Stop the timer (the run is over)."""

@@ -322,8 +322,7 @@ async def _interruptible(
     """The handler in one cancel scope for its time limit and the run's interrupt (one
     scope per call, not two: this is the loop's hot path)."""
     limit = tool.time_limit(timeout)
-    until = math.inf if limit is None else anyio.current_time() + limit
-    with control.interruptible(until):
+    with control.interruptible(limit):
         return await tool.run_handler(arguments, progress=progress)
     if control.stopped() or limit is None:
         raise Interrupted
