@@ -9,6 +9,7 @@ agents running in one run to their controls, so the root's stream can steer any 
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections import deque
 from collections.abc import Callable
@@ -57,6 +58,7 @@ class Control:
     steering: deque[Message] = field(default_factory=deque)
     follow_ups: deque[Message] = field(default_factory=deque)
     tree: AgentTree | None = None
+    watchdog: _Watchdog | None = None
 
     def interrupt(self, reason: StopReason = StopReason.cancelled) -> None:
         """Stop the run: cancel what it waits for; the loop ends with ``reason``."""
@@ -76,10 +78,17 @@ class Control:
             self.interrupt(StopReason.budget)
         return self.interrupted
 
-    def interruptible(self) -> _Interruptible:
+    def interruptible(self, limit: float | None = None) -> _Interruptible:
         """A cancel scope around one long wait (a model's first event, a lone tool call)
-        that ``interrupt()`` and the time budget (``deadline``) cancel."""
-        return _Interruptible(self)
+        that ``interrupt()`` and the time budget (``deadline``) cancel, as does ``limit``
+        seconds from now (a tool call's own time limit: one scope serves both)."""
+        return _Interruptible(self, limit)
+
+    def close(self) -> None:
+        """The run ended: drop its watchdog timer, if one is armed."""
+        if self.watchdog is not None:
+            self.watchdog.close()
+            self.watchdog = None
 
     def set_dispatch(self, send: Callable[[Signal], None] | None) -> None:
         """Register (or clear, with ``None``) the channel of concurrent calls."""
@@ -117,17 +126,32 @@ class AgentTree:
 
 
 class _Interruptible:
-    """``Control.interruptible()``: a class, not a generator, as it is on the hot path."""
+    """``Control.interruptible()``: a class, not a generator, as it is on the hot path.
 
-    __slots__ = ("_control", "_scope")
+    A ``limit`` nearer than the run's deadline is kept by the control's watchdog,
+    not by the scope's own deadline: anyio arms and cancels one event-loop timer per
+    scope with a deadline, and a default tool timeout would pay for that on every call."""
 
-    def __init__(self, control: Control) -> None:
+    __slots__ = ("_control", "_limit", "_scope", "_watched")
+
+    def __init__(self, control: Control, limit: float | None) -> None:
         self._control = control
+        self._limit = limit
+        self._watched = False
 
     def __enter__(self) -> anyio.CancelScope:
         control = self._control
         scope = self._scope = anyio.CancelScope(deadline=control.deadline)
         scope.__enter__()
+        if self._limit is not None:
+            if control.watchdog is None:
+                control.watchdog = _Watchdog.start()
+            watchdog = control.watchdog
+            if watchdog is None:  # not on asyncio: the scope keeps the limit itself
+                scope.deadline = min(scope.deadline, anyio.current_time() + self._limit)
+            elif (until := watchdog.time() + self._limit) < control.deadline:
+                watchdog.watch(scope, until)
+                self._watched = True
         control.scope = scope
         if control.interrupted:
             scope.cancel()
@@ -139,8 +163,66 @@ class _Interruptible:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> bool:
-        self._control.scope = None
+        control = self._control
+        control.scope = None
+        if self._watched and control.watchdog is not None:
+            control.watchdog.watch(None, math.inf)
         return bool(self._scope.__exit__(exc_type, exc, tb))
+
+
+class _Watchdog:
+    """One lazily re-armed event-loop timer per run for the limits of its calls.
+
+    A call sets the scope to cancel and its limit; ending it only clears them. The timer
+    is moved only when a call needs it earlier than it is set; when it fires early (the
+    call it was set for has ended), it re-arms for the call running then, if any. So a
+    run of calls with the same time limit arms about one timer per limit's length, not
+    one per call. asyncio only (``start()`` is ``None`` elsewhere)."""
+
+    __slots__ = ("_at", "_handle", "_loop", "_scope", "_until")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._handle: asyncio.TimerHandle | None = None
+        self._at = math.inf
+        self._scope: anyio.CancelScope | None = None
+        self._until = math.inf
+
+    @classmethod
+    def start(cls) -> _Watchdog | None:
+        """A watchdog on the running asyncio loop, or ``None`` on another event loop."""
+        try:
+            return cls(asyncio.get_running_loop())
+        except RuntimeError:
+            return None
+
+    def watch(self, scope: anyio.CancelScope | None, until: float) -> None:
+        """Cancel ``scope`` at ``until`` (loop time) unless watched otherwise before;
+        ``None`` stops watching."""
+        self._scope, self._until = scope, until
+        if until < self._at:
+            if self._handle is not None:
+                self._handle.cancel()
+            self._handle, self._at = self._loop.call_at(until, self._fire), until
+
+    def time(self) -> float:
+        """The event loop's clock (anyio's on asyncio)."""
+        return self._loop.time()
+
+    def close(self) -> None:
+        """Stop the timer (the run is over)."""
+        if self._handle is not None:
+            self._handle.cancel()
+        self._handle, self._at, self._scope = None, math.inf, None
+
+    def _fire(self) -> None:
+        self._handle, self._at = None, math.inf
+        if self._scope is None:
+            return
+        if self._loop.time() >= self._until:
+            self._scope.cancel()
+        else:
+            self.watch(self._scope, self._until)
 
 
 def _as_user(message: str | Message) -> Message:

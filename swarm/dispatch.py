@@ -19,13 +19,13 @@ from typing import Any, Protocol, TypeAlias
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 
-from swarm.control import Control, Signal
+from swarm.control import Control, Interrupted, Signal
 from swarm.errors import GuardError, ToolError
 from swarm.events import StreamEvent, ToolCallStart, ToolOutputDelta, ToolResult
 from swarm.messages import ToolResultBlock, ToolUseBlock
 from swarm.outputs import READ_OUTPUT, spill
 from swarm.run import CallRecord, RunScope, _call, _scope, current_scope
-from swarm.tools import Progress, Tool
+from swarm.tools import Progress, Tool, ToolOutput
 
 __all__ = [
     "DEFAULT_TOOL_TIMEOUT",
@@ -209,10 +209,15 @@ async def _guard(decided: Decided) -> None:
 
 
 async def complete(
-    decided: Decided, scope: RunScope, settings: CallSettings = _DEFAULT_SETTINGS
+    decided: Decided,
+    scope: RunScope,
+    settings: CallSettings = _DEFAULT_SETTINGS,
+    control: Control | None = None,
 ) -> ToolResultBlock:
     """Run a decided call: the handler, the after hooks, the large-output rule, and the
-    observers' finish. A refused call only reaches the observers."""
+    observers' finish. A refused call only reaches the observers. With ``control`` (a
+    lone call of the loop), the call's time limit and the run's interrupt share one
+    cancel scope, and an interrupted call raises ``Interrupted``."""
     observers = () if decided.unrecorded else scope.observers
     scope_token = _scope.set(scope)
     call_token = _call.set(decided.call)
@@ -223,11 +228,11 @@ async def complete(
                 await observer.on_finish(decided.call, block, 0.0)
             return block
         if not observers:
-            return await _run(decided, decided.tool, scope, settings)
+            return await _run(decided, decided.tool, scope, settings, control)
         started = time.perf_counter()
         result: ToolResultBlock | None = None
         try:
-            result = await _run(decided, decided.tool, scope, settings)
+            result = await _run(decided, decided.tool, scope, settings, control)
         finally:
             if result is None:
                 result = error_result(
@@ -243,9 +248,13 @@ async def complete(
 
 
 async def _run(
-    decided: Decided, tool: Tool[Any], scope: RunScope, settings: CallSettings
+    decided: Decided,
+    tool: Tool[Any],
+    scope: RunScope,
+    settings: CallSettings,
+    control: Control | None,
 ) -> ToolResultBlock:
-    block = await _execute(tool, decided.use, decided.arguments, scope, settings.timeout)
+    block = await _execute(tool, decided.use, decided.arguments, scope, settings.timeout, control)
     if settings.after:
         block = await _after(decided, block, settings.after)
     limit = settings.max_result_chars
@@ -282,6 +291,7 @@ async def _execute(
     arguments: dict[str, Any],
     scope: RunScope,
     timeout: float | None,
+    control: Control | None,
 ) -> ToolResultBlock:
     progress = None
     sink = scope.sink
@@ -292,12 +302,34 @@ async def _execute(
 
         progress = Progress(use.id, use.name, report)
     try:
-        output = await tool.execute(arguments, progress=progress, timeout=timeout)
+        if control is None:
+            output = await tool.execute(arguments, progress=progress, timeout=timeout)
+        else:
+            output = await _interruptible(tool, arguments, progress, timeout, control)
+    except Interrupted:
+        raise
     except ToolError as exc:
         return error_result(use.id, str(exc))
     except Exception as exc:
         return error_result(use.id, f"Tool '{use.name}' failed: {type(exc).__name__}: {exc}")
     return ToolResultBlock(use.id, output.content, False, output.details)
+
+
+async def _interruptible(
+    tool: Tool[Any],
+    arguments: dict[str, Any],
+    progress: Progress | None,
+    timeout: float | None,
+    control: Control,
+) -> ToolOutput:
+    """The handler in one cancel scope for its time limit and the run's interrupt (one
+    scope per call, not two: this is the loop's hot path)."""
+    limit = tool.time_limit(timeout)
+    with control.interruptible(limit):
+        return await tool.run_handler(arguments, progress=progress)
+    if control.stopped() or limit is None:
+        raise Interrupted
+    raise tool.timed_out(limit)
 
 
 async def run_calls(

@@ -194,9 +194,19 @@ async def run_loop(
             run.turn = None
             results: list[ToolResultBlock | None] = [None] * len(uses)
             run.pending = (message, uses, results)
-            async with aclosing(_run_turn_calls(run, uses, bad, results)) as called:
-                async for event in called:
+            refused, todo = _refuse(run, uses, bad, results)
+            for event in refused:
+                yield event
+            if len(todo) == 1 and not _reports_progress(run.tools, uses[todo[0]]):
+                decided = await _decide_lone(run, uses[todo[0]])  # inline: no task group
+                if decided is not None and (start := decided.start) is not None:
+                    yield start
+                for event in await _complete_lone(run, decided, todo[0], results):
                     yield event
+            elif todo:
+                async with aclosing(_run_concurrently(run, uses, todo, results)) as called:
+                    async for event in called:
+                        yield event
             if control.stopped():  # interrupted, or calls were cut by the time budget
                 raise Interrupted
             done = [r for r in results if r is not None]
@@ -320,15 +330,13 @@ async def _stream_turn(
         raise _Failed(RuntimeError("the model stream ended without an IterationEnd"))
 
 
-async def _run_turn_calls(
-    run: _Run,
-    uses: list[ToolUseBlock],
-    bad: dict[str, str],
-    results: list[ToolResultBlock | None],
-) -> AsyncGenerator[StreamEvent, None]:
-    """Run the turn's calls, filling ``results``: refusals first, then a lone call
-    inline (no task group) or the rest concurrently."""
+def _refuse(
+    run: _Run, uses: list[ToolUseBlock], bad: dict[str, str], results: list[ToolResultBlock | None]
+) -> tuple[list[StreamEvent], list[int]]:
+    """Refuse the calls that cannot run (bad arguments, the last iteration), filling
+    ``results``; their events, and the indexes of the calls left to run."""
     last = run.iteration == run.agent.max_iterations
+    events: list[StreamEvent] = []
     todo: list[int] = []
     for i, use in enumerate(uses):
         refusal = bad.get(use.id)
@@ -339,35 +347,45 @@ async def _run_turn_calls(
             todo.append(i)
         else:
             block = results[i] = error_result(use.id, refusal)
-            yield result_event(use, block)
-    if len(todo) == 1 and not _reports_progress(run.tools, uses[todo[0]]):
-        i = todo[0]
-        decided: Decided | None = None
-        done: ToolResultBlock | None = None
-        tool = run.tools.get(uses[i].name)
-        if (tool is None or not tool.guards) and not run.scope.observers:
-            decided = await decide(run.tools, uses[i], run.scope)  # nothing in it can wait
-        else:
-            with run.control.interruptible():
-                decided = await decide(run.tools, uses[i], run.scope)
-        if decided is not None and not run.control.stopped():
-            if (start := decided.start) is not None:
-                yield start
-            with run.control.interruptible():
-                done = results[i] = await complete(decided, run.scope, run.settings)
-        for event in run.outbox.take():
-            yield event
-        if done is not None:
-            _note_saved(run, done)
-            yield result_event(uses[i], done)
-    elif todo:
-        async for event in run_calls(
-            run.tools, uses, todo, results, run.scope, run.outbox, run.control, run.settings
-        ):
-            yield event
-        for result in results:
-            if result is not None:
-                _note_saved(run, result)
+            events.append(result_event(use, block))
+    return events, todo
+
+
+async def _decide_lone(run: _Run, use: ToolUseBlock) -> Decided | None:
+    """Decide a turn's only call; ``None`` when the run was interrupted meanwhile."""
+    tool = run.tools.get(use.name)
+    if (tool is None or not tool.guards) and not run.scope.observers:
+        return await decide(run.tools, use, run.scope)  # nothing in it can wait
+    with run.control.interruptible():  # a guard may wait (for a person's approval)
+        return await decide(run.tools, use, run.scope)
+    return None
+
+
+async def _complete_lone(
+    run: _Run, decided: Decided | None, i: int, results: list[ToolResultBlock | None]
+) -> list[StreamEvent]:
+    """Run a turn's only call inline; the events it made, its result last. The call's
+    time limit and the run's interrupt share one cancel scope (an interrupt raises)."""
+    done: ToolResultBlock | None = None
+    if decided is not None and not run.control.stopped():
+        done = results[i] = await complete(decided, run.scope, run.settings, run.control)
+    if done is None or decided is None:
+        return run.outbox.take()
+    _note_saved(run, done)
+    return [*run.outbox.take(), result_event(decided.use, done)]
+
+
+async def _run_concurrently(
+    run: _Run, uses: list[ToolUseBlock], todo: list[int], results: list[ToolResultBlock | None]
+) -> AsyncGenerator[StreamEvent, None]:
+    """Run the calls ``todo`` in a task group, yielding their events as they happen."""
+    async for event in run_calls(
+        run.tools, uses, todo, results, run.scope, run.outbox, run.control, run.settings
+    ):
+        yield event
+    for result in results:
+        if result is not None:
+            _note_saved(run, result)
 
 
 def _note_saved(run: _Run, block: ToolResultBlock) -> None:
@@ -411,6 +429,7 @@ async def _close_run(run: _Run) -> None:
     """Leave the history valid whatever stopped the run: results for cut calls, the
     text streamed so far as the answer."""
     control = run.control
+    control.close()
     if run.budget is not None:
         run.budget.detach(control)
         run.budget.stop_reason = run.stop

@@ -319,6 +319,9 @@ class Tool(Generic[T]):
         init=False, repr=False, compare=False
     )
     _plain: bool = field(init=False, repr=False, compare=False)
+    _guard_calls: tuple[Callable[..., Awaitable[Any]], ...] = field(
+        init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         sem = anyio.Semaphore(self.concurrency) if self.concurrency else None
@@ -328,6 +331,7 @@ class Tool(Generic[T]):
         object.__setattr__(self, "_stream", getattr(self.handler, "stream", None))
         plain = self._is_async and sem is None and not self._sig.injected
         object.__setattr__(self, "_plain", plain and self._stream is None)
+        object.__setattr__(self, "_guard_calls", tuple(_entry(g) for g in self.guards))
 
     @property
     def input_schema(self) -> JSONSchema:
@@ -372,19 +376,33 @@ class Tool(Generic[T]):
 
         Raises ``ToolTimeout`` past the timeout, and whatever the handler raises.
         """
-        limit = self.timeout if self.timeout is not None else timeout
-        if limit is None or limit == math.inf:
-            if self._plain:  # the common case, without the layers below
-                return _coerce_output(await self.handler(**arguments))
-            return await self._execute(arguments, progress)
-        # A bare cancel scope (not fail_after's generator): every call has a limit by
-        # default, so this is the hot path.
+        limit = self.time_limit(timeout)
+        if limit is None:
+            return await self.run_handler(arguments, progress=progress)
+        # A bare cancel scope (not fail_after's generator): it is on the hot path.
         with anyio.CancelScope(deadline=anyio.current_time() + limit) as scope:
-            if self._plain:
-                return _coerce_output(await self.handler(**arguments))
-            return await self._execute(arguments, progress)
+            return await self.run_handler(arguments, progress=progress)
         assert scope.cancelled_caught  # only reached when the deadline cancelled the call
-        raise ToolTimeout(f"tool '{self.name}' timed out after {limit:g}s")
+        raise self.timed_out(limit)
+
+    def time_limit(self, default: float | None) -> float | None:
+        """Seconds a call may run: the tool's own ``timeout``, else ``default``; ``None``
+        for no limit."""
+        limit = self.timeout if self.timeout is not None else default
+        return None if limit is None or limit == math.inf else limit
+
+    def timed_out(self, limit: float) -> ToolTimeout:
+        """The error of a call cut at ``limit`` seconds."""
+        return ToolTimeout(f"tool '{self.name}' timed out after {limit:g}s")
+
+    async def run_handler(
+        self, arguments: dict[str, Any], *, progress: Progress | None = None
+    ) -> ToolOutput:
+        """Run the handler with no time limit of its own (the caller holds the deadline,
+        as the loop does, in the one cancel scope that also serves interrupts)."""
+        if self._plain:  # the common case, without the layers below
+            return _coerce_output(await self.handler(**arguments))
+        return await self._execute(arguments, progress)
 
     async def _execute(self, arguments: dict[str, Any], progress: Progress | None) -> ToolOutput:
         if self._semaphore is None:
@@ -487,24 +505,42 @@ async def run_guards(tool: Tool[Any], arguments: dict[str, Any]) -> dict[str, An
     push a value past a field's bounds. Raises ``GuardError`` naming the deciding guard
     when any guard denies, raises anything, or returns something that is not arguments.
     """
-    for guard in tool.guards:
-        name = getattr(guard, "name", type(guard).__name__)
+    for guard, call in zip(tool.guards, tool._guard_calls, strict=True):
         try:
-            allowed = await guard(tool, **arguments)
+            allowed = await call(tool, **arguments)
         except GuardError as exc:
             if exc.guard is None:
-                exc.guard = name
+                exc.guard = _guard_name(guard)
             raise
         except Exception as exc:  # fail closed: a broken guard denies
-            raise GuardError(f"guard failed: {type(exc).__name__}: {exc}", guard=name) from exc
+            raise GuardError(
+                f"guard failed: {type(exc).__name__}: {exc}", guard=_guard_name(guard)
+            ) from exc
         if not isinstance(allowed, dict):
             raise GuardError(
-                f"guard returned {type(allowed).__name__}, not the arguments", guard=name
+                f"guard returned {type(allowed).__name__}, not the arguments",
+                guard=_guard_name(guard),
             )
         if allowed is not arguments and allowed != arguments:
             try:
                 allowed = tool.validate(allowed)
             except ToolError as exc:
-                raise GuardError(f"guard produced invalid arguments: {exc}", guard=name) from exc
+                raise GuardError(
+                    f"guard produced invalid arguments: {exc}", guard=_guard_name(guard)
+                ) from exc
         arguments = allowed
     return arguments
+
+
+def _guard_name(guard: Guard) -> str:
+    return str(getattr(guard, "name", type(guard).__name__))
+
+
+def _entry(guard: Guard) -> Callable[..., Awaitable[Any]]:
+    """What the chain awaits for ``guard``: its ``check`` when its ``__call__`` only
+    forwards there (``PermissionGuard``'s, marked ``forwards_to_check``), which saves a
+    coroutine per guard per call; else the guard itself."""
+    if getattr(type(guard).__call__, "forwards_to_check", False):
+        check: Callable[..., Awaitable[Any]] = getattr(guard, "check")  # noqa: B009
+        return check
+    return guard

@@ -339,6 +339,34 @@ async def test_a_hung_tool_is_stopped_by_the_agent_tool_timeout() -> None:
 
 
 @pytest.mark.anyio
+async def test_each_call_keeps_its_own_time_limit_after_quick_calls_before_it() -> None:
+    """Calls well within the limit first, then one that hangs: the hung one is cut at
+    its own limit (counted from its start, not from the first call's), and none of the
+    others is cut."""
+
+    @tool
+    async def step(hang: bool) -> str:
+        """Take a tenth of the limit, or never return."""
+        if hang:
+            await anyio.sleep_forever()
+        await anyio.sleep(0.1)
+        return "quick"
+
+    turns = [make_tool_use_response("step", f"q{i}", {"hang": False}) for i in range(4)]
+    turns.append(make_tool_use_response("step", "h", {"hang": True}))
+    turns.append(make_tool_use_response("step", "after", {"hang": False}))
+    agent = Agent("s", StubTransport([*turns, make_text_response("ok")]), [step], tool_timeout=1)
+    with anyio.fail_after(30):  # a bound on a hang, should the limit be lost
+        async with agent.run_stream("go", MemoryContextStore()) as stream:
+            results = [e async for e in stream if isinstance(e, ToolResult)]
+            end = stream.session_end
+    assert [r.content for r in results if not r.is_error] == ["quick"] * 5
+    assert [r.tool_use_id for r in results if r.is_error] == ["h"]
+    assert "timed out after 1s" in results[4].content
+    assert end is not None and end.stop_reason == StopReason.end_turn
+
+
+@pytest.mark.anyio
 async def test_fork_and_get_history_cannot_alter_the_store() -> None:
     store = MemoryContextStore([Message.user("original")])
     forked = await store.fork()

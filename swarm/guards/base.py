@@ -32,6 +32,8 @@ class PermissionGuard(ABC):
     async def __call__(self, tool: Tool[Any], **kwargs: Any) -> dict[str, Any]:
         return await self.check(tool, **kwargs)
 
+    __call__.forwards_to_check = True  # type: ignore[attr-defined]  # the chain awaits check
+
     @abstractmethod
     async def check(self, tool: Tool[Any], **kwargs: Any) -> dict[str, Any]:
         """Decide on one call: return the arguments to allow, raise ``GuardError`` to deny."""
