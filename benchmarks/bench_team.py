@@ -9,8 +9,12 @@ Reports the wall time against that critical path (target: within 1.2x), next to 
 floor: the same shape with bare anyio tasks and no framework at all (three sleeps, 500
 tasks sleeping in between), measured in the same process. Also reports the full garbage
 collections that fell inside the measured runs, and the process's resident memory after
-the sub-agents finished. ``--freeze`` first takes the startup heap out of the collector's
-full passes with ``gc.freeze()``, as the ``swarm`` command does.
+the sub-agents finished, and what one waiting sub-agent holds: the objects the collector
+tracks and the bytes allocated, taken while all of them wait for their model call (one
+more fan-out, untimed, under ``tracemalloc``). Every object a sub-agent holds while it waits
+outlives the young collections, so full collections grow with it: that is most of the gap
+between default garbage collection and ``--freeze``, which first takes the startup heap
+out of the collector's full passes with ``gc.freeze()``, as the ``swarm`` command does.
 """
 
 from __future__ import annotations
@@ -20,7 +24,8 @@ import gc
 import resource
 import statistics
 import time
-from collections.abc import AsyncIterator
+import tracemalloc
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -45,11 +50,20 @@ LATENCY = 0.05
 
 
 class SlowModel:
-    """LATENCY per call; the orchestrator delegates to every worker at once, then answers."""
+    """LATENCY per call; the orchestrator delegates to every worker at once, then answers.
+    ``on_all_waiting`` (if set) runs once every worker is in its model call."""
+
+    def __init__(self, on_all_waiting: Callable[[], None] | None = None) -> None:
+        self.on_all_waiting = on_all_waiting
+        self.waiting = 0
 
     async def stream(
         self, messages: list[Message], tools: list[Tool[Any]], system: str
     ) -> AsyncIterator[StreamEvent]:
+        if system == "worker" and self.on_all_waiting is not None:
+            self.waiting += 1
+            if self.waiting == WORKERS:
+                self.on_all_waiting()
         await anyio.sleep(LATENCY)
         usage = Usage(100, 10)
         if system == "orchestrator" and not messages[-1].tool_results:
@@ -85,7 +99,7 @@ class FullCollections:
             self.seconds += time.perf_counter() - self._started
 
 
-async def fan_out() -> tuple[float, int]:
+async def fan_out(model: SlowModel | None = None) -> tuple[float, int]:
     team = Team(
         [
             AgentSpec("orchestrator", "", "orchestrator", delegates=("worker",)),
@@ -93,12 +107,46 @@ async def fan_out() -> tuple[float, int]:
         ]
     )
     started = time.perf_counter()
-    async with run_team(team, "split the work", transport=SlowModel()) as stream:
+    async with run_team(team, "split the work", transport=model or SlowModel()) as stream:
         end = await stream.get_session_end()
     wall = time.perf_counter() - started
     assert end.stop_reason == StopReason.end_turn, end
     assert end.usage_tree is not None
     return wall, len(end.usage_tree.children)
+
+
+async def bare_tasks(model: SlowModel) -> None:
+    """WORKERS bare anyio tasks that each wait in ``model`` (the floor's shape)."""
+
+    async def wait() -> None:
+        async for _ in model.stream([], [], "worker"):
+            pass
+
+    async with anyio.create_task_group() as group:
+        for _ in range(WORKERS):
+            group.start_soon(wait)
+
+
+async def held_per_sub_agent(
+    run: Callable[[SlowModel], Awaitable[object]],
+) -> tuple[float, float]:
+    """Objects tracked by the collector and bytes allocated, per sub-agent, while all of
+    them wait for their model call in ``run`` (over the same moment of an idle process)."""
+    seen: dict[str, float] = {}
+
+    def measure() -> None:
+        gc.collect()
+        seen["objects"] = len(gc.get_objects())
+        seen["bytes"] = tracemalloc.get_traced_memory()[0]
+
+    gc.collect()
+    tracemalloc.start()
+    objects, allocated = len(gc.get_objects()), tracemalloc.get_traced_memory()[0]
+    try:
+        await run(SlowModel(on_all_waiting=measure))
+    finally:
+        tracemalloc.stop()
+    return (seen["objects"] - objects) / WORKERS, (seen["bytes"] - allocated) / WORKERS
 
 
 async def floor() -> float:
@@ -125,6 +173,7 @@ async def main(runs: int, freeze: bool) -> None:
         walls.append(wall)
         floors.append(await floor())
     gc.callbacks.remove(collections)
+    peak = rss_mb()  # before the held-memory pass below, which runs under tracemalloc
     critical = 3 * LATENCY
     wall, best = statistics.median(walls), min(walls)
     bare = statistics.median(floors)
@@ -145,8 +194,15 @@ async def main(runs: int, freeze: bool) -> None:
         f" {collections.seconds * ms:.0f} ms in all" + (" (startup heap frozen)" if freeze else "")
     )
     print(
-        f"peak RSS {rss_mb():.0f} MB (before: {before:.0f} MB; +{rss_mb() - before:.0f} MB for"
-        f" {children} finished sub-agents, {(rss_mb() - before) * 1024 / children:.0f} KB each)"
+        f"peak RSS {peak:.0f} MB (before: {before:.0f} MB; +{peak - before:.0f} MB for"
+        f" {children} finished sub-agents, {(peak - before) * 1024 / children:.0f} KB each)"
+    )
+    objects, allocated = await held_per_sub_agent(fan_out)
+    bare_objects, bare_allocated = await held_per_sub_agent(bare_tasks)
+    print(
+        f"one waiting sub-agent holds {objects:.0f} objects the collector tracks and"
+        f" {allocated / 1024:.1f} KB; a bare anyio task waiting {bare_objects:.0f} objects and"
+        f" {bare_allocated / 1024:.1f} KB"
     )
 
 

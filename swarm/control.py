@@ -55,8 +55,10 @@ class Control:
     scope: anyio.CancelScope | None = None
     dispatch: Callable[[Signal], None] | None = None
     deadline: float = math.inf  # on the anyio clock
-    steering: deque[Message] = field(default_factory=deque)
-    follow_ups: deque[Message] = field(default_factory=deque)
+    # Made on the first message: most runs are never steered, and a deque is 600 bytes
+    # held by every waiting sub-agent of a fan-out.
+    steering: deque[Message] | None = None
+    follow_ups: deque[Message] | None = None
     tree: AgentTree | None = None
     watchdog: _Watchdog | None = None
 
@@ -96,14 +98,20 @@ class Control:
 
     def steer(self, message: str | Message) -> None:
         """Queue a message for the model's next call (after the tools in flight end)."""
+        if self.steering is None:
+            self.steering = deque()
         self.steering.append(_as_user(message))
 
     def follow_up(self, message: str | Message) -> None:
         """Queue a message delivered when the agent would stop with ``end_turn``."""
+        if self.follow_ups is None:
+            self.follow_ups = deque()
         self.follow_ups.append(_as_user(message))
 
     def take_steering(self) -> list[Message]:
         """Every queued steering message, oldest first; the queue is left empty."""
+        if not self.steering:
+            return []
         taken = list(self.steering)
         self.steering.clear()
         return taken

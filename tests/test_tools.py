@@ -229,3 +229,22 @@ async def test_non_string_results_are_serialised_as_json() -> None:
         return {"a": 1}
 
     assert (await Tool("data", data).execute({})).content == '{"a": 1}'
+
+
+def _make_named(name: str) -> Tool[Any]:
+    async def handler(count: Annotated[int, Field(description="How many", ge=1)]) -> str:
+        return f"{name}: {count}"
+
+    return Tool(name=name, description="", handler=handler)
+
+
+@pytest.mark.anyio
+async def test_tools_from_one_definition_under_other_names_validate_and_name_themselves() -> None:
+    first, second = _make_named("first_tool"), _make_named("second_tool")
+    assert first.input_schema == second.input_schema
+    assert "first_tool" not in str(second.input_schema)
+    with pytest.raises(ToolError, match=r"Invalid arguments for tool 'second_tool'.*count"):
+        second.validate({"count": 0})
+    with pytest.raises(ToolError, match=r"Invalid arguments for tool 'first_tool'.*count"):
+        first.validate({"count": "many"})
+    assert await second(count=2) == "second_tool: 2"

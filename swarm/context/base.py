@@ -4,7 +4,7 @@ store that keeps it in a list (the default every other store's ``fork`` falls ba
 from __future__ import annotations
 
 import copy
-import uuid
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -40,6 +40,15 @@ def preview_of(history: Sequence[Message], limit: int = 80) -> str:
     return ""
 
 
+def _new_session_id() -> str:
+    """A random (version 4) UUID's hex, as ``uuid.uuid4().hex`` makes it but without the
+    ``UUID`` object: a third of the cost, paid by every sub-agent of a fan-out."""
+    raw = bytearray(os.urandom(16))
+    raw[6] = (raw[6] & 0x0F) | 0x40  # version 4
+    raw[8] = (raw[8] & 0x3F) | 0x80  # RFC 4122 variant
+    return raw.hex()
+
+
 class ContextStore(ABC):
     """Conversation history storage.
 
@@ -58,7 +67,7 @@ class ContextStore(ABC):
         try:
             return self._session_id
         except AttributeError:
-            self._session_id = uuid.uuid4().hex
+            self._session_id = _new_session_id()
             return self._session_id
 
     @property

@@ -15,6 +15,7 @@ one.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -24,7 +25,7 @@ from typing import Any, assert_never
 import anyio
 import structlog
 
-from swarm.context.base import ContextStore, SessionInfo
+from swarm.context.base import ContextStore, MemoryContextStore, SessionInfo
 from swarm.errors import CompactionError
 from swarm.events import ContextCompacted, Error, IterationEnd, StreamEvent, TextDelta
 from swarm.messages import (
@@ -263,6 +264,9 @@ async def _summarise(transport: CompletionTransport, request: str, system_prompt
     return summary
 
 
+_UNLOCKED: contextlib.AbstractAsyncContextManager[Any] = contextlib.nullcontext()
+
+
 def _context_window(transport: CompletionTransport) -> int:
     return context_window_of(transport) or 128_000
 
@@ -309,7 +313,14 @@ class AutoCompactStore(ContextStore):
         self.threshold = threshold
         self.on_compact = on_compact
         self.system_prompt = system_prompt
-        self._lock = anyio.Lock(fast_acquire=True)  # no checkpoint when uncontended
+        # Writes wait while a compaction swaps the history in. A MemoryContextStore's
+        # writes never suspend, so nothing can interleave with the swap: no lock (a
+        # fan-out's every sub-agent has one of these stores).
+        self._lock: contextlib.AbstractAsyncContextManager[Any] = (
+            _UNLOCKED
+            if type(store) is MemoryContextStore
+            else anyio.Lock(fast_acquire=True)  # no checkpoint when uncontended
+        )
         self._compacting = False
         self._failures = 0
         self._retry_at = 0

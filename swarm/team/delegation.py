@@ -13,6 +13,7 @@ import functools
 import math
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Annotated, Any, Protocol
 
@@ -23,8 +24,10 @@ from swarm.budget import Budget, BudgetLimits
 from swarm.context.base import ContextStore
 from swarm.context.compaction import AutoCompactStore
 from swarm.context.memory import MemoryContextStore
+from swarm.control import Control
 from swarm.errors import ConfigError, ToolError
 from swarm.events import Error, SessionEndEvent, StreamEvent, SubAgentEvent
+from swarm.loop import run_loop
 from swarm.run import Approver, CallObserver, RunScope, current_scope, use_scope
 from swarm.team.graph import Team
 from swarm.team.spec import AgentSpec
@@ -257,14 +260,25 @@ async def _run_child(
     budget (in ``scope.budget``) is the loop's deadline, as for any agent."""
     end: SessionEndEvent | None = None
     error: str | None = None
-    async with agent.run_stream(task, store, scope=scope) as stream:
-        async for event in stream:
+    if type(agent).run_stream is not Agent.run_stream:  # a subclass runs its own way
+        async with agent.run_stream(task, store, scope=scope) as stream:
+            async for event in stream:
+                if isinstance(event, Error):
+                    error = event.message
+                elif isinstance(event, SessionEndEvent):
+                    end = event
+                sink(event)
+        return end, error, stream.final_text
+    # The loop itself, without an AgentStream around it: one object and one coroutine
+    # call per event fewer for every sub-agent; the final text is the SessionEndEvent's.
+    async with aclosing(run_loop(agent, task, store, Control(), scope)) as events:
+        async for event in events:
             if isinstance(event, Error):
                 error = event.message
             elif isinstance(event, SessionEndEvent):
                 end = event
             sink(event)
-    return end, error, stream.final_text
+    return end, error, end.final_text if end is not None else ""
 
 
 def continue_numbering(scope: RunScope, paths: Iterable[str]) -> None:

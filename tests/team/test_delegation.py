@@ -478,3 +478,27 @@ async def test_the_root_agents_time_budget_cuts_a_long_wait(wait: str) -> None:
     cut = [r for m in history for r in m.tool_results]
     assert [r.tool_use_id for r in cut] == [c[1] for c in calls]
     assert all(r.is_error and "Cancelled" in r.text for r in cut)
+
+
+@pytest.mark.anyio
+async def test_an_agent_subclass_with_its_own_run_stream_runs_its_own_way() -> None:
+    ran: list[str] = []
+
+    class Noted(Agent):
+        def run_stream(self, user_message: Any, context: Any, *, scope: Any = None) -> Any:
+            ran.append(str(user_message))
+            return super().run_stream(user_message, context, scope=scope)
+
+    model = scripted(
+        {
+            "orchestrator": [
+                make_tool_use_response("worker", "d1", {"task": "note me"}),
+                lambda m: make_text_response(f"worker said: {last_tool_result_text(m)}"),
+            ],
+            "worker": [make_text_response("noted")],
+        }
+    )
+    tools = make_agent_tools({"worker": ("Notes.", Noted("worker", model))}, model)
+    answer = await Agent("orchestrator", model, tools).run("go", MemoryContextStore())
+    assert ran == ["note me"]
+    assert answer == "worker said: noted"
