@@ -18,8 +18,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-import structlog
-
+from swarm import _log as swarm_log
 from swarm.cli.exits import BAD_INPUT, FAILED, INTERRUPTED, OK
 from swarm.errors import ConfigError, SwarmError
 
@@ -27,18 +26,26 @@ __all__ = ["main"]
 
 
 def _configure_logging(verbose: bool) -> None:
-    structlog.configure(
-        # sys.stderr as it is at each line, not at start: the live view redirects it to
-        # print log lines above its region instead of into the tree
-        logger_factory=lambda *args: structlog.PrintLogger(sys.stderr),
-        wrapper_class=structlog.make_filtering_bound_logger(
-            logging.DEBUG if verbose else logging.WARNING
-        ),
-        processors=[
-            structlog.processors.add_log_level,
-            structlog.dev.ConsoleRenderer(colors=False),
-        ],
-    )
+    """Log lines to stderr, warnings and up (debug with ``-v``); structlog (and the rich
+    it imports) is loaded only when a line is first logged (``swarm._log``)."""
+
+    def setup() -> None:
+        import structlog
+
+        structlog.configure(
+            # sys.stderr as it is at each line, not at start: the live view redirects it to
+            # print log lines above its region instead of into the tree
+            logger_factory=lambda *args: structlog.PrintLogger(sys.stderr),
+            wrapper_class=structlog.make_filtering_bound_logger(
+                logging.DEBUG if verbose else logging.WARNING
+            ),
+            processors=[
+                structlog.processors.add_log_level,
+                structlog.dev.ConsoleRenderer(colors=False),
+            ],
+        )
+
+    swarm_log.configure(setup)
 
 
 class _Parser(argparse.ArgumentParser):
