@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import difflib
 import gc
-import importlib.metadata
 import logging
 import os
 import re
@@ -109,35 +108,36 @@ def _flags_of(parser: argparse.ArgumentParser) -> list[str]:
 
 
 def _version() -> str:
+    import importlib.metadata  # a few dozen modules: only for --version
+
     try:
         return importlib.metadata.version("swarm")
     except importlib.metadata.PackageNotFoundError:  # run from a source tree
         return "(not installed)"
 
 
+class _Version(argparse.Action):
+    """``--version``: argparse's own action, but the version is looked up when asked."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> None:
+        sys.stdout.write(f"swarm {_version()}\n")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
-    from swarm.cli.batch import add_commands as add_batch
-    from swarm.cli.init import add_commands as add_init
-    from swarm.cli.inspect import add_commands as add_inspect
-    from swarm.cli.local import add_commands as add_local
-    from swarm.cli.mcp import add_commands as add_mcp
-    from swarm.cli.records import add_commands as add_records
-    from swarm.cli.running import add_commands as add_running
+    # the arguments only: a command's module is imported when it is chosen
+    from swarm.cli.commands import add_commands
 
     parser = _Parser(
         prog="swarm",
         description="Run teams of agents defined in files, and inspect what they did.",
     )
     parser.set_defaults(verbose=False)
-    parser.add_argument("--version", action="version", version=f"swarm {_version()}")
+    parser.add_argument(
+        "--version", action=_Version, nargs=0, help="show program's version number and exit"
+    )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    add_running(sub)
-    add_batch(sub)
-    add_inspect(sub)
-    add_records(sub)
-    add_local(sub)
-    add_mcp(sub)
-    add_init(sub)
+    add_commands(sub)
     return parser
 
 

@@ -24,10 +24,9 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
 from swarm.errors import ConfigError
-from swarm.transports.anthropic import AnthropicTransport
 from swarm.transports.base import CompletionTransport
 from swarm.transports.models import lookup_model
-from swarm.transports.openai import OpenAITransport
+from swarm.transports.options import API_KEY_VARIABLES
 from swarm.transports.spec import transport_from_spec
 
 __all__ = [
@@ -53,7 +52,7 @@ INHERIT = frozenset({"inherit", "default"})
 """Model names that mean the run's model."""
 
 _BARE = (("claude-", "anthropic"), ("gpt-", "openai"))
-_KEYS = {"openai": OpenAITransport.api_key_env, "anthropic": AnthropicTransport.api_key_env}
+_KEYS = API_KEY_VARIABLES
 
 
 def model_spec(name: str, aliases: Mapping[str, str] = MappingProxyType({})) -> str | None:

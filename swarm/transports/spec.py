@@ -33,6 +33,7 @@ from typing import Any
 
 from swarm.errors import ConfigError
 from swarm.transports.base import CompletionTransport
+from swarm.transports.options import API_KEY_VARIABLES
 
 __all__ = ["TransportFactory", "provider_prefixes", "register_provider", "transport_from_spec"]
 
@@ -69,7 +70,7 @@ def _openai(model: str, **options: Any) -> CompletionTransport:
 
     spec = f"openai:{model}"
     _need_model(spec, model, "openai:gpt-4.1-mini")
-    _need_key(spec, OpenAITransport.api_key_env, options)
+    _need_key(spec, API_KEY_VARIABLES["openai"], options)
     return OpenAITransport(model, **options)
 
 
@@ -78,7 +79,7 @@ def _anthropic(model: str, **options: Any) -> CompletionTransport:
 
     spec = f"anthropic:{model}"
     _need_model(spec, model, "anthropic:claude-sonnet-4-5")
-    _need_key(spec, AnthropicTransport.api_key_env, options)
+    _need_key(spec, API_KEY_VARIABLES["anthropic"], options)
     return AnthropicTransport(model, **options)
 
 
