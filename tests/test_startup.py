@@ -37,6 +37,7 @@ HEAVY = (
     "swarm.report",
     "swarm.toolbox",
     "swarm.guards",
+    "swarm.sandbox",
 )
 """What a program that only imports swarm must not pay for (package or any module in it)."""
 
