@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from swarm import _log as swarm_log
+from swarm.cli.commands import Later, add_commands  # arguments only: no command's code
 from swarm.cli.exits import BAD_INPUT, FAILED, INTERRUPTED, OK
 from swarm.errors import ConfigError, SwarmError
 
@@ -125,9 +126,6 @@ class _Version(argparse.Action):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    # the arguments only: a command's module is imported when it is chosen
-    from swarm.cli.commands import add_commands
-
     parser = _Parser(
         prog="swarm",
         description="Run teams of agents defined in files, and inspect what they did.",
@@ -144,16 +142,20 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     parser = build_parser()
-    if argv is None:
-        # The command's own process: everything imported so far lives until exit, so take
-        # it out of the garbage collector's full passes (over this import heap each pass
-        # costs tens of milliseconds, and a large fan-out triggers several).
-        gc.freeze()
     _Parser.argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     _configure_logging(args.verbose)
     try:
-        code: int = args.handler(args)
+        handler = args.handler
+        if isinstance(handler, Later):
+            handler = handler.load()
+        if argv is None:
+            # The command's own process: everything imported so far (the command's module
+            # and what it needs) lives until exit, so take it out of the garbage
+            # collector's full passes (over this import heap each pass costs tens of
+            # milliseconds, and a large fan-out triggers several).
+            gc.freeze()
+        code: int = handler(args)
         return code
     except ConfigError as exc:
         sys.stderr.write(f"error: {exc}\n")

@@ -11,20 +11,33 @@ import argparse
 import importlib
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["add_commands", "add_executor_options"]
+__all__ = ["Later", "add_commands", "add_executor_options"]
 
 
-def _later(module: str, name: str) -> Callable[[argparse.Namespace], int]:
-    """The handler ``module.name``, imported when the command runs."""
+@dataclass(frozen=True, slots=True)
+class Later:
+    """A command's handler, ``module.name``, imported when the command is chosen."""
 
-    def handler(args: argparse.Namespace) -> int:
-        run: Callable[[argparse.Namespace], int] = getattr(importlib.import_module(module), name)
-        return run(args)
+    module: str
+    name: str
 
-    return handler
+    def load(self) -> Callable[[argparse.Namespace], int]:
+        """Import the command's module; its handler."""
+        run: Callable[[argparse.Namespace], int] = getattr(
+            importlib.import_module(self.module), self.name
+        )
+        return run
+
+    def __call__(self, args: argparse.Namespace) -> int:
+        return self.load()(args)
+
+
+def _later(module: str, name: str) -> Later:
+    return Later(module, name)
 
 
 def add_commands(sub: Any) -> None:
