@@ -3,11 +3,13 @@
     python benchmarks/bench_import.py [--runs 5] [--peer-python /tmp/bench-venv/bin/python]
                                       [--python PYTHON] [--example FILE]
 
-Times four fresh processes, each ``--runs`` times, interleaved round by round so that a
+Times fresh processes, each ``--runs`` times, interleaved round by round so that a
 busy machine slows them alike: ``python -c "import swarm"``, ``swarm --help``, ``swarm
 validate FILE`` (a shipped example by default) and, with the peer interpreter, ``python -c
 "import axio"``; the bare interpreters (``python -c pass``) are timed too, to show the floor
-both stand on. One warm-up round runs first and is not counted. For each it prints the
+both stand on, and so are the libraries ``swarm validate`` builds on (networkx for the
+delegation graph, pydantic and yaml for the files): the part of its time that stays as long
+as it uses them. One warm-up round runs first and is not counted. For each it prints the
 median wall time and the median peak resident memory (``ru_maxrss`` of the child, from
 ``os.wait4``), and the ratio against ``import axio`` with the target:
 
@@ -32,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 EXAMPLE = Path(__file__).parents[1] / "examples" / "build-a-calculator.yaml"
+_PYDANTIC_YAML = "import yaml, pydantic; pydantic.BaseModel; pydantic.create_model('M', a=(int, 0))"
 
 
 @dataclass
@@ -108,6 +111,9 @@ def main() -> None:
         Command("python -c 'import swarm'", [args.python, "-c", "import swarm"], 1.0, 1.3),
         Command("swarm --help", [*swarm, "--help"], 1.5),
         Command("swarm validate EXAMPLE", [*swarm, "validate", str(args.example)], 1.5),
+        # the bound of validate: the libraries it needs (the team's graph, the files' models)
+        Command("  its networkx alone", [args.python, "-c", "import networkx"]),
+        Command("  its pydantic and yaml alone", [args.python, "-c", _PYDANTIC_YAML]),
     ]
     # an empty directory: no package in the working directory shadows the installed ones
     with tempfile.TemporaryDirectory() as cwd:
