@@ -114,6 +114,24 @@ def test_every_public_name_resolves_in_a_fresh_process() -> None:
     assert out["count"] == len(__import__("swarm").__all__)
 
 
+def test_every_name_of_each_package_that_loads_on_first_use_resolves() -> None:
+    out = fresh(
+        """
+        import importlib
+        out = {"unresolved": [], "unlisted": []}
+        for package in ("audit", "context", "sandbox", "scenario", "toolbox", "transports"):
+            module = importlib.import_module(f"swarm.{package}")
+            for name in module.__all__:
+                if not hasattr(module, name):
+                    out["unresolved"].append(f"{package}.{name}")
+                if name not in dir(module):
+                    out["unlisted"].append(f"{package}.{name}")
+        """
+    )
+    assert out["unresolved"] == []
+    assert out["unlisted"] == []
+
+
 @pytest.mark.parametrize(
     ("name", "brings"),
     [("Team", "networkx"), ("OpenAITransport", "httpx"), ("load_policy", "pydantic")],
