@@ -1,47 +1,29 @@
 """swarm: multi-agent orchestration with guarded tools, delegation and durable context.
 
-Everything a user imports is here; ``__all__`` lists it (sorted).
+Everything a user imports is here; ``__all__`` lists it (sorted). ``import swarm`` loads the
+core (agent, loop, tools, messages, events, errors); the team, guards, transports, sandbox,
+audit, scenario, batch, local, MCP, OpenTelemetry, report and toolbox names are imported on
+first use (``swarm._lazy``), so a program that never builds a team never imports networkx,
+and one that never makes an HTTP transport never imports httpx.
 """
 
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+
+from swarm._lazy import lazy_exports as _lazy_exports
 from swarm.agent import (
     Agent,
     AgentStream,
     ToolSelector,
 )
-from swarm.audit import (
-    AuditHead,
-    AuditLog,
-    AuditReport,
-    audit_table,
-    verify_log,
-)
-from swarm.batch import (
-    BatchResult,
-    BatchSummary,
-    BatchTask,
-    Executor,
-    JobReport,
-    LocalExecutor,
-    RayExecutor,
-    load_tasks,
-    run_batch,
-    run_suite,
-)
 from swarm.budget import (
     Budget,
     BudgetLimits,
-    UsageNode,
 )
-from swarm.context import (
-    ArchivedSegment,
-    AutoCompactStore,
-    ContextStore,
-    MemoryContextStore,
-    SessionInfo,
-    SQLiteContextStore,
-    compact_context,
+from swarm.context.base import ContextStore, MemoryContextStore, SessionInfo
+from swarm.dispatch import (
+    DEFAULT_TOOL_TIMEOUT,
+    AfterCallHook,
 )
-from swarm.dispatch import DEFAULT_TOOL_TIMEOUT, AfterCallHook
 from swarm.errors import (
     BudgetExceeded,
     CompactionError,
@@ -74,29 +56,6 @@ from swarm.events import (
     TurnEnd,
     TurnStart,
 )
-from swarm.guards import (
-    AllowAllGuard,
-    ApprovalDecision,
-    ApprovalGuard,
-    ApprovalRequest,
-    Approver,
-    AuditGuard,
-    BudgetGuard,
-    CeilingGuard,
-    CommandPrefixGuard,
-    ConcurrentGuard,
-    DenyAllGuard,
-    PathGuard,
-    PermissionGuard,
-    Policy,
-    PolicyGuard,
-    RateLimitGuard,
-    ShellGuard,
-    apply_policy,
-    load_policy,
-)
-from swarm.local import local_transport as _local_transport  # noqa: F401 (registers `local`)
-from swarm.mcp.config import McpHttpServer, McpServer, McpStdioServer, load_mcp_servers
 from swarm.messages import (
     ContentBlock,
     ImageBlock,
@@ -106,50 +65,17 @@ from swarm.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from swarm.otel import OtelObserver
 from swarm.outputs import DEFAULT_MAX_RESULT_CHARS
-from swarm.report import build_report, write_report
 from swarm.run import (
+    ApprovalDecision,
+    ApprovalRequest,
+    Approver,
     CallObserver,
     CallRecord,
     RunScope,
     current_call,
     current_scope,
     emit,
-)
-from swarm.sandbox import (
-    Confinement,
-    Launch,
-    Sandbox,
-    SandboxSettings,
-    SandboxUnavailable,
-    command_environment,
-    find_sandbox,
-)
-from swarm.team import (
-    AgentLoader,
-    AgentSpec,
-    BudgetSettings,
-    CompactionSettings,
-    JsonAgentLoader,
-    MarkdownAgentLoader,
-    MultiFormatLoader,
-    Team,
-    TomlAgentLoader,
-    YamlAgentLoader,
-    load_agents,
-    load_specs,
-)
-from swarm.team.delegation import (
-    AgentContext,
-    build_team,
-    make_agent_tools,
-    run_team,
-)
-from swarm.team.references import load_tool_reference
-from swarm.toolbox import (
-    make_toolbox,
-    safe_environment,
 )
 from swarm.tools import (
     MISSING,
@@ -160,31 +86,135 @@ from swarm.tools import (
     ToolOutput,
     tool,
 )
-from swarm.transports import (
-    AnthropicTransport,
-    CompletionTransport,
-    DummyCompletionTransport,
-    ModelResolver,
-    ModelSpec,
-    OpenAITransport,
-    RecordingTransport,
-    ReplayTransport,
-    RetryPolicy,
-    Timeouts,
-    estimate_cost,
-    event_from_dict,
-    event_to_dict,
-    model_spec,
-    on_user_turn,
-    register_provider,
-    transport_from_spec,
-)
+from swarm.transports.base import CompletionTransport, DummyCompletionTransport
 from swarm.types import (
     StopReason,
     ToolCallID,
     ToolName,
     Usage,
+    UsageNode,
 )
+
+_LAZY: dict[str, tuple[str, ...]] = {
+    "swarm.audit.anchor": ("AuditHead",),
+    "swarm.audit.log": ("AuditLog",),
+    "swarm.audit.show": ("audit_table",),
+    "swarm.audit.verify": ("AuditReport", "verify_log"),
+    "swarm.batch.batch": ("BatchResult", "BatchSummary", "run_batch"),
+    "swarm.batch.executors": ("Executor", "LocalExecutor", "RayExecutor"),
+    "swarm.batch.job": ("JobReport",),
+    "swarm.batch.suite": ("run_suite",),
+    "swarm.batch.tasks": ("BatchTask", "load_tasks"),
+    "swarm.context.compaction": ("AutoCompactStore", "compact_context"),
+    "swarm.context.sqlite": ("ArchivedSegment", "SQLiteContextStore"),
+    "swarm.guards.approval": ("ApprovalGuard",),
+    "swarm.guards.audit": ("AuditGuard",),
+    "swarm.guards.base": ("AllowAllGuard", "ConcurrentGuard", "DenyAllGuard", "PermissionGuard"),
+    "swarm.guards.ceiling": ("CeilingGuard",),
+    "swarm.guards.limits": ("BudgetGuard", "RateLimitGuard"),
+    "swarm.guards.paths": ("PathGuard",),
+    "swarm.guards.policy": ("Policy", "PolicyGuard", "apply_policy", "load_policy"),
+    "swarm.guards.prefixes": ("CommandPrefixGuard",),
+    "swarm.guards.shell": ("ShellGuard",),
+    "swarm.mcp.config": ("McpHttpServer", "McpServer", "McpStdioServer", "load_mcp_servers"),
+    "swarm.otel.observer": ("OtelObserver",),
+    "swarm.report": ("build_report", "write_report"),
+    "swarm.sandbox.base": (
+        "Confinement",
+        "Launch",
+        "Sandbox",
+        "SandboxSettings",
+        "SandboxUnavailable",
+    ),
+    "swarm.sandbox.environment": ("command_environment",),
+    "swarm.sandbox.select": ("find_sandbox",),
+    "swarm.team.delegation": ("AgentContext", "build_team", "make_agent_tools", "run_team"),
+    "swarm.team.graph": ("Team",),
+    "swarm.team.loader": (
+        "AgentLoader",
+        "JsonAgentLoader",
+        "MarkdownAgentLoader",
+        "MultiFormatLoader",
+        "TomlAgentLoader",
+        "YamlAgentLoader",
+        "load_agents",
+        "load_specs",
+    ),
+    "swarm.team.references": ("load_tool_reference",),
+    "swarm.team.spec": ("AgentSpec", "BudgetSettings", "CompactionSettings"),
+    "swarm.toolbox": ("make_toolbox",),
+    "swarm.toolbox.shell": ("safe_environment",),
+    "swarm.transports.anthropic": ("AnthropicTransport",),
+    "swarm.transports.models": ("ModelSpec", "estimate_cost"),
+    "swarm.transports.openai": ("OpenAITransport",),
+    "swarm.transports.options": ("Timeouts", "on_user_turn"),
+    "swarm.transports.recording": ("RecordingTransport", "ReplayTransport"),
+    "swarm.transports.resolver": ("ModelResolver", "model_spec"),
+    "swarm.transports.retry": ("RetryPolicy",),
+    "swarm.event_codec": ("event_from_dict", "event_to_dict"),
+    "swarm.transports.spec": ("register_provider", "transport_from_spec"),
+}
+"""Where each name imported on first use lives (its defining module, so that using one
+name does not import the rest of its package)."""
+
+if _TYPE_CHECKING:
+    from swarm.audit.anchor import AuditHead
+    from swarm.audit.log import AuditLog
+    from swarm.audit.show import audit_table
+    from swarm.audit.verify import AuditReport, verify_log
+    from swarm.batch.batch import BatchResult, BatchSummary, run_batch
+    from swarm.batch.executors import Executor, LocalExecutor, RayExecutor
+    from swarm.batch.job import JobReport
+    from swarm.batch.suite import run_suite
+    from swarm.batch.tasks import BatchTask, load_tasks
+    from swarm.context.compaction import AutoCompactStore, compact_context
+    from swarm.context.sqlite import ArchivedSegment, SQLiteContextStore
+    from swarm.event_codec import event_from_dict, event_to_dict
+    from swarm.guards.approval import ApprovalGuard
+    from swarm.guards.audit import AuditGuard
+    from swarm.guards.base import AllowAllGuard, ConcurrentGuard, DenyAllGuard, PermissionGuard
+    from swarm.guards.ceiling import CeilingGuard
+    from swarm.guards.limits import BudgetGuard, RateLimitGuard
+    from swarm.guards.paths import PathGuard
+    from swarm.guards.policy import Policy, PolicyGuard, apply_policy, load_policy
+    from swarm.guards.prefixes import CommandPrefixGuard
+    from swarm.guards.shell import ShellGuard
+    from swarm.mcp.config import McpHttpServer, McpServer, McpStdioServer, load_mcp_servers
+    from swarm.otel.observer import OtelObserver
+    from swarm.report import build_report, write_report
+    from swarm.sandbox.base import (
+        Confinement,
+        Launch,
+        Sandbox,
+        SandboxSettings,
+        SandboxUnavailable,
+    )
+    from swarm.sandbox.environment import command_environment
+    from swarm.sandbox.select import find_sandbox
+    from swarm.team.delegation import AgentContext, build_team, make_agent_tools, run_team
+    from swarm.team.graph import Team
+    from swarm.team.loader import (
+        AgentLoader,
+        JsonAgentLoader,
+        MarkdownAgentLoader,
+        MultiFormatLoader,
+        TomlAgentLoader,
+        YamlAgentLoader,
+        load_agents,
+        load_specs,
+    )
+    from swarm.team.references import load_tool_reference
+    from swarm.team.spec import AgentSpec, BudgetSettings, CompactionSettings
+    from swarm.toolbox import make_toolbox
+    from swarm.toolbox.shell import safe_environment
+    from swarm.transports.anthropic import AnthropicTransport
+    from swarm.transports.models import ModelSpec, estimate_cost
+    from swarm.transports.openai import OpenAITransport
+    from swarm.transports.options import Timeouts, on_user_turn
+    from swarm.transports.recording import RecordingTransport, ReplayTransport
+    from swarm.transports.resolver import ModelResolver, model_spec
+    from swarm.transports.retry import RetryPolicy
+    from swarm.transports.spec import register_provider, transport_from_spec
 
 __version__ = "0.1.0"
 
@@ -342,3 +372,5 @@ __all__ = [
     "verify_log",
     "write_report",
 ]
+
+__getattr__, __dir__ = _lazy_exports(__name__, _LAZY, __all__)

@@ -9,18 +9,22 @@ agents running in one run to their controls, so the root's stream can steer any 
 
 from __future__ import annotations
 
-import asyncio
 import math
+import sys
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 import anyio
 
 from swarm.messages import Message
 from swarm.types import StopReason
+
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = ["AgentTree", "Control", "Interrupted", "Signal"]
 
@@ -199,6 +203,9 @@ class _Watchdog:
     @classmethod
     def start(cls) -> _Watchdog | None:
         """A watchdog on the running asyncio loop, or ``None`` on another event loop."""
+        asyncio = sys.modules.get("asyncio")  # not loaded: not running on it either
+        if asyncio is None:
+            return None
         try:
             return cls(asyncio.get_running_loop())
         except RuntimeError:

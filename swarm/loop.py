@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import anyio
-import structlog
 
+from swarm._log import logger
 from swarm.budget import Budget
 from swarm.context.base import ContextStore
 from swarm.control import AgentTree, Control, Interrupted
@@ -64,7 +64,7 @@ from swarm.types import StopReason, Usage
 
 __all__ = ["Control", "LoopAgent", "run_loop"]
 
-_log = structlog.get_logger("swarm.loop")
+_log = logger("swarm.loop")
 
 TransformContext = Callable[[list[Message]], Awaitable[list[Message]]]
 

@@ -13,13 +13,15 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, Self, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, Protocol, Self, TypeAlias
 
 from swarm.budget import Budget
 from swarm.control import AgentTree
 from swarm.events import StreamEvent
 from swarm.messages import ToolResultBlock
-from swarm.sandbox.base import SandboxSettings
+
+if TYPE_CHECKING:  # the sandbox package loads with the first tool that starts processes
+    from swarm.sandbox.base import SandboxSettings
 
 __all__ = [
     "AgentNumbers",

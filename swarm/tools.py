@@ -18,21 +18,34 @@ import functools
 import inspect
 import json
 import math
+import sys
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Annotated, Any, Generic, Protocol, TypeVar, get_args, get_origin, overload
+from typing import (
+    TYPE_CHECKING,
+    Annotated,
+    Any,
+    Generic,
+    Protocol,
+    TypeVar,
+    get_args,
+    get_origin,
+    overload,
+)
 
 import anyio
 import anyio.from_thread
 import anyio.to_thread
-import pydantic
-from pydantic import ConfigDict
 
 from swarm.errors import GuardError, ToolError, ToolTimeout
 from swarm.messages import ImageBlock, TextBlock
 from swarm.types import ToolCallID, ToolName
+
+if TYPE_CHECKING:
+    # imported when the first tool is made (its argument model), not at ``import swarm``
+    import pydantic
 
 __all__ = [
     "MISSING",
@@ -157,6 +170,8 @@ def _strip_titles(node: Any) -> Any:
 
 
 def _to_pydantic(meta: FieldInfo, default: Any) -> Any:
+    import pydantic
+
     if meta.default is not MISSING:
         default = meta.default
     kwargs: dict[str, Any] = {}
@@ -215,6 +230,8 @@ def _cached_signature(key: tuple[Any, ...], fn: Callable[..., Any], name: str) -
 
 
 def _build_signature(fn: Callable[..., Any], name: str) -> _Signature:
+    import pydantic
+
     target = inspect.unwrap(fn)
     hints = inspect.get_annotations(target, eval_str=True)
     fields: dict[str, Any] = {}
@@ -240,7 +257,7 @@ def _build_signature(fn: Callable[..., Any], name: str) -> _Signature:
     try:
         model = pydantic.create_model(
             f"{name}_arguments",
-            __config__=ConfigDict(extra="forbid", arbitrary_types_allowed=True),
+            __config__=pydantic.ConfigDict(extra="forbid", arbitrary_types_allowed=True),
             **fields,
         )
         schema = _strip_titles(model.model_json_schema())
@@ -276,7 +293,8 @@ def _coerce_output(value: Any) -> ToolOutput:
             return ToolOutput([value])
         case list() if value and all(isinstance(v, TextBlock | ImageBlock) for v in value):
             return ToolOutput(list(value))
-        case pydantic.BaseModel():
+        # a pydantic model: pydantic is loaded if one exists (no import for other values)
+        case _ if (pd := sys.modules.get("pydantic")) and isinstance(value, pd.BaseModel):
             return ToolOutput(value.model_dump_json())
         case _ if dataclasses.is_dataclass(value) and not isinstance(value, type):
             return ToolOutput(json.dumps(dataclasses.asdict(value), default=str))
@@ -364,6 +382,8 @@ class Tool(Generic[T]):
 
     def validate(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """Validate and coerce arguments; raises ``ToolError`` naming each bad field."""
+        import pydantic  # loaded already: the argument model was built with it
+
         try:
             parsed = self._sig.model.model_validate(dict(arguments))
         except pydantic.ValidationError as exc:

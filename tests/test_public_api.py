@@ -1,5 +1,7 @@
 import inspect
 
+import pytest
+
 import swarm
 
 
@@ -8,6 +10,9 @@ def test_all_is_sorted() -> None:
 
 
 def test_all_names_exist_and_every_public_import_is_listed() -> None:
+    # names imported on first use are in the module once looked up: look every one up
+    for name in swarm.__all__:
+        getattr(swarm, name)
     public = {
         name
         for name, value in vars(swarm).items()
@@ -25,3 +30,12 @@ def test_every_public_class_and_function_has_a_docstring() -> None:
         and not (obj.__doc__ or "").strip()
     ]
     assert missing == []
+
+
+def test_dir_lists_every_public_name_before_it_is_used() -> None:
+    assert set(swarm.__all__) <= set(dir(swarm))
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="no attribute 'NoSuchThing'"):
+        swarm.NoSuchThing  # noqa: B018

@@ -5,6 +5,9 @@ chain (and, with the run's key, its MACs and anchored head), ``audit_table`` sho
 it; ``redact`` keeps secrets out of it.
 """
 
+from typing import TYPE_CHECKING
+
+from swarm._lazy import lazy_exports
 from swarm.audit.anchor import (
     AuditHead,
     create_key,
@@ -14,10 +17,28 @@ from swarm.audit.anchor import (
     record_mac,
     write_head,
 )
-from swarm.audit.log import GENESIS, AuditLog, args_hash, canonical_json, record_hash
 from swarm.audit.redact import REDACTED, environment_secrets, redact, redact_text, secret_key
-from swarm.audit.show import AuditRow, audit_rows, audit_table, read_log
-from swarm.audit.verify import AuditProblem, AuditReport, NotALog, verify_log
+
+if TYPE_CHECKING:
+    from swarm.audit.log import (
+        GENESIS,
+        AuditLog,
+        args_hash,
+        canonical_json,
+        record_hash,
+    )
+    from swarm.audit.show import (
+        AuditRow,
+        audit_rows,
+        audit_table,
+        read_log,
+    )
+    from swarm.audit.verify import (
+        AuditProblem,
+        AuditReport,
+        NotALog,
+        verify_log,
+    )
 
 __all__ = [
     "GENESIS",
@@ -46,3 +67,27 @@ __all__ = [
     "verify_log",
     "write_head",
 ]
+
+_LAZY: dict[str, tuple[str, ...]] = {
+    "swarm.audit.log": (
+        "GENESIS",
+        "AuditLog",
+        "args_hash",
+        "canonical_json",
+        "record_hash",
+    ),
+    "swarm.audit.show": (
+        "AuditRow",
+        "audit_rows",
+        "audit_table",
+        "read_log",
+    ),
+    "swarm.audit.verify": (
+        "AuditProblem",
+        "AuditReport",
+        "NotALog",
+        "verify_log",
+    ),
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import difflib
 import gc
-import importlib.metadata
 import logging
 import os
 import re
@@ -18,8 +17,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-import structlog
-
+from swarm import _log as swarm_log
+from swarm.cli.commands import Later, add_commands  # arguments only: no command's code
 from swarm.cli.exits import BAD_INPUT, FAILED, INTERRUPTED, OK
 from swarm.errors import ConfigError, SwarmError
 
@@ -27,18 +26,26 @@ __all__ = ["main"]
 
 
 def _configure_logging(verbose: bool) -> None:
-    structlog.configure(
-        # sys.stderr as it is at each line, not at start: the live view redirects it to
-        # print log lines above its region instead of into the tree
-        logger_factory=lambda *args: structlog.PrintLogger(sys.stderr),
-        wrapper_class=structlog.make_filtering_bound_logger(
-            logging.DEBUG if verbose else logging.WARNING
-        ),
-        processors=[
-            structlog.processors.add_log_level,
-            structlog.dev.ConsoleRenderer(colors=False),
-        ],
-    )
+    """Log lines to stderr, warnings and up (debug with ``-v``); structlog (and the rich
+    it imports) is loaded only when a line is first logged (``swarm._log``)."""
+
+    def setup() -> None:
+        import structlog
+
+        structlog.configure(
+            # sys.stderr as it is at each line, not at start: the live view redirects it to
+            # print log lines above its region instead of into the tree
+            logger_factory=lambda *args: structlog.PrintLogger(sys.stderr),
+            wrapper_class=structlog.make_filtering_bound_logger(
+                logging.DEBUG if verbose else logging.WARNING
+            ),
+            processors=[
+                structlog.processors.add_log_level,
+                structlog.dev.ConsoleRenderer(colors=False),
+            ],
+        )
+
+    swarm_log.configure(setup)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -102,51 +109,53 @@ def _flags_of(parser: argparse.ArgumentParser) -> list[str]:
 
 
 def _version() -> str:
+    import importlib.metadata  # a few dozen modules: only for --version
+
     try:
         return importlib.metadata.version("swarm")
     except importlib.metadata.PackageNotFoundError:  # run from a source tree
         return "(not installed)"
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from swarm.cli.batch import add_commands as add_batch
-    from swarm.cli.init import add_commands as add_init
-    from swarm.cli.inspect import add_commands as add_inspect
-    from swarm.cli.local import add_commands as add_local
-    from swarm.cli.mcp import add_commands as add_mcp
-    from swarm.cli.records import add_commands as add_records
-    from swarm.cli.running import add_commands as add_running
+class _Version(argparse.Action):
+    """``--version``: argparse's own action, but the version is looked up when asked."""
 
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any) -> None:
+        sys.stdout.write(f"swarm {_version()}\n")
+        parser.exit()
+
+
+def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="swarm",
         description="Run teams of agents defined in files, and inspect what they did.",
     )
     parser.set_defaults(verbose=False)
-    parser.add_argument("--version", action="version", version=f"swarm {_version()}")
+    parser.add_argument(
+        "--version", action=_Version, nargs=0, help="show program's version number and exit"
+    )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    add_running(sub)
-    add_batch(sub)
-    add_inspect(sub)
-    add_records(sub)
-    add_local(sub)
-    add_mcp(sub)
-    add_init(sub)
+    add_commands(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     parser = build_parser()
-    if argv is None:
-        # The command's own process: everything imported so far lives until exit, so take
-        # it out of the garbage collector's full passes (over this import heap each pass
-        # costs tens of milliseconds, and a large fan-out triggers several).
-        gc.freeze()
     _Parser.argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     _configure_logging(args.verbose)
     try:
-        code: int = args.handler(args)
+        handler = args.handler
+        if isinstance(handler, Later):
+            handler = handler.load()
+        if argv is None:
+            # The command's own process: everything imported so far (the command's module
+            # and what it needs) lives until exit, so take it out of the garbage
+            # collector's full passes (over this import heap each pass costs tens of
+            # milliseconds, and a large fan-out triggers several).
+            gc.freeze()
+        code: int = handler(args)
         return code
     except ConfigError as exc:
         sys.stderr.write(f"error: {exc}\n")

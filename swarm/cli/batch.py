@@ -7,7 +7,6 @@ import argparse
 import shlex
 import sys
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -27,57 +26,7 @@ from swarm.errors import ConfigError
 from swarm.scenario import Scenario, load_scenario
 from swarm.scenario.spec import Script
 
-__all__ = ["add_commands", "add_executor_options", "test_on_executor"]
-
-
-def add_executor_options(parser: argparse.ArgumentParser, *, default: str | None) -> None:
-    """``--executor``, ``--parallel`` and ``--env-var``."""
-    parser.add_argument(
-        "--executor",
-        default=default,
-        metavar="local|ray[:ADDRESS]",
-        help="where the runs go: this process, or Ray (ray: a local Ray with this machine's"
-        " cores; ray:auto or ray:ray://HOST:PORT an existing cluster)",
-    )
-    parser.add_argument("--parallel", type=int, metavar="N", help="runs at once")
-    parser.add_argument(
-        "--env-var",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="pass this environment variable (e.g. a provider key) to Ray workers",
-    )
-
-
-def add_commands(sub: Any) -> None:
-    """Add ``swarm batch``."""
-    batch = sub.add_parser(
-        "batch",
-        help="run one team over a file of tasks (JSON lines), here or on Ray",
-        description="Run a team over every task of TASKS.jsonl; one result line per task is"
-        " appended to RESULTS as the task ends.",
-    )
-    batch.add_argument("--team", type=Path, required=True, help="a directory of role files")
-    batch.add_argument("--entry", help="the role that takes each task")
-    batch.add_argument("--tasks", type=Path, required=True, help="the tasks, one JSON a line")
-    batch.add_argument(
-        "-o", "--output", type=Path, required=True, metavar="RESULTS", help="results (JSONL)"
-    )
-    batch.add_argument(
-        "--model",
-        required=True,
-        help="a model spec (openai:gpt-4.1-mini), or script:FILE.yaml for a scripted model",
-    )
-    batch.add_argument("--policy", help="the guard policy for roles that name none")
-    batch.add_argument("--resume", action="store_true", help="skip tasks already in RESULTS")
-    batch.add_argument(
-        "--runs-dir",
-        type=Path,
-        help="where run records go; with Ray, a directory every node shares (the workers"
-        " write there); without it records are shipped back to this machine",
-    )
-    add_executor_options(batch, default="local")
-    batch.set_defaults(handler=cmd_batch)
+__all__ = ["cmd_batch", "test_on_executor"]
 
 
 def _model(spec: str) -> str | Script:

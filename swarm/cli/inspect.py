@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
 
 from swarm._text import plural
 from swarm.cli.checks import is_policy_file, validate
@@ -15,27 +14,7 @@ from swarm.guards.policy import load_policy
 from swarm.scenario import Scenario, load_scenario
 from swarm.team import DEFAULT_MAX_DEPTH, Team
 
-__all__ = ["add_commands", "validate"]
-
-
-def add_commands(sub: Any) -> None:
-    validate_cmd = sub.add_parser(
-        "validate",
-        help="check role files, policies and the delegation graph (or a scenario)",
-        description="Check a team directory, a scenario file or a policy file; every"
-        " problem is listed with its file, line and field.",
-    )
-    validate_cmd.add_argument(
-        "target", type=Path, help="a team directory, a scenario file or a policy file"
-    )
-    validate_cmd.add_argument("--entry", help="the entry role (team directories)")
-    validate_cmd.set_defaults(handler=cmd_validate)
-
-    graph = sub.add_parser("graph", help="print the delegation graph as Mermaid or DOT")
-    graph.add_argument("target", type=Path, help="a team directory or a scenario file")
-    graph.add_argument("--format", choices=("mermaid", "dot"), default="mermaid")
-    graph.add_argument("--entry", help="the entry role")
-    graph.set_defaults(handler=cmd_graph)
+__all__ = ["cmd_graph", "cmd_validate", "validate"]
 
 
 def _team_of(target: Path, entry: str | None) -> tuple[Team, Scenario | None]:

@@ -4,36 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
-from typing import Any
 
 import anyio
 
 from swarm.cli.exits import OK
 from swarm.errors import ConfigError
 
-__all__ = ["add_commands"]
-
-
-def add_commands(sub: Any) -> None:
-    mcp = sub.add_parser("mcp", help="serve a team to MCP clients (Claude Code, ...)")
-    mcp_sub = mcp.add_subparsers(dest="mcp_command", required=True)
-    serve = mcp_sub.add_parser(
-        "serve",
-        help="serve a team's entry role (or every role) as MCP tools",
-        description="Serve a team as an MCP server over stdio (the default) or streamable"
-        " HTTP. Each tool call runs the team on the task given, with its run record.",
-    )
-    serve.add_argument("scenario", nargs="?", type=Path, help="a scenario file (team, model)")
-    serve.add_argument("--team", type=Path, help="a directory of role files")
-    serve.add_argument("--entry", help="the role to serve (default: the team's entry)")
-    serve.add_argument("--all", action="store_true", help="serve every role, one tool each")
-    serve.add_argument("--policy", help="the guard policy for roles that name none")
-    serve.add_argument("--model", help="a model spec (overrides the scenario's)")
-    serve.add_argument("--workspace", type=Path, help="the directory the agents work in")
-    serve.add_argument("--runs-dir", type=Path, help="where run records go")
-    serve.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP here")
-    serve.set_defaults(handler=cmd_serve)
+__all__ = ["cmd_serve"]
 
 
 def _address(text: str) -> tuple[str, int]:

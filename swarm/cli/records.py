@@ -41,76 +41,11 @@ from swarm.scenario.record import audit_check, default_runs_dir
 from swarm.scenario.runner import resume_run
 from swarm.types import StopReason
 
-__all__ = ["add_commands", "find_run", "resume_command"]
+__all__ = ["find_run", "resume_command"]
 
 _WIDE_AUDIT = 140
 """Below this many columns ``audit show`` gives each call two lines instead of a table
 row: eight columns cannot share fewer without breaking every cell."""
-_RUNS_DIR_HELP = "where run records are (default: $XDG_STATE_HOME/swarm/runs)"
-
-
-def add_commands(sub: Any) -> None:
-    audit = sub.add_parser("audit", help="show or verify an audit log")
-    audit_sub = audit.add_subparsers(dest="audit_command", required=True)
-    show = audit_sub.add_parser("show", help="the calls in a log, as a table")
-    show.add_argument("log", type=Path, help="an audit.jsonl, or a run directory")
-    show.add_argument("--role")
-    show.add_argument("--tool")
-    show.add_argument("--decision", choices=("allow", "deny", "invalid"))
-    show.set_defaults(handler=cmd_audit_show)
-    verify = audit_sub.add_parser(
-        "verify", help="check the chain, MACs and head; exit 1 if tampered, 2 if not a log"
-    )
-    verify.add_argument("log", help="a run id, a run directory, or an audit.jsonl")
-    verify.add_argument("--runs-dir", type=Path, help=_RUNS_DIR_HELP)
-    verify.set_defaults(handler=cmd_audit_verify)
-
-    sessions = sub.add_parser("sessions", help="list, show or resume stored sessions")
-    sessions_sub = sessions.add_subparsers(dest="sessions_command", required=True)
-    listing = sessions_sub.add_parser("list", help="the sessions of a run (or a .db file)")
-    listing.add_argument("target", help="a run directory, run id, or sessions .db file")
-    listing.set_defaults(handler=cmd_sessions_list)
-    show_session = sessions_sub.add_parser("show", help="one session's messages")
-    show_session.add_argument("target", help="a run directory, run id, or sessions .db file")
-    show_session.add_argument("session", help="a session id (a prefix is enough), or a path")
-    show_session.set_defaults(handler=cmd_sessions_show)
-    resume = sessions_sub.add_parser("resume", help="continue an interrupted run")
-    resume.add_argument("run", help="a run directory or run id")
-    resume.add_argument("message", nargs="*", help="a new message (needed if the run finished)")
-    resume.add_argument("--model", help="a model spec to continue with")
-    resume.add_argument("--plain", action="store_true", help="plain lines, no live view")
-    resume.add_argument("--runs-dir", type=Path, help=_RUNS_DIR_HELP)
-    resume.set_defaults(handler=cmd_sessions_resume)
-
-    runs = sub.add_parser("runs", help="list or show run records")
-    runs_sub = runs.add_subparsers(dest="runs_command", required=True)
-    runs_list = runs_sub.add_parser("list", help="the runs whose workspace is under a directory")
-    runs_list.add_argument(
-        "where",
-        nargs="?",
-        type=Path,
-        default=Path("."),
-        help="a workspace or project directory (default: here)",
-    )
-    runs_list.add_argument("--all", action="store_true", help="every run, wherever it worked")
-    runs_list.add_argument("--runs-dir", type=Path, help=_RUNS_DIR_HELP)
-    runs_list.set_defaults(handler=cmd_runs_list)
-    runs_show = runs_sub.add_parser("show", help="one run's summary and segments")
-    runs_show.add_argument("run", help="a run directory or run id")
-    runs_show.add_argument("--runs-dir", type=Path, help=_RUNS_DIR_HELP)
-    runs_show.set_defaults(handler=cmd_runs_show)
-    runs_report = runs_sub.add_parser(
-        "report", help="write one run's report: a self-contained HTML file"
-    )
-    runs_report.add_argument("run", help="a run directory or run id")
-    runs_report.add_argument(
-        "-o", "--output", type=Path, help="the HTML file (default: report.html in the record)"
-    )
-    runs_report.add_argument("--open", action="store_true", help="open it in a browser")
-    runs_report.add_argument("--runs-dir", type=Path, help=_RUNS_DIR_HELP)
-    runs_report.set_defaults(handler=cmd_runs_report)
-    for parser in (listing, show_session):
-        parser.add_argument("--runs-dir", type=Path, help=_RUNS_DIR_HELP)
 
 
 # -- finding records -------------------------------------------------------------------

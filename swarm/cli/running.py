@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import shutil
 import sys
 import tempfile
@@ -16,7 +15,7 @@ import anyio
 from rich.console import Console
 
 from swarm._text import plural
-from swarm.cli.batch import add_executor_options, test_on_executor
+from swarm.cli.batch import test_on_executor
 from swarm.cli.exits import FAILED, OK, Stopped, run_until_stopped
 from swarm.cli.prompt import TerminalPrompt, interactive
 from swarm.cli.records import resume_command
@@ -36,90 +35,7 @@ from swarm.scenario.sandboxing import sandbox_line
 from swarm.team import Team
 from swarm.types import StopReason
 
-__all__ = ["add_commands"]
-
-
-def add_commands(sub: Any) -> None:
-    run = sub.add_parser(
-        "run",
-        help="run a scenario file, or a task with --team",
-        description="Run a scenario (swarm run SCENARIO) or a task given on the command"
-        " line (swarm run --team DIR --entry ROLE --model SPEC 'task'), which works in"
-        " the current directory unless --workspace says otherwise.",
-    )
-    run.add_argument("target", nargs="*", help="a scenario file, or the task with --team")
-    run.add_argument("--team", type=Path, help="a directory of role files")
-    run.add_argument("--entry", help="the role that takes the task")
-    run.add_argument(
-        "--model", help="a model spec, e.g. openai:gpt-4.1-mini (overrides the scenario)"
-    )
-    run.add_argument("--policy", help="the guard policy for roles that name none")
-    run.add_argument(
-        "--workspace",
-        type=Path,
-        help="the directory the agents work in (default: a scenario's own, else here)",
-    )
-    run.add_argument(
-        "--runs-dir",
-        type=Path,
-        help="where run records go (default: the scenario's runs_dir, else"
-        " $XDG_STATE_HOME/swarm/runs)",
-    )
-    run.add_argument(
-        "--tool-timeout",
-        type=_seconds,
-        metavar="SECONDS",
-        help="the time limit of one tool call for roles that set none (default: 600)",
-    )
-    run.add_argument("--record", type=Path, metavar="CASSETTE", help="record every model call")
-    run.add_argument(
-        "--replay", type=Path, metavar="CASSETTE", help="replay a recorded run offline"
-    )
-    shown = run.add_mutually_exclusive_group()
-    shown.add_argument("--json", action="store_true", help="stream events as JSON lines")
-    shown.add_argument("--plain", action="store_true", help="plain lines instead of the live view")
-    run.add_argument(
-        "--otel",
-        action="store_true",
-        help="send OpenTelemetry traces over OTLP/HTTP to $OTEL_EXPORTER_OTLP_ENDPOINT"
-        " (needs the otel extra)",
-    )
-    run.add_argument(
-        "--report",
-        action="store_true",
-        help="write the run's HTML report (report.html in the record) at the end",
-    )
-    run.set_defaults(handler=cmd_run)
-
-    test = sub.add_parser(
-        "test",
-        help="run scenarios with expectations, like a test runner",
-        description="Run each scenario in a fresh workspace and check its 'expect'.",
-    )
-    test.add_argument("targets", nargs="+", type=Path, help="scenario files or directories")
-    test.add_argument("--model", help="override every scenario's model")
-    test.add_argument(
-        "--keep",
-        action="store_true",
-        help="keep the workspaces of passing runs too, and say where they are",
-    )
-    test.add_argument(
-        "--runs-dir",
-        type=Path,
-        help="where run records go; with Ray, a directory every node shares",
-    )
-    add_executor_options(test, default=None)
-    test.set_defaults(handler=cmd_test)
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not value > 0 or value == math.inf:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, not {text!r}")
-    return value
+__all__ = ["cmd_run", "cmd_test"]
 
 
 def _with_tool_timeout(scenario: Scenario, seconds: float | None) -> Scenario:

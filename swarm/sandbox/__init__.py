@@ -1,8 +1,9 @@
 """OS sandboxes for every process a tool starts (see ``base`` for the model, ``select``
 for how the tier is chosen)."""
 
-from __future__ import annotations
+from typing import TYPE_CHECKING
 
+from swarm._lazy import lazy_exports
 from swarm.sandbox.base import (
     Confinement,
     Launch,
@@ -12,11 +13,31 @@ from swarm.sandbox.base import (
     SandboxSettings,
     SandboxUnavailable,
 )
-from swarm.sandbox.bubblewrap import Bubblewrap, bwrap_arguments, probe_bubblewrap
-from swarm.sandbox.environment import command_environment
-from swarm.sandbox.landlock import LandlockSandbox, NetworkMethod, landlock_abi
-from swarm.sandbox.seatbelt import SeatbeltSandbox
-from swarm.sandbox.select import HOW_TO_SANDBOX, TIERS, SandboxFinder, Unconfined, find_sandbox
+
+if TYPE_CHECKING:
+    from swarm.sandbox.bubblewrap import (
+        Bubblewrap,
+        bwrap_arguments,
+        probe_bubblewrap,
+    )
+    from swarm.sandbox.environment import (
+        command_environment,
+    )
+    from swarm.sandbox.landlock import (
+        LandlockSandbox,
+        NetworkMethod,
+        landlock_abi,
+    )
+    from swarm.sandbox.seatbelt import (
+        SeatbeltSandbox,
+    )
+    from swarm.sandbox.select import (
+        HOW_TO_SANDBOX,
+        TIERS,
+        SandboxFinder,
+        Unconfined,
+        find_sandbox,
+    )
 
 __all__ = [
     "HOW_TO_SANDBOX",
@@ -40,3 +61,27 @@ __all__ = [
     "SeatbeltSandbox",
     "landlock_abi",
 ]
+
+_LAZY: dict[str, tuple[str, ...]] = {
+    "swarm.sandbox.bubblewrap": (
+        "Bubblewrap",
+        "bwrap_arguments",
+        "probe_bubblewrap",
+    ),
+    "swarm.sandbox.environment": ("command_environment",),
+    "swarm.sandbox.landlock": (
+        "LandlockSandbox",
+        "NetworkMethod",
+        "landlock_abi",
+    ),
+    "swarm.sandbox.seatbelt": ("SeatbeltSandbox",),
+    "swarm.sandbox.select": (
+        "HOW_TO_SANDBOX",
+        "TIERS",
+        "SandboxFinder",
+        "Unconfined",
+        "find_sandbox",
+    ),
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

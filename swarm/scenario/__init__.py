@@ -1,16 +1,9 @@
 """Scenarios: a team, a policy, a workspace, a task and a model in one file, run with a
 record of everything, and checked against expectations so they work as tests."""
 
-from swarm.scenario.expect import check_expectations
-from swarm.scenario.record import RunRecord, default_runs_dir
-from swarm.scenario.runner import (
-    CallTally,
-    RunOutcome,
-    prepare_workspace,
-    resume_run,
-    run_scenario,
-)
-from swarm.scenario.script import ScriptedModel, estimate_tokens, role_of
+from typing import TYPE_CHECKING
+
+from swarm._lazy import lazy_exports
 from swarm.scenario.spec import (
     Expectations,
     Limits,
@@ -21,6 +14,27 @@ from swarm.scenario.spec import (
     load_scenario,
     scenario_from_document,
 )
+
+if TYPE_CHECKING:
+    from swarm.scenario.expect import (
+        check_expectations,
+    )
+    from swarm.scenario.record import (
+        RunRecord,
+        default_runs_dir,
+    )
+    from swarm.scenario.runner import (
+        CallTally,
+        RunOutcome,
+        prepare_workspace,
+        resume_run,
+        run_scenario,
+    )
+    from swarm.scenario.script import (
+        ScriptedModel,
+        estimate_tokens,
+        role_of,
+    )
 
 __all__ = [
     "CallTally",
@@ -43,3 +57,25 @@ __all__ = [
     "run_scenario",
     "scenario_from_document",
 ]
+
+_LAZY: dict[str, tuple[str, ...]] = {
+    "swarm.scenario.expect": ("check_expectations",),
+    "swarm.scenario.record": (
+        "RunRecord",
+        "default_runs_dir",
+    ),
+    "swarm.scenario.runner": (
+        "CallTally",
+        "RunOutcome",
+        "prepare_workspace",
+        "resume_run",
+        "run_scenario",
+    ),
+    "swarm.scenario.script": (
+        "ScriptedModel",
+        "estimate_tokens",
+        "role_of",
+    ),
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

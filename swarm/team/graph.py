@@ -15,8 +15,8 @@ from types import MappingProxyType
 from typing import Any
 
 import networkx as nx
-import structlog
 
+from swarm._log import logger
 from swarm.agent import Agent
 from swarm.errors import ConfigError
 from swarm.mcp.config import McpServer, load_mcp_servers
@@ -30,7 +30,7 @@ __all__ = ["DEFAULT_MAX_DEPTH", "Team"]
 
 DEFAULT_MAX_DEPTH = 3
 
-log = structlog.get_logger(__name__)
+log = logger(__name__)
 
 
 def _role_problems(specs: Mapping[str, AgentSpec]) -> list[ConfigError]:

@@ -13,8 +13,7 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-import structlog
-
+from swarm._log import logger
 from swarm.errors import ConfigError
 from swarm.team.references import entry_point_tools, is_reference, load_tool_reference
 from swarm.tools import Tool
@@ -37,7 +36,7 @@ class RoleEntries(Protocol):
 
 __all__ = ["resolve_entries"]
 
-log = structlog.get_logger(__name__)
+log = logger(__name__)
 
 
 def _entry_points() -> dict[str, list[Tool[Any]]] | str:

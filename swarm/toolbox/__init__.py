@@ -14,19 +14,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from swarm.sandbox import SandboxSettings, find_sandbox
-from swarm.sandbox.select import SandboxFinder, ToolSandbox
+from swarm._lazy import lazy_exports
+from swarm.sandbox.base import SandboxSettings
+from swarm.sandbox.select import SandboxFinder, ToolSandbox, find_sandbox
 from swarm.toolbox._paths import Workspace
-from swarm.toolbox.ask import Ask, ask_tool
-from swarm.toolbox.files import file_tools
-from swarm.toolbox.listing import list_files_tool
-from swarm.toolbox.notes import notes_tool
-from swarm.toolbox.search import search_tool
-from swarm.toolbox.shell import safe_environment, shell_tool
-from swarm.toolbox.todo import todo_tool
-from swarm.tools import Tool
+
+if TYPE_CHECKING:
+    from swarm.toolbox.ask import Ask
+    from swarm.toolbox.shell import safe_environment
+    from swarm.tools import Tool
 
 __all__ = ["TOOL_NAMES", "Ask", "Workspace", "make_toolbox", "safe_environment"]
 
@@ -84,6 +82,15 @@ def make_toolbox(
     root.mkdir(parents=True, exist_ok=True)
     hidden = tuple(Path(p) for p in protected)
     space = Workspace(root, protected=hidden)
+    # the tools' modules (the shell's sandbox and process handling) load with the first toolbox
+    from swarm.toolbox.ask import ask_tool
+    from swarm.toolbox.files import file_tools
+    from swarm.toolbox.listing import list_files_tool
+    from swarm.toolbox.notes import notes_tool
+    from swarm.toolbox.search import search_tool
+    from swarm.toolbox.shell import shell_tool
+    from swarm.toolbox.todo import todo_tool
+
     tools: list[Tool[Any]] = [
         *file_tools(space, output_limit=output_limit),
         list_files_tool(space, output_limit=output_limit),
@@ -101,3 +108,7 @@ def make_toolbox(
         ask_tool(ask),
     ]
     return {tool.name: tool for tool in tools}
+
+
+_LAZY = {"swarm.toolbox.ask": ("Ask",), "swarm.toolbox.shell": ("safe_environment",)}
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

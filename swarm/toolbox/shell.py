@@ -24,8 +24,8 @@ from typing import Annotated, Any
 
 import anyio
 import anyio.abc
-import structlog
 
+from swarm._log import logger
 from swarm.audit.redact import holds_credential, secret_key
 from swarm.errors import ToolError
 from swarm.run import current_call, current_scope
@@ -50,7 +50,7 @@ MAX_STREAMED = 1_000_000
 MAX_PENDING = 8192
 """Characters of an unfinished line held back from progress at most."""
 
-_log = structlog.get_logger("swarm.sandbox")
+_log = logger("swarm.sandbox")
 
 
 class OutputCap:

@@ -9,52 +9,74 @@
 - ``ModelSpec``, ``default_registry``, ``estimate_cost``: context windows and prices.
 """
 
-from swarm.event_codec import event_from_dict, event_to_dict
-from swarm.transports._http import HTTPTransport, StreamDecoder
-from swarm.transports.anthropic import (
-    AnthropicStreamDecoder,
-    AnthropicTransport,
-    anthropic_messages,
-    anthropic_tools,
-)
+from typing import TYPE_CHECKING
+
+from swarm._lazy import lazy_exports
 from swarm.transports.base import CompletionTransport, DummyCompletionTransport
-from swarm.transports.models import (
-    DEFAULT_CONTEXT_WINDOW,
-    ModelRegistry,
-    ModelSpec,
-    default_registry,
-    estimate_cost,
-    lookup_model,
-)
-from swarm.transports.openai import (
-    OpenAIStreamDecoder,
-    OpenAITransport,
-    openai_messages,
-    openai_tools,
-)
-from swarm.transports.options import (
-    PerRequest,
-    Timeouts,
-    ToolChoice,
-    for_tool_choice,
-    on_user_turn,
-)
-from swarm.transports.recording import RecordingTransport, ReplayTransport, request_to_dict
-from swarm.transports.resolver import (
-    BUILTIN_ALIASES,
-    ModelResolver,
-    key_variable,
-    missing_key,
-    model_spec,
-)
-from swarm.transports.retry import ProviderError, RetryPolicy, parse_retry_after
-from swarm.transports.spec import (
-    TransportFactory,
-    provider_prefixes,
-    register_provider,
-    transport_from_spec,
-)
-from swarm.transports.sse import SSEEvent, SSEParser
+
+if TYPE_CHECKING:
+    from swarm.event_codec import (
+        event_from_dict,
+        event_to_dict,
+    )
+    from swarm.transports._http import (
+        HTTPTransport,
+        StreamDecoder,
+    )
+    from swarm.transports.anthropic import (
+        AnthropicStreamDecoder,
+        AnthropicTransport,
+        anthropic_messages,
+        anthropic_tools,
+    )
+    from swarm.transports.models import (
+        DEFAULT_CONTEXT_WINDOW,
+        ModelRegistry,
+        ModelSpec,
+        default_registry,
+        estimate_cost,
+        lookup_model,
+    )
+    from swarm.transports.openai import (
+        OpenAIStreamDecoder,
+        OpenAITransport,
+        openai_messages,
+        openai_tools,
+    )
+    from swarm.transports.options import (
+        PerRequest,
+        Timeouts,
+        ToolChoice,
+        for_tool_choice,
+        on_user_turn,
+    )
+    from swarm.transports.recording import (
+        RecordingTransport,
+        ReplayTransport,
+        request_to_dict,
+    )
+    from swarm.transports.resolver import (
+        BUILTIN_ALIASES,
+        ModelResolver,
+        key_variable,
+        missing_key,
+        model_spec,
+    )
+    from swarm.transports.retry import (
+        ProviderError,
+        RetryPolicy,
+        parse_retry_after,
+    )
+    from swarm.transports.spec import (
+        TransportFactory,
+        provider_prefixes,
+        register_provider,
+        transport_from_spec,
+    )
+    from swarm.transports.sse import (
+        SSEEvent,
+        SSEParser,
+    )
 
 __all__ = [
     "AnthropicStreamDecoder",
@@ -100,3 +122,70 @@ __all__ = [
     "request_to_dict",
     "transport_from_spec",
 ]
+
+_LAZY: dict[str, tuple[str, ...]] = {
+    "swarm.transports._http": (
+        "HTTPTransport",
+        "StreamDecoder",
+    ),
+    "swarm.transports.anthropic": (
+        "AnthropicStreamDecoder",
+        "AnthropicTransport",
+        "anthropic_messages",
+        "anthropic_tools",
+    ),
+    "swarm.transports.models": (
+        "DEFAULT_CONTEXT_WINDOW",
+        "ModelRegistry",
+        "ModelSpec",
+        "default_registry",
+        "estimate_cost",
+        "lookup_model",
+    ),
+    "swarm.transports.openai": (
+        "OpenAIStreamDecoder",
+        "OpenAITransport",
+        "openai_messages",
+        "openai_tools",
+    ),
+    "swarm.transports.options": (
+        "PerRequest",
+        "Timeouts",
+        "ToolChoice",
+        "for_tool_choice",
+        "on_user_turn",
+    ),
+    "swarm.transports.recording": (
+        "RecordingTransport",
+        "ReplayTransport",
+        "request_to_dict",
+    ),
+    "swarm.transports.resolver": (
+        "BUILTIN_ALIASES",
+        "ModelResolver",
+        "key_variable",
+        "missing_key",
+        "model_spec",
+    ),
+    "swarm.transports.retry": (
+        "ProviderError",
+        "RetryPolicy",
+        "parse_retry_after",
+    ),
+    "swarm.event_codec": (
+        "event_from_dict",
+        "event_to_dict",
+    ),
+    "swarm.transports.spec": (
+        "TransportFactory",
+        "provider_prefixes",
+        "register_provider",
+        "transport_from_spec",
+    ),
+    "swarm.transports.sse": (
+        "SSEEvent",
+        "SSEParser",
+    ),
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

@@ -43,7 +43,7 @@ from swarm.messages import (
 )
 from swarm.tools import Tool
 from swarm.transports._http import HTTPTransport, error_details
-from swarm.transports.options import PerRequest, Timeouts, ToolChoice
+from swarm.transports.options import API_KEY_VARIABLES, PerRequest, Timeouts, ToolChoice
 from swarm.transports.retry import ProviderError, RetryPolicy
 from swarm.transports.sse import SSEEvent
 from swarm.types import StopReason, Usage
@@ -309,7 +309,7 @@ class AnthropicTransport(HTTPTransport):
     """
 
     provider = "anthropic"
-    api_key_env = "ANTHROPIC_API_KEY"
+    api_key_env = API_KEY_VARIABLES["anthropic"]
     default_base_url = ANTHROPIC_BASE_URL
     path = "/v1/messages"
 

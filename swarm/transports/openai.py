@@ -45,7 +45,7 @@ from swarm.messages import (
 )
 from swarm.tools import Tool
 from swarm.transports._http import HTTPTransport, error_details
-from swarm.transports.options import PerRequest, Timeouts, ToolChoice
+from swarm.transports.options import API_KEY_VARIABLES, PerRequest, Timeouts, ToolChoice
 from swarm.transports.retry import ProviderError, RetryPolicy, is_retryable_status
 from swarm.transports.sse import SSEEvent
 from swarm.types import StopReason, Usage
@@ -328,7 +328,7 @@ class OpenAITransport(HTTPTransport):
     """
 
     provider = "openai"
-    api_key_env = "OPENAI_API_KEY"
+    api_key_env = API_KEY_VARIABLES["openai"]
     default_base_url = OPENAI_BASE_URL
     path = "/chat/completions"
 

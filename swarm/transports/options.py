@@ -21,14 +21,16 @@ assistant message (OpenAI's own API) treat it as an earlier turn.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, Literal, TypeAlias, TypeVar
 
 from swarm.messages import Message
 from swarm.transports.base import CopyableTransport, PrefillsToolCalls
 
 __all__ = [
+    "API_KEY_VARIABLES",
     "PerRequest",
     "Timeouts",
     "ToolChoice",
@@ -36,6 +38,12 @@ __all__ = [
     "on_user_turn",
     "resolve_option",
 ]
+
+API_KEY_VARIABLES: Mapping[str, str] = MappingProxyType(
+    {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+)
+"""The environment variable each keyed provider reads its API key from (here, not in the
+provider modules, so checking for a key does not import httpx)."""
 
 T = TypeVar("T")
 

@@ -20,19 +20,18 @@ records them.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
 from swarm.errors import ConfigError
-from swarm.transports._http import HTTPTransport
-from swarm.transports.anthropic import AnthropicTransport
 from swarm.transports.base import (
     ClosableTransport,
     CompletionTransport,
     WrapsTransport,
 )
 from swarm.transports.models import lookup_model
-from swarm.transports.openai import OpenAITransport
+from swarm.transports.options import API_KEY_VARIABLES
 from swarm.transports.spec import transport_from_spec
 
 __all__ = [
@@ -58,7 +57,7 @@ INHERIT = frozenset({"inherit", "default"})
 """Model names that mean the run's model."""
 
 _BARE = (("claude-", "anthropic"), ("gpt-", "openai"))
-_KEYS = {"openai": OpenAITransport.api_key_env, "anthropic": AnthropicTransport.api_key_env}
+_KEYS = API_KEY_VARIABLES
 
 
 def model_spec(name: str, aliases: Mapping[str, str] = MappingProxyType({})) -> str | None:
@@ -109,7 +108,8 @@ def is_provider(transport: object) -> bool:
         inner: object = transport.inner
         if inner is not transport:
             return is_provider(inner)
-    return isinstance(transport, HTTPTransport)
+    http = sys.modules.get("swarm.transports._http")  # none exists before it is loaded
+    return http is not None and isinstance(transport, http.HTTPTransport)
 
 
 class ModelResolver:

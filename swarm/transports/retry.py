@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 import anyio
-import structlog
 
+from swarm._log import logger
 from swarm.errors import ProviderError, TransportError
 
 __all__ = [
@@ -44,7 +44,7 @@ T = TypeVar("T")
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
 """4xx statuses worth retrying; every status >= 500 is retryable too."""
 
-_log = structlog.get_logger("swarm.transports")
+_log = logger("swarm.transports")
 
 
 def is_retryable_status(status: int) -> bool:

@@ -25,15 +25,15 @@ coexist. The factory gets the rest of the spec (``""`` when there is none) and t
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 from collections.abc import Callable
 from typing import Any
 
 from swarm.errors import ConfigError
-from swarm.transports.anthropic import AnthropicTransport
 from swarm.transports.base import CompletionTransport
-from swarm.transports.openai import OpenAITransport
+from swarm.transports.options import API_KEY_VARIABLES
 
 __all__ = ["TransportFactory", "provider_prefixes", "register_provider", "transport_from_spec"]
 
@@ -62,17 +62,24 @@ def _need_key(spec: str, variable: str, options: dict[str, Any]) -> None:
         )
 
 
+# Each factory imports its provider's module (and httpx) when a transport is made.
+
+
 def _openai(model: str, **options: Any) -> CompletionTransport:
+    from swarm.transports.openai import OpenAITransport
+
     spec = f"openai:{model}"
     _need_model(spec, model, "openai:gpt-4.1-mini")
-    _need_key(spec, OpenAITransport.api_key_env, options)
+    _need_key(spec, API_KEY_VARIABLES["openai"], options)
     return OpenAITransport(model, **options)
 
 
 def _anthropic(model: str, **options: Any) -> CompletionTransport:
+    from swarm.transports.anthropic import AnthropicTransport
+
     spec = f"anthropic:{model}"
     _need_model(spec, model, "anthropic:claude-sonnet-4-5")
-    _need_key(spec, AnthropicTransport.api_key_env, options)
+    _need_key(spec, API_KEY_VARIABLES["anthropic"], options)
     return AnthropicTransport(model, **options)
 
 
@@ -87,6 +94,8 @@ def _openai_compatible(rest: str, **options: Any) -> CompletionTransport:
             field="model",
         )
     options.setdefault("api_key", "")
+    from swarm.transports.openai import OpenAITransport
+
     return OpenAITransport(match["model"], base_url=match["url"], **options)
 
 
@@ -130,4 +139,14 @@ def transport_from_spec(spec: str, **options: Any) -> CompletionTransport:
 
 register_provider("openai", _openai)
 register_provider("anthropic", _anthropic)
+
+
+def _local(rest: str, **options: Any) -> CompletionTransport:
+    # swarm.local is loaded by name: it builds on this package (its server speaks both
+    # dialects), so an import statement here would make the two depend on each other
+    make: TransportFactory = importlib.import_module("swarm.local").local_transport
+    return make(rest, **options)
+
+
 register_provider("openai-compatible", _openai_compatible)
+register_provider("local", _local)  # `local` and `local:anthropic`: swarm.local on first use

@@ -1,0 +1,62 @@
+"""Loggers that import structlog on their first line, not at import.
+
+structlog's package imports its dev console, and that imports rich when it is installed:
+hundreds of milliseconds that a library user who never sees a warning should not pay at
+``import swarm``. ``logger(name)`` returns a stand-in that imports structlog and binds the
+real logger the first time a method is called on it.
+
+The command line's logging setup (``configure``) waits for that moment too, so ``swarm
+--help`` and a ``swarm validate`` that logs nothing never import structlog either. It is
+applied only while nobody else has configured structlog (a test capturing logs has).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["configure", "logger"]
+
+_pending: Callable[[], None] | None = None
+
+
+def configure(setup: Callable[[], None]) -> None:
+    """Run ``setup`` (which configures structlog) now if structlog is loaded, else before
+    the first line logged through a ``logger``."""
+    global _pending
+    if "structlog" in sys.modules:
+        _pending = None
+        setup()
+    else:
+        _pending = setup
+
+
+def _structlog() -> Any:
+    global _pending
+    import structlog
+
+    setup, _pending = _pending, None
+    if setup is not None and not structlog.is_configured():
+        setup()
+    return structlog
+
+
+class _Logger:
+    """A structlog logger bound on first use (``info``, ``warning``, ``bind``, ...)."""
+
+    __slots__ = ("_name", "_real")
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._real: Any = None
+
+    def __getattr__(self, attribute: str) -> Any:
+        if self._real is None:
+            self._real = _structlog().get_logger(self._name)
+        return getattr(self._real, attribute)
+
+
+def logger(name: str) -> Any:
+    """The logger ``name``; structlog is imported when it first logs."""
+    return _Logger(name)

@@ -1,0 +1,223 @@
+"""Start-up: ``import swarm``, ``swarm --help`` and ``swarm validate`` load only what they
+use, and every public name is still there the moment it is asked for.
+
+Each check runs in a fresh interpreter: this test process has imported everything already.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).parents[1] / "examples"
+
+HEAVY = (
+    "networkx",
+    "httpx",
+    "rich",
+    "structlog",
+    "pydantic",
+    "yaml",
+    "asyncio",
+    "tree_sitter",
+    "swarm.transports.anthropic",
+    "swarm.transports.openai",
+    "swarm.team",
+    "swarm.scenario",
+    "swarm.audit",
+    "swarm.batch",
+    "swarm.local",
+    "swarm.mcp",
+    "swarm.otel",
+    "swarm.report",
+    "swarm.toolbox",
+    "swarm.guards",
+    "swarm.sandbox",
+)
+"""What a program that only imports swarm must not pay for (package or any module in it)."""
+
+
+def fresh(code: str, *args: str) -> dict[str, object]:
+    """Run ``code`` in a new interpreter; it sets ``out`` (a dict), which comes back,
+    with ``loaded``: the modules of ``HEAVY`` that were imported by the end."""
+    program = textwrap.dedent(code) + textwrap.dedent(
+        f"""
+        import json as _json, sys as _sys
+        out["loaded"] = sorted(
+            {{h for h in {HEAVY!r} for m in _sys.modules if m == h or m.startswith(h + ".")}}
+        )
+        print(_json.dumps(out))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program, *args], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    result: dict[str, object] = json.loads(done.stdout.splitlines()[-1])
+    return result
+
+
+def test_import_swarm_loads_none_of_the_heavy_packages() -> None:
+    out = fresh("import swarm\nout = {}")
+    assert out["loaded"] == []
+
+
+def test_an_agent_runs_a_tool_without_loading_the_rest() -> None:
+    out = fresh(
+        """
+        import anyio
+        import swarm
+        from swarm.testing import StubTransport, make_text_response, make_tool_use_response
+
+        @swarm.tool
+        def add(a: int, b: int) -> int:
+            "Add two numbers."
+            return a + b
+
+        model = StubTransport(
+            [make_tool_use_response("add", tool_input={"a": 2, "b": "40"}), make_text_response()]
+        )
+        agent = swarm.Agent("You add.", model, [add])
+        text = anyio.run(agent.run, "2 + 40?", swarm.MemoryContextStore())
+        result = model.calls[1][0][-1].content[0]
+        out = {"text": text, "result": result.content}
+        """
+    )
+    assert out["text"] == "Done"
+    assert out["result"] == "42"
+    # the run itself needs the event loop and the tool's argument model, nothing else
+    assert out["loaded"] == ["asyncio", "pydantic"]
+
+
+def test_every_public_name_resolves_in_a_fresh_process() -> None:
+    out = fresh(
+        """
+        import swarm
+        listed = set(dir(swarm))
+        found = {name: getattr(swarm, name) for name in swarm.__all__}
+        out = {
+            "missing_from_dir": sorted(set(swarm.__all__) - listed),
+            "from_import": all(
+                eval(f"__import__('swarm').{name}") is value for name, value in found.items()
+            ),
+            "count": len(found),
+        }
+        """
+    )
+    assert out["missing_from_dir"] == []
+    assert out["from_import"] is True
+    assert out["count"] == len(__import__("swarm").__all__)
+
+
+def test_every_name_of_each_package_that_loads_on_first_use_resolves() -> None:
+    out = fresh(
+        """
+        import importlib
+        out = {"unresolved": [], "unlisted": []}
+        for package in ("audit", "context", "sandbox", "scenario", "toolbox", "transports"):
+            module = importlib.import_module(f"swarm.{package}")
+            for name in module.__all__:
+                if not hasattr(module, name):
+                    out["unresolved"].append(f"{package}.{name}")
+                if name not in dir(module):
+                    out["unlisted"].append(f"{package}.{name}")
+        """
+    )
+    assert out["unresolved"] == []
+    assert out["unlisted"] == []
+
+
+@pytest.mark.parametrize(
+    ("name", "brings"),
+    [("Team", "networkx"), ("OpenAITransport", "httpx"), ("load_policy", "pydantic")],
+)
+def test_a_name_imported_on_first_use_brings_its_dependencies_then(name: str, brings: str) -> None:
+    out = fresh(
+        f"""
+        import sys
+        import swarm
+        before = {brings!r} in sys.modules
+        from swarm import {name}
+        out = {{"before": before, "after": {brings!r} in sys.modules}}
+        """
+    )
+    assert (out["before"], out["after"]) == (False, True)
+
+
+def test_an_unknown_name_is_still_an_import_error() -> None:
+    out = fresh(
+        """
+        try:
+            from swarm import NoSuchThing
+        except ImportError as exc:
+            out = {"error": str(exc)}
+        """
+    )
+    assert "NoSuchThing" in str(out["error"])
+
+
+def test_the_local_model_spec_is_known_before_swarm_local_is_imported() -> None:
+    out = fresh(
+        """
+        import sys
+        from swarm import ConfigError, transport_from_spec
+        from swarm.transports import provider_prefixes
+        prefixes = provider_prefixes()
+        try:
+            transport_from_spec("local:klingon")
+        except ConfigError as exc:
+            error = str(exc)
+        out = {"prefixes": prefixes, "error": error}
+        """
+    )
+    assert "local" in out["prefixes"]
+    assert "unknown local dialect 'klingon'" in str(out["error"])
+
+
+CLI = """
+import sys
+from swarm.cli import main
+try:
+    code = main(sys.argv[1:])
+except SystemExit as exc:
+    code = exc.code
+out = {"code": code}
+"""
+
+
+def test_help_imports_no_command_module() -> None:
+    out = fresh(CLI, "--help")
+    assert out["code"] == 0
+    assert out["loaded"] == []
+
+
+def test_validate_loads_neither_transports_nor_the_console() -> None:
+    out = fresh(CLI, "validate", str(EXAMPLES / "build-a-calculator.yaml"))
+    assert out["code"] == 0
+    assert not {"httpx", "rich", "structlog", "asyncio"} & set(out["loaded"])  # type: ignore[arg-type]
+    assert not {"swarm.transports.openai", "swarm.transports.anthropic"} & set(out["loaded"])  # type: ignore[arg-type]
+
+
+def test_a_log_line_of_validate_is_printed_as_the_command_prints_it(tmp_path: Path) -> None:
+    team = tmp_path / "team"
+    team.mkdir()
+    for name, extra in (("lead", ""), ("a", "delegates: [b]\n"), ("b", "")):
+        (team / f"{name}.md").write_text(
+            f"---\nname: {name}\ndescription: {name}\n{extra}---\nYou are {name}.\n"
+        )
+    done = subprocess.run(
+        [sys.executable, "-m", "swarm", "validate", str(team), "--entry", "lead"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    # the command's structlog setup (level, no colours, stderr) is in force at the first line
+    assert "[warning  ] team: role 'b' is only reached by delegation" in done.stderr
+    assert "\x1b[" not in done.stderr
+    assert "role 'b'" not in done.stdout.replace("warning: role 'b'", "")
