@@ -347,8 +347,8 @@ async def run_calls(
     happen.
 
     Calls never raise (every failure is a result), so the task group's scope is only
-    cancelled by an interrupt through ``control`` or its deadline (the time budget), and
-    only from here, never while suspended at a yield.
+    cancelled by an interrupt through ``control``, its deadline (the time budget), or the
+    generator being closed, and only from here, never while suspended at a yield.
     """
     send, receive = anyio.create_memory_object_stream[_Item](math.inf)
     remaining = len(todo)
@@ -364,6 +364,7 @@ async def run_calls(
     outbox.send = send.send_nowait
     control.set_dispatch(send.send_nowait)
     leftovers: list[_Item] = []
+    closed = False
     try:
         with send, receive:
             async with anyio.create_task_group() as group:
@@ -379,7 +380,12 @@ async def run_calls(
                     if event is Signal.INTERRUPT:  # unfinished calls keep no result
                         group.cancel_scope.cancel()
                         break
-                    yield event
+                    try:
+                        yield event
+                    except GeneratorExit:  # closed at this yield: stop the calls, then end
+                        closed = True
+                        group.cancel_scope.cancel()
+                        break
             while True:
                 try:
                     leftovers.append(receive.receive_nowait())
@@ -388,6 +394,8 @@ async def run_calls(
     finally:
         outbox.send = None
         control.set_dispatch(None)
+    if closed:
+        return
     for event in leftovers:
         if not isinstance(event, Signal):
             yield event

@@ -16,36 +16,29 @@ progress, no cancel scope per streamed event, no copy of the history beyond the 
 from __future__ import annotations
 
 import copy
-import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import anyio
 
-from swarm._log import logger
-from swarm.budget import Budget
 from swarm.context.base import ContextStore
-from swarm.control import AgentTree, Control, Interrupted
+from swarm.control import Control, Interrupted
 from swarm.dispatch import (
-    CallSettings,
     Decided,
-    Outbox,
     complete,
     decide,
     error_result,
     result_event,
     run_calls,
 )
-from swarm.errors import BudgetExceeded, ContextStoreError, MaxIterationsReached
+from swarm.errors import BudgetExceeded, MaxIterationsReached
 from swarm.events import (
     AgentStart,
     Error,
     IterationEnd,
     MessageEnd,
     ReasoningDelta,
-    SessionEndEvent,
     StreamEvent,
     TextDelta,
     ToolInputDelta,
@@ -53,92 +46,24 @@ from swarm.events import (
     TurnEnd,
     TurnStart,
 )
-from swarm.messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
+from swarm.loop_run import (
+    Failed,
+    LoopAgent,
+    LoopRun,
+    close_run,
+    open_run,
+    results_message,
+    session_end,
+    store_failed,
+)
+from swarm.messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
 from swarm.outputs import DEFAULT_MAX_RESULT_CHARS, READ_OUTPUT, read_output_tool
-from swarm.run import RunScope, current_scope, use_scope
+from swarm.run import RunScope, use_scope
 from swarm.tools import Tool
-from swarm.transports.base import CompletionTransport, model_name
-from swarm.transports.models import estimate_cost
 from swarm.turn import Turn
 from swarm.types import StopReason, Usage
 
 __all__ = ["Control", "LoopAgent", "run_loop"]
-
-_log = logger("swarm.loop")
-
-TransformContext = Callable[[list[Message]], Awaitable[list[Message]]]
-
-
-class LoopAgent(Protocol):
-    """What the loop reads of an agent (``Agent`` is one)."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def system(self) -> str: ...
-    @property
-    def transport(self) -> CompletionTransport: ...
-    @property
-    def tools(self) -> list[Tool[Any]]: ...
-    @property
-    def selector(self) -> Any: ...
-    @property
-    def max_iterations(self) -> int: ...
-    @property
-    def last_iteration_message(self) -> Message | None: ...
-    @property
-    def transform_context(self) -> TransformContext | None: ...
-    @property
-    def call_settings(self) -> CallSettings: ...
-
-
-class _Failed(Exception):
-    """Internal: a phase failed; the run ends with this error."""
-
-    def __init__(self, error: BaseException, stop: StopReason = StopReason.error) -> None:
-        super().__init__(str(error))
-        self.error, self.stop = error, stop
-
-
-@dataclass(slots=True)
-class _Run:
-    """The state one run's phases share."""
-
-    agent: LoopAgent
-    context: ContextStore
-    control: Control
-    scope: RunScope
-    outbox: Outbox
-    tools: dict[str, Tool[Any]]
-    budget: Budget | None
-    settings: CallSettings
-    started: float = field(default_factory=time.perf_counter)
-    total: Usage = field(default_factory=Usage)
-    iteration: int = 0
-    final_text: str = ""
-    stop: StopReason = StopReason.end_turn
-    error: BaseException | None = None
-    turn: Turn | None = None  # streamed, not yet stored
-    pending: tuple[Message, list[ToolUseBlock], list[ToolResultBlock | None]] | None = None
-    saved: dict[str, str] = field(default_factory=dict)  # call id -> saved output file
-
-
-def _open(
-    agent: LoopAgent, context: ContextStore, control: Control, run_scope: RunScope | None
-) -> _Run:
-    outbox = Outbox()
-    parent = run_scope or current_scope()
-    tree = parent.agents or AgentTree()
-    scope = parent.child(sink=outbox.put, agents=tree)
-    tree.running[scope.path] = control
-    control.tree = tree
-    budget = scope.budget
-    if budget is not None:
-        budget.attach(control)
-        if (left := budget.seconds_left()) is not None:  # the nearest time limit above
-            control.deadline = anyio.current_time() + left
-    tools = {t.name: t for t in agent.tools}
-    return _Run(agent, context, control, scope, outbox, tools, budget, agent.call_settings)
 
 
 async def run_loop(
@@ -150,7 +75,7 @@ async def run_loop(
 ) -> AsyncGenerator[StreamEvent, None]:
     """Run ``agent`` on ``user_message`` (``None``: continue from the context as it is),
     as part of ``run_scope`` (default: the scope current when the run starts)."""
-    run = _open(agent, context, control, run_scope)
+    run = open_run(agent, context, control, run_scope)
     try:
         yield AgentStart(agent.name, context.session_id)
         if user_message is not None:
@@ -161,9 +86,9 @@ async def run_loop(
                 raise Interrupted
             if run.iteration >= agent.max_iterations:
                 limit = f"the agent reached its limit of {agent.max_iterations} iterations"
-                raise _Failed(MaxIterationsReached(limit), StopReason.max_iterations)
+                raise Failed(MaxIterationsReached(limit), StopReason.max_iterations)
             if run.budget is not None and (spent := run.budget.exceeded) is not None:
-                raise _Failed(BudgetExceeded(spent), StopReason.budget)
+                raise Failed(BudgetExceeded(spent), StopReason.budget)
             history, offered = await _prepare(run)
             run.iteration += 1
             yield TurnStart(run.iteration)
@@ -204,14 +129,22 @@ async def run_loop(
                 for event in await _complete_lone(run, decided, todo[0], results):
                     yield event
             elif todo:
-                async with aclosing(_run_concurrently(run, uses, todo, results)) as called:
+                concurrently = run_calls(
+                    run.tools, uses, todo, results, run.scope, run.outbox, control, run.settings
+                )
+                async with aclosing(concurrently) as called:
                     async for event in called:
                         yield event
+                for result in results:
+                    if result is not None:
+                        _note_saved(run, result)
             if control.stopped():  # interrupted, or calls were cut by the time budget
                 raise Interrupted
             done = [r for r in results if r is not None]
             steering = _merge(control.take_steering())
-            for event in await _commit(run, [message, _results(done, steering)], usage, done):
+            for event in await _commit(
+                run, [message, results_message(done, steering)], usage, done
+            ):
                 yield event
             run.pending = None
     except Interrupted:
@@ -219,39 +152,39 @@ async def run_loop(
         if run.stop == StopReason.budget and run.budget is not None:
             run.error = BudgetExceeded(run.budget.exceeded or "budget spent")
             yield Error(run.error)
-    except _Failed as failed:  # ends the run as an event, like every other failure
+    except Failed as failed:  # ends the run as an event, like every other failure
         run.stop, run.error = failed.stop, failed.error
         yield Error(failed.error)
     finally:
-        await _close_run(run)
+        await close_run(run)
     for event in run.outbox.take():
         yield event
-    yield _session_end(run)
+    yield session_end(run)
 
 
-async def _add_user(run: _Run, message: Message) -> list[StreamEvent]:
+async def _add_user(run: LoopRun, message: Message) -> list[StreamEvent]:
     """Append a user message (the task, a steering message, a follow-up) to the history."""
     try:
         with use_scope(run.scope):
             await run.context.append(message)
     except Exception as exc:
-        raise _store_failed(exc) from exc
+        raise store_failed(exc) from exc
     return [MessageEnd(message)]
 
 
-async def _prepare(run: _Run) -> tuple[list[Message], list[Tool[Any]]]:
+async def _prepare(run: LoopRun) -> tuple[list[Message], list[Tool[Any]]]:
     """What the next model call sends: the history as ``transform_context`` shapes it,
     the last-iteration message, and the tools the selector offers."""
     agent = run.agent
     try:
         history = await run.context._loop_history()
     except Exception as exc:
-        raise _store_failed(exc) from exc
+        raise store_failed(exc) from exc
     if agent.transform_context is not None:
         try:
             history = list(await agent.transform_context(_copy(history)))
         except Exception as exc:
-            raise _Failed(exc) from exc
+            raise Failed(exc) from exc
     if run.iteration + 1 == agent.max_iterations and agent.last_iteration_message is not None:
         history = [*history, agent.last_iteration_message]
     offered = agent.tools
@@ -259,7 +192,7 @@ async def _prepare(run: _Run) -> tuple[list[Message], list[Tool[Any]]]:
         try:
             offered = list(await agent.selector.select(history, agent.tools))
         except Exception as exc:
-            raise _Failed(exc) from exc
+            raise Failed(exc) from exc
     if run.saved:  # a result was saved: offer the tool that reads it
         reader = run.tools.get(READ_OUTPUT)
         if reader is None:
@@ -271,10 +204,10 @@ async def _prepare(run: _Run) -> tuple[list[Message], list[Tool[Any]]]:
 
 
 async def _stream_turn(
-    run: _Run, history: list[Message], offered: list[Tool[Any]]
+    run: LoopRun, history: list[Message], offered: list[Tool[Any]]
 ) -> AsyncGenerator[StreamEvent, None]:
     """Stream one model call into ``run.turn``, yielding its deltas. Raises
-    ``Interrupted`` when stopped, ``_Failed`` when the model failed."""
+    ``Interrupted`` when stopped, ``Failed`` when the model failed."""
     turn = run.turn = Turn()
     control, agent = run.control, run.agent
     iterator: AsyncIterator[StreamEvent] | None = None
@@ -324,14 +257,17 @@ async def _stream_turn(
             await _close(iterator)
     if turn.error is not None:
         run.turn = None
-        raise _Failed(turn.error)
+        raise Failed(turn.error)
     if turn.end is None:
         run.turn = None
-        raise _Failed(RuntimeError("the model stream ended without an IterationEnd"))
+        raise Failed(RuntimeError("the model stream ended without an IterationEnd"))
 
 
 def _refuse(
-    run: _Run, uses: list[ToolUseBlock], bad: dict[str, str], results: list[ToolResultBlock | None]
+    run: LoopRun,
+    uses: list[ToolUseBlock],
+    bad: dict[str, str],
+    results: list[ToolResultBlock | None],
 ) -> tuple[list[StreamEvent], list[int]]:
     """Refuse the calls that cannot run (bad arguments, the last iteration), filling
     ``results``; their events, and the indexes of the calls left to run."""
@@ -351,7 +287,7 @@ def _refuse(
     return events, todo
 
 
-async def _decide_lone(run: _Run, use: ToolUseBlock) -> Decided | None:
+async def _decide_lone(run: LoopRun, use: ToolUseBlock) -> Decided | None:
     """Decide a turn's only call; ``None`` when the run was interrupted meanwhile."""
     tool = run.tools.get(use.name)
     if (tool is None or not tool.guards) and not run.scope.observers:
@@ -362,7 +298,7 @@ async def _decide_lone(run: _Run, use: ToolUseBlock) -> Decided | None:
 
 
 async def _complete_lone(
-    run: _Run, decided: Decided | None, i: int, results: list[ToolResultBlock | None]
+    run: LoopRun, decided: Decided | None, i: int, results: list[ToolResultBlock | None]
 ) -> list[StreamEvent]:
     """Run a turn's only call inline; the events it made, its result last. The call's
     time limit and the run's interrupt share one cancel scope (an interrupt raises)."""
@@ -375,26 +311,13 @@ async def _complete_lone(
     return [*run.outbox.take(), result_event(decided.use, done)]
 
 
-async def _run_concurrently(
-    run: _Run, uses: list[ToolUseBlock], todo: list[int], results: list[ToolResultBlock | None]
-) -> AsyncGenerator[StreamEvent, None]:
-    """Run the calls ``todo`` in a task group, yielding their events as they happen."""
-    async for event in run_calls(
-        run.tools, uses, todo, results, run.scope, run.outbox, run.control, run.settings
-    ):
-        yield event
-    for result in results:
-        if result is not None:
-            _note_saved(run, result)
-
-
-def _note_saved(run: _Run, block: ToolResultBlock) -> None:
+def _note_saved(run: LoopRun, block: ToolResultBlock) -> None:
     saved = (block.details or {}).get("saved_output")
     if isinstance(saved, str):
         run.saved[block.tool_use_id] = saved
 
 
-async def _next_input(run: _Run, *, follow: bool) -> bool:
+async def _next_input(run: LoopRun, *, follow: bool) -> bool:
     """After an answer without tool calls: deliver the queued steering messages, or else
     (when the model ended its turn) the next follow-up. Whether the loop goes on."""
     control = run.control
@@ -409,7 +332,7 @@ async def _next_input(run: _Run, *, follow: bool) -> bool:
 
 
 async def _commit(
-    run: _Run, messages: list[Message], usage: Usage, done: Sequence[ToolResultBlock]
+    run: LoopRun, messages: list[Message], usage: Usage, done: Sequence[ToolResultBlock]
 ) -> list[StreamEvent]:
     """Store the turn and its usage in one write (compaction may fire after it); the
     events it makes: a ``MessageEnd`` per message, the ``TurnEnd``, what compaction said."""
@@ -417,66 +340,12 @@ async def _commit(
         with use_scope(run.scope):
             await run.context.append_turn(messages, usage.input_tokens, usage.output_tokens)
     except Exception as exc:
-        raise _store_failed(exc) from exc
+        raise store_failed(exc) from exc
     events: list[StreamEvent] = [MessageEnd(m) for m in messages]
     answer = messages[0] if messages else Message("assistant", [])
     events.append(TurnEnd(run.iteration, answer, tuple(done)))
     events.extend(run.outbox.take())
     return events
-
-
-async def _close_run(run: _Run) -> None:
-    """Leave the history valid whatever stopped the run: results for cut calls, the
-    text streamed so far as the answer."""
-    control = run.control
-    control.close()
-    if run.budget is not None:
-        run.budget.detach(control)
-        run.budget.stop_reason = run.stop
-    if control.tree is not None and control.tree.running.get(run.scope.path) is control:
-        del control.tree.running[run.scope.path]
-    cut: list[Message] = []
-    if run.pending is not None:
-        message, uses, results = run.pending
-        filled = [
-            r or error_result(u.id, "Cancelled: the run was stopped before this call finished.")
-            for u, r in zip(uses, results, strict=True)
-        ]
-        cut = [message, _results(filled, None)]
-    elif run.turn is not None and (partial := run.turn.partial_text()):
-        cut = [Message("assistant", [TextBlock(partial)])]
-    if not cut:
-        return
-    run.final_text = cut[0].text or run.final_text
-    with anyio.CancelScope(shield=True):
-        try:
-            if not await _stored(run.context, cut[0]):
-                await run.context.append_many(cut)
-                for message in cut:
-                    run.outbox.put(MessageEnd(message))
-        except Exception as exc:  # the store is failing: the run's end says so
-            _log.warning("the cut turn could not be stored", error=repr(exc))
-
-
-def _session_end(run: _Run) -> SessionEndEvent:
-    tree = run.budget.report() if run.budget is not None else None
-    model = model_name(run.agent.transport)
-    if tree is not None:
-        prices = [estimate_cost(n.model, n.usage) for n in tree.walk() if n.model]
-    else:
-        prices = [estimate_cost(model, run.total)] if model is not None else []
-    known = [p for p in prices if p is not None]
-    return SessionEndEvent(
-        run.stop,
-        run.total,
-        tree,
-        final_text=run.final_text,
-        iterations=run.iteration,
-        duration_s=time.perf_counter() - run.started,
-        cost_usd=sum(known) if known else None,
-        session_id=run.context.session_id,
-        error=run.error,
-    )
 
 
 async def _close(iterator: AsyncIterator[StreamEvent]) -> None:
@@ -508,31 +377,6 @@ def _merge(messages: list[Message]) -> Message | None:
     return Message("user", [block for m in messages for block in m.content])
 
 
-def _results(results: Sequence[ToolResultBlock], steering: Message | None) -> Message:
-    """The user message of a turn's results; steering text rides after them."""
-    content: list[ContentBlock] = list(results)
-    if steering is not None:
-        content.extend(steering.content)
-    return Message("user", content)
-
-
 def _copy(history: list[Message]) -> list[Message]:
     """A copy ``transform_context`` may change freely (tool arguments are dicts)."""
     return copy.deepcopy(history)
-
-
-def _store_failed(exc: Exception) -> _Failed:
-    error = ContextStoreError(f"the context store failed: {type(exc).__name__}: {exc}")
-    return _Failed(error)
-
-
-async def _stored(context: ContextStore, first: Message) -> bool:
-    """Whether this turn is already stored (cancellation can arrive just after its write
-    committed)."""
-    ids = {use.id for use in first.tool_uses}
-    if not ids:
-        return False
-    for message in reversed((await context._loop_history())[-4:]):
-        if ids & {use.id for use in message.tool_uses}:
-            return True
-    return False

@@ -388,6 +388,31 @@ async def test_aclose_mid_tool_leaves_a_valid_history() -> None:
 
 
 @pytest.mark.anyio
+async def test_aclose_mid_concurrent_calls_stops_them_and_leaves_a_valid_history() -> None:
+    stopped: list[int] = []
+
+    async def slow(n: int, progress: Progress) -> str:
+        progress("working")
+        try:
+            await anyio.sleep_forever()
+        finally:
+            stopped.append(n)
+        return ""
+
+    turn = make_tool_uses_response([("slow", "c1", {"n": 1}), ("slow", "c2", {"n": 2})])
+    context = MemoryContextStore()
+    stream = Agent("s", StubTransport([turn]), [Tool("slow", slow)]).run_stream("go", context)
+    async for event in stream:
+        if isinstance(event, ToolOutputDelta):
+            break
+    await stream.aclose()
+    assert sorted(stopped) == [1, 2]  # neither call is left running
+    history = await context.get_history()
+    assert_history_valid(history)
+    assert all(r.is_error for r in history[-1].tool_results)
+
+
+@pytest.mark.anyio
 async def test_interrupt_during_tools_ends_with_cancelled_and_valid_history() -> None:
     started = anyio.Event()
 

@@ -1,0 +1,196 @@
+"""One run of the loop: the state its phases share, how it opens, and how it ends.
+
+Whatever stops a run, ``close_run`` leaves its history valid (results for the calls that
+were cut, the text streamed so far as the answer), and ``session_end`` is its result.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import anyio
+
+from swarm._log import logger
+from swarm.budget import Budget
+from swarm.context.base import ContextStore
+from swarm.control import AgentTree, Control
+from swarm.dispatch import CallSettings, Outbox, error_result
+from swarm.errors import ContextStoreError
+from swarm.events import MessageEnd, SessionEndEvent
+from swarm.messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
+from swarm.run import RunScope, current_scope
+from swarm.tools import Tool
+from swarm.transports.base import CompletionTransport, model_name
+from swarm.transports.models import estimate_cost
+from swarm.turn import Turn
+from swarm.types import StopReason, Usage
+
+__all__ = [
+    "Failed",
+    "LoopAgent",
+    "LoopRun",
+    "TransformContext",
+    "close_run",
+    "open_run",
+    "results_message",
+    "session_end",
+    "store_failed",
+]
+
+_log = logger("swarm.loop")
+
+TransformContext = Callable[[list[Message]], Awaitable[list[Message]]]
+
+
+class LoopAgent(Protocol):
+    """What the loop reads of an agent (``Agent`` is one)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def system(self) -> str: ...
+    @property
+    def transport(self) -> CompletionTransport: ...
+    @property
+    def tools(self) -> list[Tool[Any]]: ...
+    @property
+    def selector(self) -> Any: ...
+    @property
+    def max_iterations(self) -> int: ...
+    @property
+    def last_iteration_message(self) -> Message | None: ...
+    @property
+    def transform_context(self) -> TransformContext | None: ...
+    @property
+    def call_settings(self) -> CallSettings: ...
+
+
+class Failed(Exception):
+    """Internal: a phase failed; the run ends with this error."""
+
+    def __init__(self, error: BaseException, stop: StopReason = StopReason.error) -> None:
+        super().__init__(str(error))
+        self.error, self.stop = error, stop
+
+
+@dataclass(slots=True)
+class LoopRun:
+    """The state one run's phases share."""
+
+    agent: LoopAgent
+    context: ContextStore
+    control: Control
+    scope: RunScope
+    outbox: Outbox
+    tools: dict[str, Tool[Any]]
+    budget: Budget | None
+    settings: CallSettings
+    started: float = field(default_factory=time.perf_counter)
+    total: Usage = field(default_factory=Usage)
+    iteration: int = 0
+    final_text: str = ""
+    stop: StopReason = StopReason.end_turn
+    error: BaseException | None = None
+    turn: Turn | None = None  # streamed, not yet stored
+    pending: tuple[Message, list[ToolUseBlock], list[ToolResultBlock | None]] | None = None
+    saved: dict[str, str] = field(default_factory=dict)  # call id -> saved output file
+
+
+def open_run(
+    agent: LoopAgent, context: ContextStore, control: Control, run_scope: RunScope | None
+) -> LoopRun:
+    outbox = Outbox()
+    parent = run_scope or current_scope()
+    tree = parent.agents or AgentTree()
+    scope = parent.child(sink=outbox.put, agents=tree)
+    tree.running[scope.path] = control
+    control.tree = tree
+    budget = scope.budget
+    if budget is not None:
+        budget.attach(control)
+        if (left := budget.seconds_left()) is not None:  # the nearest time limit above
+            control.deadline = anyio.current_time() + left
+    tools = {t.name: t for t in agent.tools}
+    return LoopRun(agent, context, control, scope, outbox, tools, budget, agent.call_settings)
+
+
+async def close_run(run: LoopRun) -> None:
+    """Leave the history valid whatever stopped the run: results for cut calls, the
+    text streamed so far as the answer."""
+    control = run.control
+    control.close()
+    if run.budget is not None:
+        run.budget.detach(control)
+        run.budget.stop_reason = run.stop
+    if control.tree is not None and control.tree.running.get(run.scope.path) is control:
+        del control.tree.running[run.scope.path]
+    cut: list[Message] = []
+    if run.pending is not None:
+        message, uses, results = run.pending
+        filled = [
+            r or error_result(u.id, "Cancelled: the run was stopped before this call finished.")
+            for u, r in zip(uses, results, strict=True)
+        ]
+        cut = [message, results_message(filled, None)]
+    elif run.turn is not None and (partial := run.turn.partial_text()):
+        cut = [Message("assistant", [TextBlock(partial)])]
+    if not cut:
+        return
+    run.final_text = cut[0].text or run.final_text
+    with anyio.CancelScope(shield=True):
+        try:
+            if not await stored(run.context, cut[0]):
+                await run.context.append_many(cut)
+                for message in cut:
+                    run.outbox.put(MessageEnd(message))
+        except Exception as exc:  # the store is failing: the run's end says so
+            _log.warning("the cut turn could not be stored", error=repr(exc))
+
+
+def session_end(run: LoopRun) -> SessionEndEvent:
+    tree = run.budget.report() if run.budget is not None else None
+    model = model_name(run.agent.transport)
+    if tree is not None:
+        prices = [estimate_cost(n.model, n.usage) for n in tree.walk() if n.model]
+    else:
+        prices = [estimate_cost(model, run.total)] if model is not None else []
+    known = [p for p in prices if p is not None]
+    return SessionEndEvent(
+        run.stop,
+        run.total,
+        tree,
+        final_text=run.final_text,
+        iterations=run.iteration,
+        duration_s=time.perf_counter() - run.started,
+        cost_usd=sum(known) if known else None,
+        session_id=run.context.session_id,
+        error=run.error,
+    )
+
+
+def results_message(results: Sequence[ToolResultBlock], steering: Message | None) -> Message:
+    """The user message of a turn's results; steering text rides after them."""
+    content: list[ContentBlock] = list(results)
+    if steering is not None:
+        content.extend(steering.content)
+    return Message("user", content)
+
+
+def store_failed(exc: Exception) -> Failed:
+    error = ContextStoreError(f"the context store failed: {type(exc).__name__}: {exc}")
+    return Failed(error)
+
+
+async def stored(context: ContextStore, first: Message) -> bool:
+    """Whether this turn is already stored (cancellation can arrive just after its write
+    committed)."""
+    ids = {use.id for use in first.tool_uses}
+    if not ids:
+        return False
+    for message in reversed((await context._loop_history())[-4:]):
+        if ids & {use.id for use in message.tool_uses}:
+            return True
+    return False
