@@ -203,7 +203,7 @@ class Programs:
                 extra = [Word("{}", known=False) if w.text == "{}" else w for w in words[begin:end]]
                 inner += self.invoke(extra, [], [], in_pipe=False)
         outer_argv = argv if start is None else argv[:start]
-        outer_unknown = tuple(u for u in unknown if start is None or u.index < start)
+        outer_unknown = unknown if start is None else tuple(u for u in unknown if u.index < start)
         out.append(
             Invocation(
                 outer_argv,

@@ -475,7 +475,9 @@ class _Walker(Programs):
                 words += self.words(child)  # an argument
         words += redirects.args
         code = ""
-        if any(git_env_runs_code(n) for n in assigned):
+        if not assigned:
+            pass
+        elif any(git_env_runs_code(n) for n in assigned):
             code = "git-config"
         elif any(DANGEROUS_ENV.fullmatch(n) for n in assigned):
             code = "env-code"
