@@ -291,6 +291,25 @@ class PatternSet:
             cache[invocation] = found
         return found  # type: ignore[return-value]
 
+    def judge(self, invocations: Iterable[Invocation], *, every: bool) -> bool:
+        """``every``: whether each invocation matches some pattern (as ``first``, for an
+        allow or ask rule); else whether any does (``deny=True``, for a deny rule).
+
+        The same answers as ``first`` on each, in one loop (a rule judges every program
+        of a command line; this is the policy's inner loop)."""
+        deny = not every
+        cache = self._found_deny if deny else self._found
+        for invocation in invocations:
+            found = cache.get(invocation, self)
+            if found is self:  # not seen yet (None is a result)
+                found = self._first(invocation, deny)
+                if len(cache) >= 4096:
+                    cache.clear()
+                cache[invocation] = found
+            if (found is not None) is deny:
+                return deny  # a miss fails "every", a hit settles "any"
+        return every
+
     def _first(self, invocation: Invocation, deny: bool) -> CommandPattern | None:
         if invocation.program_unknown:
             return next((p for p in self.patterns if p.matches(invocation, deny=deny)), None)
