@@ -1,25 +1,36 @@
 """Guard and audit benchmarks (not part of the test run).
 
-    python benchmarks/bench_guards.py
+    python benchmarks/bench_guards.py          # all three
+    python benchmarks/bench_guards.py chain    # 1 and 2 only (a few seconds)
 
-1. Guard chain overhead per call under the shipped default policy (PolicyGuard, PathGuard,
-   AuditGuard; target under 50 µs): a file call, a short shell command, and a longer
-   pipeline with a substitution, each through ``tool.check`` on validated arguments. A
-   repeated command is parsed and decided once (both are cached by the command's text),
-   so the pipeline is also measured "cold": a different command on every call.
-2. The shell parser alone on those commands, repeated (cached) and each time different.
+1. Guard chain overhead per call: the chain ``apply_policy`` builds from the shipped
+   ``default`` policy for the role ``developer`` on the built-in tools (``make_toolbox``:
+   CeilingGuard-free chain of PolicyGuard with its sandbox step, PathGuard, AuditGuard),
+   through ``tool.check`` on validated arguments. Target: a 7-program pipeline under
+   50 µs, reported as a ratio of the target. A repeated command is parsed and decided
+   once (both are cached by the command's text), so the 7-program commands are also
+   measured "cold": a command never seen before on every call, which is what the target
+   is about. Two 7-program commands: ``LONG`` (a list with a pipeline and a
+   substitution) and ``PIPE7`` (one pipeline of seven programs ending the line).
+2. The shell parser alone (``parse_command``) on those commands, cold, and tree-sitter's
+   own parse of the same text (the floor under the parser).
 3. Audit log throughput: 100 concurrent writers (tasks) each writing decision and finish
    records into one log, durable (the default: fsynced before each call goes on, one
    fsync shared by the writers waiting for it) and without fsync; records per second,
    the chain verified afterwards.
+
+Figures 1 and 2 are the CPU time of this process (``time.process_time``: on a shared
+machine, wall time also counts the time other processes held the CPU), medians of
+``ROUNDS`` rounds; compare before and after in one sitting.
 """
 
 from __future__ import annotations
 
 import statistics
+import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +40,8 @@ from swarm.audit import AuditLog, verify_log
 from swarm.guards import apply_policy, load_policy, parse_command
 from swarm.messages import ToolResultBlock
 from swarm.run import CallRecord, RunScope, use_call, use_scope
+from swarm.sandbox.select import Unconfined
+from swarm.toolbox import make_toolbox
 from swarm.tools import Tool
 
 CALLS = 10_000
@@ -36,39 +49,51 @@ COLD_CALLS = 2_000
 ROUNDS = 5
 WRITERS = 100
 RECORDS_PER_WRITER = 100  # 50 calls: a decision and a finish record each
+TARGET_US = 50.0
 
 SHORT = "git status && ls -la src"
 LONG = "cd src && grep -rn 'TODO' . | sort | uniq -c | head -20 > ../todo.txt; echo $(date)"
+PIPE7 = "git log --oneline | grep -i fix | cut -c1-7 | sort | uniq | head -20 | wc -l"
 
 
-async def read_file(path: str) -> str:
-    return path
+def fresh(command: str, n: int) -> str:
+    """``command`` made new, running the same programs: its ``-20`` becomes ``-N`` (a
+    command without one gets ``N`` appended to its last word)."""
+    return command.replace("-20", f"-{n + 21}") if "-20" in command else f"{command}{n}"
 
 
-async def shell(command: str) -> str:
-    return command
+def against_target(micros: float) -> str:
+    verdict = "ok" if micros < TARGET_US else "OVER TARGET"
+    return f"{micros:7.1f} µs  {micros / TARGET_US:5.2f}x the {TARGET_US:.0f} µs target ({verdict})"
 
 
 async def per_call(check: Callable[[], Awaitable[Any]], calls: int) -> float:
-    """The median over ``ROUNDS`` of the mean time of one awaited ``check()``, in µs."""
+    """The median over ``ROUNDS`` of the mean CPU time of one awaited ``check()``, in µs."""
     rounds = []
     for _ in range(ROUNDS):
-        started = time.perf_counter()
+        started = time.process_time()
         for _ in range(calls):
             await check()
-        rounds.append((time.perf_counter() - started) / calls * 1e6)
+        rounds.append((time.process_time() - started) / calls * 1e6)
     return statistics.median(rounds)
 
 
 async def chain_overhead(workspace: Path, log: AuditLog) -> None:
     policy = load_policy("default")
-    tools = [Tool(name="read_file", handler=read_file), Tool(name="shell", handler=shell)]
-    file_tool, shell_tool = apply_policy(tools, policy, role="developer", workspace=workspace)
-    print(f"guard chain, default policy ({len(policy.rules)} rules), per call:")
+    # the tier finder stands in for bubblewrap, which this machine may lack: the
+    # sandbox step still runs on every shell call
+    toolbox = make_toolbox(workspace, find=lambda settings: Unconfined("benchmark"))
+    tools = apply_policy(
+        [toolbox["read_file"], toolbox["shell"]], policy, role="developer", workspace=workspace
+    )
+    file_tool, shell_tool = tools
+    guards = ", ".join(type(g).__name__ for g in shell_tool.guards)
+    print(f"guard chain, default policy ({len(policy.rules)} rules; shell: {guards}), per call:")
     cases: list[tuple[str, Tool[Any], dict[str, Any]]] = [
         ("read_file src/main.py", file_tool, {"path": "src/main.py"}),
         (f"shell {SHORT!r}", shell_tool, {"command": SHORT}),
-        ("shell (pipeline, 7 programs)", shell_tool, {"command": LONG}),
+        ("shell LONG (7 programs), repeated", shell_tool, {"command": LONG}),
+        ("shell PIPE7 (7 programs), repeated", shell_tool, {"command": PIPE7}),
     ]
     with use_scope(RunScope(path="lead/developer#1", run_id="bench", observers=(log,))):
         for label, tool, arguments in cases:
@@ -76,41 +101,69 @@ async def chain_overhead(workspace: Path, log: AuditLog) -> None:
             call = CallRecord("call", tool.name, "lead/developer#1", arguments)
             with use_call(call):
                 await tool.check(validated)  # warm caches (rules per tool, path arguments)
-                micros = await per_call(lambda t=tool, a=validated: t.check(a), CALLS)
-            verdict = "ok" if micros < 50 else "OVER TARGET"
-            print(f"  {label:<40} {micros:7.1f} µs   (target < 50 µs: {verdict})")
+                micros = await per_call(lambda t=tool, a=validated: t.check(a), CALLS)  # type: ignore[misc]
+            print(f"  {label:<40} {against_target(micros)}")
         # every call a command never seen before: no parse or decision cache helps
-        commands = iter(
-            [{"command": LONG.replace("-20", f"-{n}")} for n in range(COLD_CALLS * (ROUNDS + 1))]
-        )
-        call = CallRecord("call", "shell", "lead/developer#1", {"command": LONG})
-        with use_call(call):
-            micros = await per_call(lambda: shell_tool.check(next(commands)), COLD_CALLS)
-        verdict = "ok" if micros < 50 else "OVER TARGET"
-        label = "shell (pipeline, 7 programs), cold"
-        print(f"  {label:<40} {micros:7.1f} µs   (target < 50 µs: {verdict})")
+        for name, command in (("LONG", LONG), ("PIPE7", PIPE7)):
+            commands: Iterator[dict[str, Any]] = iter(
+                [
+                    shell_tool.validate({"command": fresh(command, n)})
+                    for n in range(COLD_CALLS * (ROUNDS + 1))
+                ]
+            )
+            call = CallRecord("call", "shell", "lead/developer#1", {"command": command})
+            with use_call(call):
+                await shell_tool.check(next(commands))
+                micros = await per_call(
+                    lambda c=commands: shell_tool.check(next(c)),  # type: ignore[misc]
+                    COLD_CALLS,
+                )
+            label = f"shell {name} (7 programs), cold"
+            print(f"  {label:<40} {against_target(micros)}")
+
+
+def _median_us(run: Callable[[list[str]], object], make: Callable[[int, int], str]) -> float:
+    rounds = []
+    for r in range(ROUNDS):
+        texts = [make(r, n) for n in range(COLD_CALLS)]
+        started = time.process_time()
+        run(texts)
+        rounds.append((time.process_time() - started) / COLD_CALLS * 1e6)
+    return statistics.median(rounds)
 
 
 def parser_speed() -> None:
-    print("shell parser alone, per command:")
-    for command in (SHORT, LONG):
-        rounds = []
-        for _ in range(ROUNDS):
-            started = time.perf_counter()
-            for _ in range(CALLS):
-                parse_command(command)
-            rounds.append((time.perf_counter() - started) / CALLS * 1e6)
-        print(f"  {len(parse_command(command))} programs, {len(command)} chars: "
-              f"{statistics.median(rounds):7.1f} µs")  # fmt: skip
-        rounds = []
-        for r in range(ROUNDS):
-            fresh = [f"{command} # {r} {n}" for n in range(COLD_CALLS)]
-            started = time.perf_counter()
-            for text in fresh:
-                parse_command(text)
-            rounds.append((time.perf_counter() - started) / COLD_CALLS * 1e6)
-        print(f"  {len(parse_command(command))} programs, {len(command)} chars, cold: "
-              f"{statistics.median(rounds):7.1f} µs")  # fmt: skip
+    from tree_sitter import Language, Parser
+    from tree_sitter_bash import language
+
+    tree_sitter = Parser(Language(language()))
+
+    def parse_all(texts: list[str]) -> None:
+        for text in texts:
+            parse_command(text)
+
+    def tree_sitter_all(texts: list[str]) -> None:
+        for text in texts:
+            tree_sitter.parse(text.encode())
+
+    def tree_sitter_newline(texts: list[str]) -> None:
+        for text in texts:
+            tree_sitter.parse(text.encode() + b"\n")
+
+    print("shell parser alone, per command never seen before:")
+    for name, command in (("SHORT", SHORT), ("LONG", LONG), ("PIPE7", PIPE7)):
+        programs = len(parse_command(command))
+        made = [
+            lambda r, n, c=command, k=k: fresh(c, 100_000 + (r * 3 + k) * COLD_CALLS + n)
+            for k in range(3)
+        ]
+        ours = _median_us(parse_all, made[0])
+        floor = _median_us(tree_sitter_all, made[1])
+        newline = _median_us(tree_sitter_newline, made[2])
+        print(
+            f"  {name:<6} {programs} programs, {len(command)} chars: parse_command {ours:6.1f} µs"
+            f"  (tree-sitter's own parse: {floor:5.1f} µs; with a final newline {newline:5.1f} µs)"
+        )
 
 
 async def audit_throughput(directory: Path, *, fsync: bool) -> None:
@@ -143,6 +196,7 @@ async def audit_throughput(directory: Path, *, fsync: bool) -> None:
 
 
 async def main() -> None:
+    only_chain = sys.argv[1:] == ["chain"]
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp)
         workspace = directory / "workspace"
@@ -150,6 +204,8 @@ async def main() -> None:
         with AuditLog(directory / "scope.jsonl", fsync=False) as log:
             await chain_overhead(workspace, log)
         parser_speed()
+        if only_chain:
+            return
         print("audit log throughput:")
         await audit_throughput(directory, fsync=True)
         await audit_throughput(directory, fsync=False)

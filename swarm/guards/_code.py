@@ -409,6 +409,12 @@ _EFFECTS: dict[str, Callable[[Sequence[str]], Effects]] = {
 }
 
 
+def has_effects(name: str) -> bool:
+    """Whether ``effects`` can find anything for the program ``name`` (when False, it
+    finds nothing whatever the arguments)."""
+    return name in _EFFECTS or _interpreter(name) is not None
+
+
 def effects(argv: Sequence[str]) -> Effects:
     """What the program of ``argv`` (a known name) does beyond its argv."""
     name = argv[0].rsplit("/", 1)[-1]

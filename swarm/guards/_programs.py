@@ -11,7 +11,7 @@ from __future__ import annotations
 import posixpath
 import re
 
-from swarm.guards._code import effects
+from swarm.guards._code import effects, has_effects
 from swarm.guards._invocation import MAX_DEPTH, Invocation, Redirect, ShellSyntaxError, UnknownWord
 from swarm.guards._words import Word
 from swarm.guards._wrappers import WRAPPERS
@@ -22,6 +22,10 @@ SILENT_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/std
 _STDIN_PATHS = frozenset(("/dev/stdin", "/dev/fd/0", "/proc/self/fd/0", "-"))
 _SHELLS = frozenset(("sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "rbash"))
 _WHICH = frozenset(("which", "command", "type"))
+# programs ``invoke`` looks at by name (beyond ``WRAPPERS`` and ``effects``)
+_BY_NAME = frozenset((
+    "alias", "source", ".", "tee", "cp", "mv", "install", "ln", "touch", "mkdir", "dd",
+))  # fmt: skip
 
 
 class Programs:
@@ -134,7 +138,19 @@ class Programs:
                 unknown_writes,
             )
             return [inv]
-        name = argv[0].rsplit("/", 1)[-1]
+        name = argv[0]
+        if (
+            not redirects
+            and not program.procsub
+            and "/" not in name
+            and name not in _BY_NAME
+            and name not in WRAPPERS
+            and not has_effects(name)
+        ):
+            # a program run by name that runs nothing else and writes no file: what the
+            # rest of this method gives for it, without its checks (most programs)
+            return [Invocation(argv, (), unknown, more_args, code)]
+        name = name.rsplit("/", 1)[-1]
         inner: list[Invocation] = []
         found = effects(argv)
         code = code or found.runs_code
@@ -203,7 +219,7 @@ class Programs:
                 extra = [Word("{}", known=False) if w.text == "{}" else w for w in words[begin:end]]
                 inner += self.invoke(extra, [], [], in_pipe=False)
         outer_argv = argv if start is None else argv[:start]
-        outer_unknown = tuple(u for u in unknown if start is None or u.index < start)
+        outer_unknown = unknown if start is None else tuple(u for u in unknown if u.index < start)
         out.append(
             Invocation(
                 outer_argv,

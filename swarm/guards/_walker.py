@@ -57,6 +57,21 @@ def invoke_argv(argv: list[str]) -> list[Invocation]:
     return _Walker(0).invoke([Word(a, code=a) for a in argv], [], [], in_pipe=False)
 
 
+def _terminated(source: bytes) -> bytes:
+    """``source`` ending with a newline, when adding one changes nothing bash would do.
+
+    tree-sitter-bash takes ten times longer on a pipeline of three or more commands
+    that ends the input (``a | b | c``: ~65 µs, ``a | b | c`` and a newline: ~5 µs); a
+    model's commands mostly end so. A final newline only ends the last line, except
+    after a backslash, where it would continue the line (``echo a\\`` prints ``a\\``;
+    with a newline it prints ``a``): then the text is parsed as it is. Nodes keep their
+    byte offsets, which all lie within ``source``.
+    """
+    if source.endswith((b"\n", b"\\")):
+        return source
+    return source + b"\n"
+
+
 def _first_error(node: Node) -> Node:
     for child in node.children:
         if child.type == "ERROR" or child.is_missing:
@@ -88,9 +103,10 @@ class _Walker(Programs):
         if "\x00" in text:
             raise ShellSyntaxError("the command contains a NUL character")
         self.source = text.encode()
-        root = _parser().parse(self.source).root_node
+        root = _parser().parse(_terminated(self.source)).root_node
         if root.has_error:
-            bad = _first_error(root)
+            # said of the text as given (the newline added could move where it points)
+            bad = _first_error(_parser().parse(self.source).root_node)
             near = bad.text.decode(errors="replace")[:40] if bad.text else ""
             where = f" near '{near}'" if near.strip() else ""
             raise ShellSyntaxError(
@@ -459,7 +475,9 @@ class _Walker(Programs):
                 words += self.words(child)  # an argument
         words += redirects.args
         code = ""
-        if any(git_env_runs_code(n) for n in assigned):
+        if not assigned:
+            pass
+        elif any(git_env_runs_code(n) for n in assigned):
             code = "git-config"
         elif any(DANGEROUS_ENV.fullmatch(n) for n in assigned):
             code = "env-code"

@@ -220,12 +220,7 @@ class Condition:
                 parsed[self.argument] = invocations
         if isinstance(invocations, ShellSyntaxError):
             raise Unjudgeable(f"argument '{self.argument}': {invocations}", rule)
-        first = self.shell.first
-        deny = not every
-        for invocation in invocations:
-            if (first(invocation, deny=deny) is not None) is not every:
-                return not every  # a miss fails "every", a hit settles "any"
-        return every
+        return self.shell.judge(invocations, every=every)
 
     def _item_holds(self, item: Any) -> bool:
         if self.equals is not _MISSING and not _same(item, self.equals):

@@ -248,7 +248,7 @@ class PatternSet:
     so a call meets only the patterns about its programs (and those with wildcards).
     """
 
-    __slots__ = ("_by_program", "_found", "_generic", "_named", "patterns")
+    __slots__ = ("_by_program", "_found", "_found_deny", "_generic", "_named", "patterns")
 
     def __init__(self, patterns: Iterable[CommandPattern]) -> None:
         self.patterns = tuple(patterns)
@@ -273,19 +273,42 @@ class PatternSet:
         self._named = named
         self._by_program = {name: tuple(found) for name, found in by_program.items()}
         self._generic = tuple(generic)
-        self._found: dict[tuple[Invocation, bool], CommandPattern | None] = {}
+        # one cache per ``deny``, keyed by the invocation itself (no key tuple to build);
+        # the parser hands out one object per distinct invocation, so a hit is found by
+        # identity and never compares fields
+        self._found: dict[Invocation, CommandPattern | None] = {}
+        self._found_deny: dict[Invocation, CommandPattern | None] = {}
 
     def first(self, invocation: Invocation, *, deny: bool = False) -> CommandPattern | None:
         """A pattern ``invocation`` matches, if any (one naming its program first);
         ``deny``: what is only known at run time matches (see ``CommandPattern``)."""
-        key = (invocation, deny)
-        found = self._found.get(key, self)
+        cache = self._found_deny if deny else self._found
+        found = cache.get(invocation, self)
         if found is self:  # not seen yet (None is a result)
             found = self._first(invocation, deny)
-            if len(self._found) >= 4096:
-                self._found.clear()
-            self._found[key] = found
+            if len(cache) >= 4096:
+                cache.clear()
+            cache[invocation] = found
         return found  # type: ignore[return-value]
+
+    def judge(self, invocations: Iterable[Invocation], *, every: bool) -> bool:
+        """``every``: whether each invocation matches some pattern (as ``first``, for an
+        allow or ask rule); else whether any does (``deny=True``, for a deny rule).
+
+        The same answers as ``first`` on each, in one loop (a rule judges every program
+        of a command line; this is the policy's inner loop)."""
+        deny = not every
+        cache = self._found_deny if deny else self._found
+        for invocation in invocations:
+            found = cache.get(invocation, self)
+            if found is self:  # not seen yet (None is a result)
+                found = self._first(invocation, deny)
+                if len(cache) >= 4096:
+                    cache.clear()
+                cache[invocation] = found
+            if (found is not None) is deny:
+                return deny  # a miss fails "every", a hit settles "any"
+        return every
 
     def _first(self, invocation: Invocation, deny: bool) -> CommandPattern | None:
         if invocation.program_unknown:

@@ -48,11 +48,25 @@ def parse_command(command: str) -> tuple[Invocation, ...]:
 @lru_cache(maxsize=1024)
 def _parsed(command: str) -> tuple[Invocation, ...] | ShellSyntaxError:
     try:
-        return tuple(parse(command))
+        return _interned(parse(command))
     except ShellSyntaxError as exc:
         return exc
     except RecursionError:
         return ShellSyntaxError("commands are nested too deeply")
+
+
+_SEEN: dict[Invocation, Invocation] = {}
+_MAX_SEEN = 4096
+
+
+def _interned(invocations: list[Invocation]) -> tuple[Invocation, ...]:
+    """The invocations, each replaced by an equal one seen before: rules keep their
+    verdicts in dicts keyed by invocation, and a lookup that finds the very object is
+    settled without comparing fields (``sort`` in a hundred pipelines is one object)."""
+    seen = _SEEN
+    if len(seen) >= _MAX_SEEN:
+        seen.clear()
+    return tuple([seen.setdefault(i, i) for i in invocations])
 
 
 def expand_argv(argv: Sequence[str]) -> tuple[Invocation, ...]:

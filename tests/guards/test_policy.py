@@ -425,3 +425,43 @@ def test_remembered_decisions_tell_true_from_1() -> None:
     assert policy.decide("t", {"flag": True}).action == "allow"
     assert policy.decide("t", {"flag": 1}).action == "deny"
     assert policy.decide("t", {"flag": True}, role="x").action == "allow"
+
+
+# ---- remembered decisions ----
+
+
+def test_remembered_decision_is_not_reused_for_a_different_command() -> None:
+    p = load_policy("default")
+    assert action(p, "shell", command="ls | sort | head -1") == "allow"
+    assert action(p, "shell", command="ls | sort | rm -rf ~") == "deny"
+    assert action(p, "shell", command="ls | sort | head -1") == "allow"
+
+
+def test_remembered_decision_is_not_reused_for_a_different_directory() -> None:
+    p = load_policy("default")
+    assert action(p, "shell", command="cd src && echo x > passwd") == "allow"
+    assert action(p, "shell", command="cd /etc && echo x > passwd") == "deny"
+
+
+def test_remembered_decision_is_not_reused_for_a_different_role() -> None:
+    p = policy(
+        {"deny": "shell", "roles": "reviewer", "args": {"command": {"shell": "git"}}},
+        {"allow": "shell"},
+    )
+    assert action(p, "shell", "developer", command="git push") == "allow"
+    assert action(p, "shell", "reviewer", command="git push") == "deny"
+    assert action(p, "shell", "developer", command="git push") == "allow"
+
+
+def test_remembered_decision_is_not_reused_for_a_different_policy() -> None:
+    # both policies judge the same parsed command; each decides by its own rules
+    command = "ls | python3 -c 'print(1)' | head"
+    assert action(load_policy("default"), "shell", command=command) == "allow"
+    assert action(load_policy("strict"), "shell", command=command) == "deny"
+    assert action(load_policy("default"), "shell", command=command) == "allow"
+
+
+def test_remembered_decision_is_not_reused_for_an_argument_of_another_type() -> None:
+    p = policy({"deny": "t", "args": {"n": {"equals": 1}}}, default="allow")
+    assert action(p, "t", n=1) == "deny"
+    assert action(p, "t", n=True) == "allow"

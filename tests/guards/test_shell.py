@@ -10,6 +10,7 @@ import pytest
 from swarm.audit import AuditLog
 from swarm.errors import GuardError
 from swarm.guards import CommandPattern, ShellGuard, apply_policy, load_policy, parse_command
+from swarm.guards.shell import PatternSet
 from swarm.tools import Tool
 
 pytestmark = pytest.mark.anyio
@@ -272,3 +273,33 @@ async def test_denial_says_what_was_only_known_at_run_time(guarded_shell: Tool[A
         await guarded_shell.check({"command": "rm $(echo -rf) /"})
     assert caught.value.rule == "no-recursive-delete"
     assert "some arguments are only known at run time" in caught.value.reason
+
+
+# ---- the verdict cache of a pattern set ----
+
+
+def test_pattern_set_verdict_is_not_reused_for_a_different_invocation() -> None:
+    patterns = PatternSet([CommandPattern(program=("rm",), any_arg=("-r*",))])
+    (plain,) = parse_command("rm notes.txt")
+    (recursive,) = parse_command("rm -rf notes")
+    assert patterns.first(plain, deny=True) is None
+    assert patterns.first(recursive, deny=True) is not None
+    assert patterns.first(plain, deny=True) is None
+
+
+def test_pattern_set_verdict_is_kept_apart_for_allow_and_deny() -> None:
+    # an argument only known at run time matches a deny pattern, never an allow one
+    patterns = PatternSet([CommandPattern(program=("rm",), any_arg=("-r*",))])
+    (unknown,) = parse_command("rm $FLAGS notes")
+    assert patterns.first(unknown) is None
+    assert patterns.first(unknown, deny=True) is not None
+    assert patterns.first(unknown) is None
+
+
+def test_pattern_set_verdict_follows_the_directory_cd_moved_to() -> None:
+    patterns = PatternSet([CommandPattern(writes=("/etc/*",))])
+    inside = parse_command("cd src && echo x > passwd")[-1]
+    system = parse_command("cd /etc && echo x > passwd")[-1]
+    assert patterns.first(inside, deny=True) is None
+    assert patterns.first(system, deny=True) is not None
+    assert patterns.first(parse_command("cd src && echo x > passwd")[-1], deny=True) is None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from swarm.guards._walker import _terminated
 from swarm.guards.shellparse import Invocation, ShellSyntaxError, expand_argv, parse_command
 
 
@@ -357,3 +358,50 @@ def test_a_redirection_after_a_list_belongs_to_its_last_command() -> None:
 
 def test_parsing_is_cached_by_the_command_text() -> None:
     assert parse_command("ls -la src && pwd") is parse_command("ls -la src && pwd")
+
+
+# ---- the fast paths keep every program ----
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "ls | sort | rm -rf ~",  # a pipeline of three ending the line (parsed with a newline)
+        "cat x | grep y | sort | uniq | head | tail | rm -rf ~",
+        "ls | sort | rm -rf ~\n",
+        "bash -c 'ls | sort | rm -rf ~'",
+        "ls | sort | rm -rf ~ # a comment ending the line",
+    ],
+)
+def test_pipeline_ending_the_line_still_yields_its_last_program(command: str) -> None:
+    assert ("rm", "-rf", "~") in argvs(command)
+
+
+def test_heredoc_ending_the_line_is_still_read_as_the_script_it_feeds() -> None:
+    invocations = parse_command("sh <<EOF\nls | sort | rm -rf /\nEOF")
+    assert ("rm", "-rf", "/") in [i.argv for i in invocations]
+
+
+@pytest.mark.parametrize("command", ["echo a\\", "ls | sort | head \\", "rm -rf \\"])
+def test_line_ending_in_a_backslash_is_refused(command: str) -> None:
+    with pytest.raises(ShellSyntaxError):
+        parse_command(command)
+
+
+def test_newline_is_added_only_where_it_changes_nothing() -> None:
+    # bash -c 'echo a\' prints 'a\'; with a newline after it, the line would go on
+    assert _terminated(b"echo a\\") == b"echo a\\"
+    assert _terminated(b"a | b | c\n") == b"a | b | c\n"
+    assert _terminated(b"a | b | c") == b"a | b | c\n"
+
+
+def test_syntax_error_is_reported_on_the_text_as_given() -> None:
+    with pytest.raises(ShellSyntaxError, match=r"near ' 'unterminated' \(column 5\)"):
+        parse_command("echo 'unterminated")
+
+
+def test_equal_invocations_of_different_commands_are_one_object() -> None:
+    first = parse_command("ls -la | sort | head -1")
+    second = parse_command("ls -la | sort | head -2")
+    assert first[0] is second[0] and first[1] is second[1]
+    assert first[2] is not second[2] and first[2].argv == ("head", "-1")
