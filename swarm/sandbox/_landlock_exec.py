@@ -34,9 +34,11 @@ import sys
 
 if __package__:
     from swarm.sandbox import _landlock_kernel as kernel
+    from swarm.sandbox import _limits_exec as limits
 else:  # run by path: the kernel module sits beside this file, outside any package
     sys.path.append(os.path.dirname(os.path.abspath(__file__)))
     import _landlock_kernel as kernel  # type: ignore[import-not-found, no-redef]
+    import _limits_exec as limits  # type: ignore[import-not-found, no-redef]
 
 _PR_SET_CHILD_SUBREAPER = 36
 _PR_SET_PDEATHSIG = 1
@@ -63,7 +65,11 @@ def _fail(message: str, status: int = 126) -> None:
     os._exit(status)
 
 
-def _exec(argv: list[str], env: dict[str, str]) -> None:
+def _exec(argv: list[str], env: dict[str, str], options: Options) -> None:
+    try:
+        limits.apply(options.limits())
+    except (OSError, ValueError) as error:
+        _fail(f"cannot set the resource limits: {error}")
     try:
         os.execvpe(argv[0], argv, env)
     except FileNotFoundError:
@@ -100,7 +106,7 @@ def _child(options: Options, env: dict[str, str], argv: list[str], launcher: int
     except (SetupError, OSError) as error:
         _fail(str(error))
     if options.namespaces == "none":
-        _exec(argv, env)
+        _exec(argv, env, options)
     init = os.fork()
     if init == 0:
         _init(options, env, argv, abi, last_cap)
@@ -117,12 +123,18 @@ def _init(options: Options, env: dict[str, str], argv: list[str], abi: int, cap:
     kernel.prctl(_PR_SET_DUMPABLE, 0)
     try:
         kernel.mount_proc()
+        processes = options.limits().get("nproc", -1)
+        if processes >= 0:
+            try:  # noqa: SIM105 (contextlib would add to every command's start-up)
+                limits.cap_processes(processes)
+            except OSError:
+                pass  # a kernel before 6.14: RLIMIT_NPROC alone (describe() says so)
         _confine(options, abi, cap)
     except (SetupError, OSError) as error:
         _fail(str(error))
     command = os.fork()
     if command == 0:
-        _exec(argv, env)
+        _exec(argv, env, options)
     status = 0
     while True:
         try:
@@ -198,6 +210,7 @@ class Options:
     __slots__ = (
         "deny",
         "env_file",
+        "limit",
         "namespaces",
         "network",
         "read",
@@ -215,6 +228,11 @@ class Options:
         self.write: list[str] = []
         self.deny: list[str] = []
         self.readonly: list[str] = []
+        self.limit: list[str] = []
+
+    def limits(self) -> dict[str, int]:
+        """The resource limits (``--limit=cpu=600``...), by ``_limits_exec``'s names."""
+        return limits.parse([f"--{item}" for item in self.limit] + ["-"])[0]
 
 
 _CHOICES = {"network": ("none", "host"), "namespaces": ("plain", "user", "none")}
@@ -284,6 +302,7 @@ def main(args: list[str]) -> int:
         return 0
     try:
         options, argv = parse(args)
+        options.limits()  # a bad limit fails here, before anything starts
         env = read_env(options.env_file)
     except (SetupError, OSError, ValueError) as error:
         print(f"swarm-landlock: {error}", file=sys.stderr, flush=True)
