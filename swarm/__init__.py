@@ -120,6 +120,7 @@ from swarm.run import (
 from swarm.sandbox import (
     Confinement,
     Launch,
+    ResourceLimits,
     Sandbox,
     SandboxSettings,
     SandboxUnavailable,
@@ -271,6 +272,7 @@ __all__ = [
     "ReasoningDelta",
     "RecordingTransport",
     "ReplayTransport",
+    "ResourceLimits",
     "RetryPolicy",
     "RunScope",
     "SQLiteContextStore",

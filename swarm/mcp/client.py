@@ -14,6 +14,7 @@ error naming the server and the tail of its stderr; the next call starts it agai
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import tempfile
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -88,11 +89,14 @@ class _Connection:
 
 
 def _without_info_fd(argv: tuple[str, ...], fds: tuple[int, ...]) -> tuple[str, ...]:
-    """``argv`` without bubblewrap's ``--info-fd N`` for the descriptors in ``fds``.
+    """``argv`` without bubblewrap's ``--info-fd N`` and ``--block-fd N`` for the
+    descriptors in ``fds``.
 
     The SDK starts a stdio server without passing descriptors; the info descriptor only lets
     swarm stop a command's namespace early, and the server's namespace ends with it anyway
     (bubblewrap runs it ``--die-with-parent``, and the SDK kills the server's process group).
+    The block descriptor holds the command until its PID namespace is capped: without it
+    the server runs at once, with its other resource limits.
     """
     out: list[str] = []
     skip = False
@@ -100,7 +104,7 @@ def _without_info_fd(argv: tuple[str, ...], fds: tuple[int, ...]) -> tuple[str, 
         if skip:
             skip = False
             continue
-        if word == "--info-fd" and index + 1 < len(argv) and argv[index + 1] in map(str, fds):
+        if word in ("--info-fd", "--block-fd") and index + 1 < len(argv) and argv[index + 1] in map(str, fds):
             skip = True
             continue
         if word == "--":  # the command itself is left as it is
@@ -306,7 +310,9 @@ class McpConnections:
     @contextlib.contextmanager
     def _launch(self, server: McpStdioServer) -> Any:
         """The SDK's parameters for starting ``server`` in the sandbox."""
-        settings = SandboxSettings(self.settings.mode, server.network, self.settings.env)
+        # A server lives as long as the run: a CPU limit would end it after so much work.
+        limits = dataclasses.replace(self.settings.limits, cpu=None)
+        settings = SandboxSettings(self.settings.mode, server.network, self.settings.env, limits)
         sandbox = self.find(settings)
         env = command_environment(settings.env, environ=self.environ) | dict(server.env)
         confinement = Confinement(
@@ -315,6 +321,7 @@ class McpConnections:
             env=env,
             hidden=self.hidden,
             readable=_declared_paths(server.command, server.args),
+            limits=limits,
         )
         with sandbox.launch((server.command, *server.args), confinement) as launch:
             argv = _without_info_fd(launch.argv, launch.pass_fds)

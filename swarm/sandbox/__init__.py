@@ -15,6 +15,7 @@ from swarm.sandbox.base import (
 from swarm.sandbox.bubblewrap import Bubblewrap, bwrap_arguments, probe_bubblewrap
 from swarm.sandbox.environment import command_environment
 from swarm.sandbox.landlock import LandlockSandbox, NetworkMethod, landlock_abi
+from swarm.sandbox.limits import ResourceLimits
 from swarm.sandbox.seatbelt import SeatbeltSandbox
 from swarm.sandbox.select import HOW_TO_SANDBOX, TIERS, SandboxFinder, Unconfined, find_sandbox
 
@@ -28,6 +29,7 @@ __all__ = [
     "Mode",
     "Network",
     "NetworkMethod",
+    "ResourceLimits",
     "Sandbox",
     "SandboxFinder",
     "SandboxSettings",
