@@ -19,7 +19,8 @@ rules that block TCP only) and execs the command. Child and init die with their 
 (``PR_SET_PDEATHSIG``), and the kernel kills a PID namespace whose init dies: with
 namespaces nothing survives even a SIGKILLed launcher.
 
-The launcher is a child subreaper: once the command is done it SIGKILLs every remaining
+The launcher ends as for SIGTERM when the process that started it dies, even SIGKILLed
+(``PR_SET_PDEATHSIG``). It is a child subreaper: once the command is done it SIGKILLs every remaining
 descendant (orphans of ``setsid cmd &`` and double forks are reparented to it) and reaps
 them, and exits with the command's status (128+N for signal N). SIGTERM, SIGINT and SIGHUP
 do the same at once. Exit status 126 with a ``swarm-landlock:`` message means the
@@ -297,6 +298,7 @@ def probe() -> dict[str, int]:
 
 def main(args: list[str]) -> int:
     """Run ``args`` (launcher options, ``--``, the command); return the exit status."""
+    parent = os.getppid()
     if args == ["--probe"]:
         print(" ".join(f"{key}={value}" for key, value in probe().items()))
         return 0
@@ -312,6 +314,11 @@ def main(args: list[str]) -> int:
         signal.signal(sig, _stop)
     try:
         kernel.check(kernel.prctl(_PR_SET_CHILD_SUBREAPER, 1), "prctl(CHILD_SUBREAPER)")
+        # When swarm dies (even SIGKILLed), clean up as for SIGTERM: without this the
+        # launcher and the command ran on, orphaned.
+        kernel.check(kernel.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM), "prctl(PDEATHSIG)")
+        if os.getppid() != parent:
+            raise _Stopped(signal.SIGTERM)  # swarm was gone before the line above
         # Blocked across the fork so the child never runs this process's handlers.
         signal.pthread_sigmask(signal.SIG_BLOCK, stops)
         launcher = os.getpid()
