@@ -135,5 +135,3 @@ def confine(
     if call is not None:
         call.sandbox_settings = in_force
         call.sandbox = found.describe(in_force.network)
-        if found.tier != "none":
-            call.sandbox += f"; {in_force.limits.describe()}"

@@ -5,15 +5,20 @@ and the model is told which limit killed the command."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from swarm import ResourceLimits, SandboxSettings, Tool
+from swarm import Agent, MemoryContextStore, ResourceLimits, SandboxSettings, Tool, ToolResult
+from swarm.audit import AuditLog
 from swarm.errors import ToolError
+from swarm.guards import apply_policy, load_policy
+from swarm.run import RunScope
 from swarm.sandbox.limits import PID_MAX_FLOOR
+from swarm.testing import StubTransport, make_text_response, make_tool_use_response
 from swarm.toolbox import make_toolbox
 
 from .conftest import run, text, tier_finder
@@ -153,3 +158,30 @@ def test_unlimited_limits_pass_minus_one() -> None:
         "limits: cpu unlimited, memory unlimited, file unlimited, processes unlimited,"
         " open files unlimited"
     )
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("tier", TIERS)
+async def test_a_policys_limits_apply_and_a_kill_is_in_the_audit_log(
+    tier: str, ws: Path, tmp_path: Path
+) -> None:
+    policy = tmp_path / "tight.yaml"
+    policy.write_text(
+        "extend: default\ndefault: allow\nsandbox:\n  mode: required\n  limits: {cpu: 1}\n"
+    )
+    tools = make_toolbox(ws, shell_timeout=60, find=tier_finder(tier))
+    guarded = apply_policy([tools["shell"]], load_policy(policy), role="dev", workspace=ws)
+    spin = {"command": "python3 -c 'while True: pass'"}
+    model = StubTransport([make_tool_use_response("shell", "c1", spin), make_text_response()])
+    agent = Agent("You develop.", model, guarded, max_iterations=2)
+    results = []
+    with AuditLog(tmp_path / "audit.jsonl") as audit:
+        scope = RunScope(path="dev", run_id="limits", observers=(audit,))
+        async with agent.run_stream("go", MemoryContextStore(), scope=scope) as stream:
+            results = [event async for event in stream if isinstance(event, ToolResult)]
+    assert [r.is_error for r in results] == [True]
+    assert results[0].content.startswith("[killed: CPU limit of 1 s; exit code")
+    records = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    [finish] = [r for r in records if r["event"] == "finish"]
+    assert finish["outcome"] == "error"
+    assert finish["error"].startswith("[killed: CPU limit of 1 s")
