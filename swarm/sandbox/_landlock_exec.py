@@ -20,8 +20,8 @@ rules that block TCP only) and execs the command. Child and init die with their 
 namespaces nothing survives even a SIGKILLed launcher.
 
 The launcher ends as for SIGTERM when the process that started it dies, even SIGKILLed
-(``PR_SET_PDEATHSIG``). It is a child subreaper: once the command is done it SIGKILLs every remaining
-descendant (orphans of ``setsid cmd &`` and double forks are reparented to it) and reaps
+(``PR_SET_PDEATHSIG``). It is a child subreaper: once the command is done it SIGKILLs every
+remaining descendant (orphans of ``setsid cmd &`` and double forks are reparented to it) and reaps
 them, and exits with the command's status (128+N for signal N). SIGTERM, SIGINT and SIGHUP
 do the same at once. Exit status 126 with a ``swarm-landlock:`` message means the
 confinement could not be set up; the command did not run.

@@ -38,7 +38,7 @@ CPU_GRACE = 5
 """Seconds of CPU between SIGXCPU (the soft limit) and SIGKILL (the hard one)."""
 
 
-def _user_processes(uid: int) -> int:
+def user_processes(uid: int) -> int:
     """How many processes the real user ``uid`` runs now (0 where there is no /proc)."""
     count = 0
     try:
@@ -66,7 +66,7 @@ def _set(name: str, value: int) -> None:
     _soft, hard = resource.getrlimit(which)
     soft = value
     if name == "nproc":
-        soft = value + _user_processes(os.getuid())
+        soft = value + user_processes(os.getuid())
     wanted_hard = soft + CPU_GRACE if name == "cpu" else soft
     if hard != resource.RLIM_INFINITY:
         soft, wanted_hard = min(soft, hard), min(wanted_hard, hard)
