@@ -22,6 +22,11 @@ What a command sees (built by ``bwrap_arguments``, in this order, later mounts o
   started die with the process that launched it, and when the command ends every process
   left in its PID namespace dies with it.
 
+Resource limits (``Confinement.limits``, see ``swarm.sandbox.limits``) are set on
+bubblewrap itself, by ``prlimit`` in front of it, and so on everything it starts; with a
+process limit, bubblewrap holds the command (``--block-fd``) until a thread has set the
+``pid_max`` of its PID namespace.
+
 The command's environment is exactly ``Confinement.env``; bubblewrap is started with that
 environment too (inside the sandbox its own ``/proc/1/environ`` is visible), and with
 nothing on its command line but paths.

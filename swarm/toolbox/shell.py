@@ -6,7 +6,8 @@ The command runs as ``bash -c <command>`` through the sandbox tier in force (see
 own), in its own session (so its own process group), with the workspace as working
 directory, stdin closed and an environment built from scratch. When it ends, times out or
 the call is cancelled, the sandbox's process namespace is killed and the whole group gets
-SIGTERM, then SIGKILL: background jobs it left behind go with it.
+SIGTERM, then SIGKILL: background jobs it left behind go with it. In a sandbox, the
+settings' resource limits apply; a command one of them killed is an error naming it.
 """
 
 from __future__ import annotations
