@@ -104,7 +104,8 @@ def _without_info_fd(argv: tuple[str, ...], fds: tuple[int, ...]) -> tuple[str, 
         if skip:
             skip = False
             continue
-        if word in ("--info-fd", "--block-fd") and index + 1 < len(argv) and argv[index + 1] in map(str, fds):
+        passed = index + 1 < len(argv) and argv[index + 1] in map(str, fds)
+        if word in ("--info-fd", "--block-fd") and passed:
             skip = True
             continue
         if word == "--":  # the command itself is left as it is
