@@ -16,9 +16,11 @@ them in the command's own process. What each limit is, and how sure it is:
 - ``processes``: on Linux the command's PID namespace gets ``pid_max`` = ``processes`` +
   301 (kernel 6.14 or later; the kernel allows no less than 301, and after the
   namespace's PIDs wrap it reuses only those from 300): at least ``processes`` and at most
-  ``processes`` + 300 processes at once, counted in the sandbox only. For a user other
-  than root, ``RLIMIT_NPROC`` is also set to the processes the user runs now plus
-  ``processes`` (the kernel counts it across the whole machine, and never for root);
+  ``processes`` + 300 processes at once, counted in the sandbox only. Bubblewrap run by
+  a user other than root makes that namespace in a user namespace swarm cannot enter, so
+  there the cap fails (a warning says so once). ``RLIMIT_NPROC`` is also set, to the
+  processes the user runs now plus ``processes`` (the kernel counts it across the whole
+  machine, and never for root);
 - ``open_files``: open file descriptors per process (``RLIMIT_NOFILE``);
 - no core files (``RLIMIT_CORE`` 0), always.
 
