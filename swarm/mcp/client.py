@@ -37,6 +37,7 @@ from swarm.errors import ToolError
 from swarm.mcp.config import McpHttpServer, McpServer, McpStdioServer
 from swarm.sandbox import SandboxSettings, find_sandbox
 from swarm.sandbox.base import Confinement
+from swarm.sandbox.bubblewrap import GATE
 from swarm.sandbox.environment import command_environment
 from swarm.sandbox.select import SandboxFinder
 
@@ -89,14 +90,13 @@ class _Connection:
 
 
 def _without_info_fd(argv: tuple[str, ...], fds: tuple[int, ...]) -> tuple[str, ...]:
-    """``argv`` without bubblewrap's ``--info-fd N`` and ``--block-fd N`` for the
-    descriptors in ``fds``.
+    """``argv`` without bubblewrap's ``--info-fd N`` for the descriptors in ``fds``, and
+    without the gate that holds the command until its process cap is set (``GATE``).
 
     The SDK starts a stdio server without passing descriptors; the info descriptor only lets
     swarm stop a command's namespace early, and the server's namespace ends with it anyway
     (bubblewrap runs it ``--die-with-parent``, and the SDK kills the server's process group).
-    The block descriptor holds the command until its PID namespace is capped: without it
-    the server runs at once, with its other resource limits.
+    Without the gate the server runs at once, with its other resource limits.
     """
     out: list[str] = []
     skip = False
@@ -105,11 +105,15 @@ def _without_info_fd(argv: tuple[str, ...], fds: tuple[int, ...]) -> tuple[str, 
             skip = False
             continue
         passed = index + 1 < len(argv) and argv[index + 1] in map(str, fds)
-        if word in ("--info-fd", "--block-fd") and passed:
+        if word == "--info-fd" and passed:
             skip = True
             continue
-        if word == "--":  # the command itself is left as it is
-            out.extend(argv[index:])
+        if word == "--":  # the command itself is left as it is, but for the gate
+            command = argv[index + 1 :]
+            gate = GATE[:3] + tuple(GATE[3].format(fd=fd) for fd in fds)
+            if command[:3] == GATE[:3] and command[3:4] and command[3] in gate[3:]:
+                command = command[len(GATE) :]
+            out.extend(("--", *command))
             return tuple(out)
         out.append(word)
     return tuple(out)

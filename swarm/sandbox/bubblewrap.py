@@ -24,8 +24,13 @@ What a command sees (built by ``bwrap_arguments``, in this order, later mounts o
 
 Resource limits (``Confinement.limits``, see ``swarm.sandbox.limits``) are set on
 bubblewrap itself, by ``prlimit`` in front of it, and so on everything it starts; with a
-process limit, bubblewrap holds the command (``--block-fd``) until a thread has set the
-``pid_max`` of its PID namespace.
+process limit, the command waits inside the sandbox (``GATE``: bash reading a pipe) until
+a thread has set the ``pid_max`` of its PID namespace; should swarm die meanwhile, the
+pipe ends and so does the sandbox. (bubblewrap's own ``--block-fd`` runs the command on
+once the pipe ends, unwatched and uncapped.) ``bwrap`` itself is started with a
+parent-death signal (``setpriv --pdeathsig KILL``, where util-linux has it): bubblewrap
+0.8 sets one only in the sandbox, and its outer process was seen waiting forever after
+swarm was SIGKILLed.
 
 The command's environment is exactly ``Confinement.env``; bubblewrap is started with that
 environment too (inside the sandbox its own ``/proc/1/environ`` is visible), and with
@@ -290,7 +295,7 @@ class _Namespace:
 
 
 class _ProcessCap:
-    """Holds the command back (bubblewrap's ``--block-fd``) until its PID namespace is
+    """Holds the command back (``GATE``, on ``block_fd``) until its PID namespace is
     capped at ``processes`` (see ``swarm.sandbox.limits``), from a thread of its own;
     when the cap cannot be set, says why once and lets the command run with the other
     limits."""
@@ -316,7 +321,7 @@ class _ProcessCap:
                 _WARNED.add(problem)
                 _log.warning("no process limit in the sandbox", why=problem)
         with contextlib.suppress(OSError):
-            os.write(self._release_fd, b"go")
+            os.write(self._release_fd, b"go\n")
 
     def close(self) -> None:
         """Stop waiting, and release what the launch held."""
@@ -365,11 +370,11 @@ class Bubblewrap:
         cap = None
         if confinement.limits.processes is not None:
             cap = _ProcessCap(namespace, read_fd, confinement.limits.processes)
-            options += ["--block-fd", str(cap.block_fd)]
+            argv = (*GATE[:3], GATE[3].format(fd=cap.block_fd), *GATE[4:], *argv)
             fds.append(cap.block_fd)
         try:
             yield Launch(
-                (*confinement.limits.launcher(), self.executable, *options, "--", *argv),
+                (*_outer(confinement), self.executable, *options, "--", *argv),
                 dict(confinement.env),
                 _real(confinement.workspace),
                 pass_fds=tuple(fds),
@@ -381,6 +386,26 @@ class Bubblewrap:
                 cap.close()
             namespace.wait_gone()
             os.close(read_fd)
+
+
+GATE = ("bash", "--norc", "-c", 'read -r -u {fd} _ || exit 125; exec "$@"', "swarm-gate")
+"""What runs first in the sandbox when the command must wait for its process cap."""
+
+
+@functools.cache
+def _setpriv() -> str | None:
+    found = shutil.which("setpriv")
+    if found is None:
+        return None
+    usage = subprocess.run([found, "--help"], capture_output=True, text=True, check=False)
+    return found if "--pdeathsig" in usage.stdout else None
+
+
+def _outer(confinement: Confinement) -> tuple[str, ...]:
+    """The words before ``bwrap``: its resource limits, and its death with swarm."""
+    setpriv = _setpriv()
+    dies = (setpriv, "--pdeathsig", "KILL") if setpriv is not None else ()
+    return (*confinement.limits.launcher(), *dies)
 
 
 def _minimal_env() -> dict[str, str]:

@@ -79,22 +79,24 @@ def test_prlimit_gets_soft_and_hard_values_and_skips_what_is_unlimited(
 
 def test_bubblewrap_waits_for_the_process_cap_only_when_there_is_one(tmp_path: Path) -> None:
     tier = Bubblewrap("/usr/bin/bwrap", "0.8.0", tmp_path / "home")
-    for processes, blocked in ((100, True), (None, False)):
+    for processes, gated in ((100, True), (None, False)):
         confinement = Confinement(
             tmp_path, env=command_environment(), limits=ResourceLimits(processes=processes)
         )
         with tier.launch(("true",), confinement) as launch:
             argv = launch.argv
-            assert argv[: argv.index("/usr/bin/bwrap")] == confinement.limits.launcher()
-            assert ("--block-fd" in argv) is blocked
-            assert len(launch.pass_fds) == 1 + blocked
+            before = argv[: argv.index("/usr/bin/bwrap")]
+            assert before[: len(confinement.limits.launcher())] == confinement.limits.launcher()
+            command = argv[argv.index("--") + 1 :]
+            assert (command[0] == "bash") is gated
+            assert command[-1] == "true"
+            assert len(launch.pass_fds) == 1 + gated
 
 
 def test_an_mcp_server_is_not_held_on_a_descriptor_it_cannot_get(tmp_path: Path) -> None:
     tier = Bubblewrap("/usr/bin/bwrap", "0.8.0", tmp_path / "home")
     confinement = Confinement(tmp_path, env=command_environment())
-    with tier.launch(("server", "--block-fd", "7"), confinement) as launch:
+    with tier.launch(("server", "--info-fd", "7"), confinement) as launch:
         argv = _without_info_fd(launch.argv, launch.pass_fds)
     assert "--info-fd" not in argv[: argv.index("--")]
-    assert "--block-fd" not in argv[: argv.index("--")]
-    assert argv[argv.index("--") :] == ("--", "server", "--block-fd", "7")
+    assert argv[argv.index("--") :] == ("--", "server", "--info-fd", "7")

@@ -60,3 +60,39 @@ def test_nothing_outlives_a_sigkilled_swarm(
         while running(marker) and time.monotonic() < deadline:
             time.sleep(0.02)
         assert running(marker) == []
+
+
+HELD = """
+import functools, sys, threading, anyio
+from pathlib import Path
+from swarm import SandboxSettings
+from swarm.sandbox import bubblewrap, find_sandbox
+from swarm.toolbox import make_toolbox
+
+# The process cap never comes: the command waits at its gate until swarm dies.
+bubblewrap.cap_pid_namespace = lambda pid, processes: threading.Event().wait()
+ws, marker = sys.argv[1:3]
+find = functools.partial(find_sandbox, tiers=("bubblewrap",))
+shell = make_toolbox(Path(ws), sandbox=SandboxSettings(mode="required"), find=find)["shell"]
+anyio.run(shell.execute, shell.validate({"command": f"touch ran; sleep {marker}"}))
+"""
+
+
+def test_a_command_waiting_for_its_process_cap_dies_with_swarm(
+    ws: Path, tmp_path: Path, running: Any, marker: str
+) -> None:
+    tier_finder("bubblewrap")
+    script = tmp_path / "held.py"
+    script.write_text(HELD)
+    with subprocess.Popen([sys.executable, str(script), str(ws), marker]) as swarm:
+        deadline = time.monotonic() + 20
+        while len(running(marker)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)  # bwrap and the gate, both naming the command
+        assert len(running(marker)) >= 2
+        os.kill(swarm.pid, signal.SIGKILL)
+        swarm.wait()
+        deadline = time.monotonic() + 10
+        while running(marker) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert running(marker) == []
+    assert not (ws / "ran").exists()
