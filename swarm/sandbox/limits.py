@@ -2,9 +2,10 @@
 open files, so an allowed command cannot exhaust the machine.
 
 Each tier applies them before the command starts, to everything it starts: bubblewrap and
-``sandbox-exec`` are started through a small launcher (``_limits_exec.py``) that sets the
-limits and execs them, so they and the command inherit them; the Landlock launcher sets
-them in the command's own process. What each limit is, and how sure it is:
+``sandbox-exec`` are started through util-linux ``prlimit`` (or, where there is none, a
+small launcher of swarm's own, ``_limits_exec.py``) that sets the limits and execs them,
+so they and the command inherit them; the Landlock launcher sets them in the command's
+own process. What each limit is, and how sure it is:
 
 - ``cpu``: seconds of CPU per process (``RLIMIT_CPU``): SIGXCPU at the limit, SIGKILL
   ``CPU_GRACE`` seconds later for a process that ignores it;
