@@ -127,6 +127,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "SandboxUnavailable",
     ),
     "swarm.sandbox.environment": ("command_environment",),
+    "swarm.sandbox.limits": ("ResourceLimits",),
     "swarm.sandbox.select": ("find_sandbox",),
     "swarm.team.delegation": ("AgentContext", "build_team", "make_agent_tools", "run_team"),
     "swarm.team.graph": ("Team",),
@@ -190,6 +191,7 @@ if _TYPE_CHECKING:
         SandboxUnavailable,
     )
     from swarm.sandbox.environment import command_environment
+    from swarm.sandbox.limits import ResourceLimits
     from swarm.sandbox.select import find_sandbox
     from swarm.team.delegation import AgentContext, build_team, make_agent_tools, run_team
     from swarm.team.graph import Team
@@ -301,6 +303,7 @@ __all__ = [
     "ReasoningDelta",
     "RecordingTransport",
     "ReplayTransport",
+    "ResourceLimits",
     "RetryPolicy",
     "RunScope",
     "SQLiteContextStore",

@@ -4,6 +4,7 @@ processes (``Tool.context["sandbox"]``, see ``swarm.sandbox.select.ToolSandbox``
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any
@@ -12,13 +13,14 @@ import pydantic
 
 from swarm.errors import GuardError
 from swarm.run import CallRecord
-from swarm.sandbox import Mode, Network, SandboxSettings, SandboxUnavailable
+from swarm.sandbox import Mode, Network, ResourceLimits, SandboxSettings, SandboxUnavailable
+from swarm.sandbox.limits import parse_size
 from swarm.sandbox.select import ToolSandbox
 
 if TYPE_CHECKING:
     from swarm.tools import Tool
 
-__all__ = ["SANDBOX_RULE", "SandboxFile", "confine", "merge_sandbox"]
+__all__ = ["SANDBOX_RULE", "LimitsFile", "SandboxFile", "confine", "merge_sandbox"]
 
 SANDBOX_RULE = "sandbox-required"
 """The rule id of a denial because no sandbox meets the settings."""
@@ -31,6 +33,53 @@ def _env_name(name: str) -> str:
 
 
 EnvName = Annotated[str, pydantic.AfterValidator(_env_name)]
+UNLIMITED = "unlimited"
+"""The word that lifts a limit."""
+
+
+def _size(value: Any) -> int | str:
+    if value == UNLIMITED:
+        return UNLIMITED
+    if isinstance(value, int | str) and not isinstance(value, bool):
+        return parse_size(value)
+    raise ValueError("give a size such as 4GiB, 512MiB or 100k, or 'unlimited'")
+
+
+def _count(value: Any) -> int | str:
+    if value == UNLIMITED:
+        return UNLIMITED
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    raise ValueError("give a whole number above 0, or 'unlimited'")
+
+
+Size = Annotated[int | str, pydantic.BeforeValidator(_size)]
+Count = Annotated[int | str, pydantic.BeforeValidator(_count)]
+
+
+class LimitsFile(pydantic.BaseModel):
+    """The ``limits:`` key of a policy's ``sandbox:``: each a number, a size for
+    ``memory`` and ``file_size`` (``4GiB``), or ``unlimited``; a key left out is
+    inherited."""
+
+    model_config = pydantic.ConfigDict(extra="forbid", frozen=True)
+
+    cpu: Count | None = None
+    memory: Size | None = None
+    file_size: Size | None = None
+    processes: Count | None = None
+    open_files: Count | None = None
+
+
+def _limits(spec: LimitsFile | None, base: ResourceLimits) -> ResourceLimits:
+    if spec is None:
+        return base
+    values: dict[str, int | None] = {}
+    for name in LimitsFile.model_fields:
+        given = getattr(spec, name)
+        if given is not None:
+            values[name] = None if given == UNLIMITED else int(given)
+    return dataclasses.replace(base, **values)
 
 
 class SandboxFile(pydantic.BaseModel):
@@ -41,6 +90,7 @@ class SandboxFile(pydantic.BaseModel):
     mode: Mode | None = None
     network: Network | None = None
     env: list[EnvName] | None = None
+    limits: LimitsFile | None = None
 
     @pydantic.field_validator("mode", mode="before")
     @classmethod
@@ -62,6 +112,7 @@ def merge_sandbox(spec: SandboxFile | None, base: SandboxSettings | None) -> San
         mode=spec.mode or start.mode,
         network=spec.network or start.network,
         env=tuple(spec.env) if spec.env is not None else start.env,
+        limits=_limits(spec.limits, start.limits),
     )
 
 

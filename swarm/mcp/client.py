@@ -14,6 +14,7 @@ error naming the server and the tail of its stderr; the next call starts it agai
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import tempfile
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -36,6 +37,7 @@ from swarm.errors import ToolError
 from swarm.mcp.config import McpHttpServer, McpServer, McpStdioServer
 from swarm.sandbox import SandboxSettings, find_sandbox
 from swarm.sandbox.base import Confinement
+from swarm.sandbox.bubblewrap import GATE
 from swarm.sandbox.environment import command_environment
 from swarm.sandbox.select import SandboxFinder
 
@@ -88,11 +90,13 @@ class _Connection:
 
 
 def _without_info_fd(argv: tuple[str, ...], fds: tuple[int, ...]) -> tuple[str, ...]:
-    """``argv`` without bubblewrap's ``--info-fd N`` for the descriptors in ``fds``.
+    """``argv`` without bubblewrap's ``--info-fd N`` for the descriptors in ``fds``, and
+    without the gate that holds the command until its process cap is set (``GATE``).
 
     The SDK starts a stdio server without passing descriptors; the info descriptor only lets
     swarm stop a command's namespace early, and the server's namespace ends with it anyway
     (bubblewrap runs it ``--die-with-parent``, and the SDK kills the server's process group).
+    Without the gate the server runs at once, with its other resource limits.
     """
     out: list[str] = []
     skip = False
@@ -100,11 +104,16 @@ def _without_info_fd(argv: tuple[str, ...], fds: tuple[int, ...]) -> tuple[str, 
         if skip:
             skip = False
             continue
-        if word == "--info-fd" and index + 1 < len(argv) and argv[index + 1] in map(str, fds):
+        passed = index + 1 < len(argv) and argv[index + 1] in map(str, fds)
+        if word == "--info-fd" and passed:
             skip = True
             continue
-        if word == "--":  # the command itself is left as it is
-            out.extend(argv[index:])
+        if word == "--":  # the command itself is left as it is, but for the gate
+            command = argv[index + 1 :]
+            gate = GATE[:3] + tuple(GATE[3].format(fd=fd) for fd in fds)
+            if command[:3] == GATE[:3] and command[3:4] and command[3] in gate[3:]:
+                command = command[len(GATE) :]
+            out.extend(("--", *command))
             return tuple(out)
         out.append(word)
     return tuple(out)
@@ -306,7 +315,9 @@ class McpConnections:
     @contextlib.contextmanager
     def _launch(self, server: McpStdioServer) -> Any:
         """The SDK's parameters for starting ``server`` in the sandbox."""
-        settings = SandboxSettings(self.settings.mode, server.network, self.settings.env)
+        # A server lives as long as the run: a CPU limit would end it after so much work.
+        limits = dataclasses.replace(self.settings.limits, cpu=None)
+        settings = SandboxSettings(self.settings.mode, server.network, self.settings.env, limits)
         sandbox = self.find(settings)
         env = command_environment(settings.env, environ=self.environ) | dict(server.env)
         confinement = Confinement(
@@ -315,6 +326,7 @@ class McpConnections:
             env=env,
             hidden=self.hidden,
             readable=_declared_paths(server.command, server.args),
+            limits=limits,
         )
         with sandbox.launch((server.command, *server.args), confinement) as launch:
             argv = _without_info_fd(launch.argv, launch.pass_fds)

@@ -28,6 +28,9 @@ if TYPE_CHECKING:
         NetworkMethod,
         landlock_abi,
     )
+    from swarm.sandbox.limits import (
+        ResourceLimits,
+    )
     from swarm.sandbox.seatbelt import (
         SeatbeltSandbox,
     )
@@ -49,6 +52,7 @@ __all__ = [
     "Mode",
     "Network",
     "NetworkMethod",
+    "ResourceLimits",
     "Sandbox",
     "SandboxFinder",
     "SandboxSettings",
@@ -75,6 +79,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "landlock_abi",
     ),
     "swarm.sandbox.seatbelt": ("SeatbeltSandbox",),
+    "swarm.sandbox.limits": ("ResourceLimits",),
     "swarm.sandbox.select": (
         "HOW_TO_SANDBOX",
         "TIERS",

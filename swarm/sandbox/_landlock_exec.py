@@ -19,8 +19,9 @@ rules that block TCP only) and execs the command. Child and init die with their 
 (``PR_SET_PDEATHSIG``), and the kernel kills a PID namespace whose init dies: with
 namespaces nothing survives even a SIGKILLed launcher.
 
-The launcher is a child subreaper: once the command is done it SIGKILLs every remaining
-descendant (orphans of ``setsid cmd &`` and double forks are reparented to it) and reaps
+The launcher ends as for SIGTERM when the process that started it dies, even SIGKILLed
+(``PR_SET_PDEATHSIG``). It is a child subreaper: once the command is done it SIGKILLs every
+remaining descendant (orphans of ``setsid cmd &`` and double forks are reparented to it) and reaps
 them, and exits with the command's status (128+N for signal N). SIGTERM, SIGINT and SIGHUP
 do the same at once. Exit status 126 with a ``swarm-landlock:`` message means the
 confinement could not be set up; the command did not run.
@@ -34,9 +35,11 @@ import sys
 
 if __package__:
     from swarm.sandbox import _landlock_kernel as kernel
+    from swarm.sandbox import _limits_exec as limits
 else:  # run by path: the kernel module sits beside this file, outside any package
     sys.path.append(os.path.dirname(os.path.abspath(__file__)))
     import _landlock_kernel as kernel  # type: ignore[import-not-found, no-redef]
+    import _limits_exec as limits  # type: ignore[import-not-found, no-redef]
 
 _PR_SET_CHILD_SUBREAPER = 36
 _PR_SET_PDEATHSIG = 1
@@ -63,7 +66,11 @@ def _fail(message: str, status: int = 126) -> None:
     os._exit(status)
 
 
-def _exec(argv: list[str], env: dict[str, str]) -> None:
+def _exec(argv: list[str], env: dict[str, str], options: Options) -> None:
+    try:
+        limits.apply(options.limits())
+    except (OSError, ValueError) as error:
+        _fail(f"cannot set the resource limits: {error}")
     try:
         os.execvpe(argv[0], argv, env)
     except FileNotFoundError:
@@ -100,7 +107,7 @@ def _child(options: Options, env: dict[str, str], argv: list[str], launcher: int
     except (SetupError, OSError) as error:
         _fail(str(error))
     if options.namespaces == "none":
-        _exec(argv, env)
+        _exec(argv, env, options)
     init = os.fork()
     if init == 0:
         _init(options, env, argv, abi, last_cap)
@@ -117,12 +124,18 @@ def _init(options: Options, env: dict[str, str], argv: list[str], abi: int, cap:
     kernel.prctl(_PR_SET_DUMPABLE, 0)
     try:
         kernel.mount_proc()
+        processes = options.limits().get("nproc", -1)
+        if processes >= 0:
+            try:  # noqa: SIM105 (contextlib would add to every command's start-up)
+                limits.cap_processes(processes)
+            except OSError:
+                pass  # a kernel before 6.14: RLIMIT_NPROC alone (describe() says so)
         _confine(options, abi, cap)
     except (SetupError, OSError) as error:
         _fail(str(error))
     command = os.fork()
     if command == 0:
-        _exec(argv, env)
+        _exec(argv, env, options)
     status = 0
     while True:
         try:
@@ -198,6 +211,7 @@ class Options:
     __slots__ = (
         "deny",
         "env_file",
+        "limit",
         "namespaces",
         "network",
         "read",
@@ -215,6 +229,11 @@ class Options:
         self.write: list[str] = []
         self.deny: list[str] = []
         self.readonly: list[str] = []
+        self.limit: list[str] = []
+
+    def limits(self) -> dict[str, int]:
+        """The resource limits (``--limit=cpu=600``...), by ``_limits_exec``'s names."""
+        return limits.parse([f"--{item}" for item in self.limit] + ["-"])[0]
 
 
 _CHOICES = {"network": ("none", "host"), "namespaces": ("plain", "user", "none")}
@@ -279,11 +298,13 @@ def probe() -> dict[str, int]:
 
 def main(args: list[str]) -> int:
     """Run ``args`` (launcher options, ``--``, the command); return the exit status."""
+    parent = os.getppid()
     if args == ["--probe"]:
         print(" ".join(f"{key}={value}" for key, value in probe().items()))
         return 0
     try:
         options, argv = parse(args)
+        options.limits()  # a bad limit fails here, before anything starts
         env = read_env(options.env_file)
     except (SetupError, OSError, ValueError) as error:
         print(f"swarm-landlock: {error}", file=sys.stderr, flush=True)
@@ -293,6 +314,11 @@ def main(args: list[str]) -> int:
         signal.signal(sig, _stop)
     try:
         kernel.check(kernel.prctl(_PR_SET_CHILD_SUBREAPER, 1), "prctl(CHILD_SUBREAPER)")
+        # When swarm dies (even SIGKILLed), clean up as for SIGTERM: without this the
+        # launcher and the command ran on, orphaned.
+        kernel.check(kernel.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM), "prctl(PDEATHSIG)")
+        if os.getppid() != parent:
+            raise _Stopped(signal.SIGTERM)  # swarm was gone before the line above
         # Blocked across the fork so the child never runs this process's handlers.
         signal.pthread_sigmask(signal.SIG_BLOCK, stops)
         launcher = os.getpid()

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
+from swarm.sandbox.limits import ResourceLimits
+
 __all__ = [
     "Confinement",
     "Launch",
@@ -43,11 +45,13 @@ class SandboxSettings:
 
     ``env`` names the variables of swarm's own environment passed into the sandbox (the
     rest of the environment is built from scratch: PATH, HOME, LANG, TERM, TMPDIR).
+    ``limits`` are the resource limits on each command (see ``ResourceLimits``).
     """
 
     mode: Mode = "auto"
     network: Network = "none"
     env: tuple[str, ...] = ()
+    limits: ResourceLimits = field(default_factory=ResourceLimits)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +64,8 @@ class Confinement:
     records); ``network`` as in ``Network``; ``env`` is the command's whole environment.
     ``readable`` are paths the command must be able to read although the sandbox would
     hide them (a private ``/tmp``, an emptied home): the script an MCP server runs, say.
-    A home's well-known secrets stay hidden.
+    A home's well-known secrets stay hidden. ``limits`` are the resource limits the
+    command and everything it starts get (CPU, memory, file size, processes).
     """
 
     workspace: Path
@@ -70,6 +75,7 @@ class Confinement:
     readonly: tuple[Path, ...] = ()
     hidden: tuple[Path, ...] = ()
     readable: tuple[Path, ...] = ()
+    limits: ResourceLimits = field(default_factory=ResourceLimits)
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,6 +22,16 @@ What a command sees (built by ``bwrap_arguments``, in this order, later mounts o
   started die with the process that launched it, and when the command ends every process
   left in its PID namespace dies with it.
 
+Resource limits (``Confinement.limits``, see ``swarm.sandbox.limits``) are set on
+bubblewrap itself, by ``prlimit`` in front of it, and so on everything it starts; with a
+process limit, the command waits inside the sandbox (``GATE``: bash reading a pipe) until
+a thread has set the ``pid_max`` of its PID namespace; should swarm die meanwhile, the
+pipe ends and so does the sandbox. (bubblewrap's own ``--block-fd`` runs the command on
+once the pipe ends, unwatched and uncapped.) ``bwrap`` itself is started with a
+parent-death signal (``setpriv --pdeathsig KILL``, where util-linux has it): bubblewrap
+0.8 sets one only in the sandbox, and its outer process was seen waiting forever after
+swarm was SIGKILLed.
+
 The command's environment is exactly ``Confinement.env``; bubblewrap is started with that
 environment too (inside the sandbox its own ``/proc/1/environ`` is visible), and with
 nothing on its command line but paths.
@@ -34,18 +44,23 @@ import dataclasses
 import functools
 import json
 import os
+import select
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
+import structlog
+
 from swarm.sandbox._paths import ROOT_SECRETS, TOOLCHAIN_SECRETS
 from swarm.sandbox.base import Confinement, Launch, Network, SandboxUnavailable
+from swarm.sandbox.limits import cap_pid_namespace
 
 __all__ = ["Bubblewrap", "bwrap_arguments", "probe_bubblewrap"]
 
@@ -74,6 +89,7 @@ SECRETS = (
 """Paths below a home that are hidden even when a writable directory exposes them."""
 PROC_KNOBS = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
 """Parts of ``/proc`` made read-only: the kernel's settings, for the whole machine."""
+_log = structlog.get_logger("swarm.sandbox")
 STOP_GRACE = 2.0
 """Seconds to wait, at most, for a killed namespace to be gone."""
 
@@ -217,13 +233,10 @@ def _toolchains(path_variable: str, home: Path) -> list[str]:
     return args
 
 
-def _namespace_init(info_fd: int) -> tuple[int, str] | None:
-    """The host PID of the sandbox's first process and its PID namespace, from the
-    ``--info-fd`` pipe (``None`` while bubblewrap has not written it)."""
-    try:
-        data = os.read(info_fd, 65536)
-    except (BlockingIOError, OSError):
-        return None
+def _namespace_init(data: bytes) -> tuple[int, str] | None:
+    """The host PID of the sandbox's first process and its PID namespace, from what
+    bubblewrap wrote to its ``--info-fd`` (``None`` while it has not written all of it:
+    it writes the JSON in pieces)."""
     try:
         info = json.loads(data)
         return int(info["child-pid"]), f"pid:[{int(info['pid-namespace'])}]"
@@ -250,14 +263,25 @@ class _Namespace:
     def __init__(self, info_fd: int) -> None:
         self._info_fd = info_fd
         self._init: tuple[int, str] | None = None
+        self._data = b""
+        self._lock = threading.Lock()
+
+    def found(self) -> tuple[int, str] | None:
+        """The namespace's first process (host PID) and the namespace, once bubblewrap
+        has said them (``None`` before)."""
+        with self._lock:
+            if self._init is None:
+                with contextlib.suppress(BlockingIOError, OSError):
+                    self._data += os.read(self._info_fd, 65536)
+                self._init = _namespace_init(self._data)
+            return self._init
 
     def stop(self) -> None:
         """Kill every process of the namespace (nothing when it is already gone)."""
-        if self._init is None:
-            self._init = _namespace_init(self._info_fd)
-        if self._init is not None and _alive_in(*self._init):
+        init = self.found()
+        if init is not None and _alive_in(*init):
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(self._init[0], signal.SIGKILL)
+                os.kill(init[0], signal.SIGKILL)
 
     def wait_gone(self) -> None:
         """Kill what is left and return once it is gone (or after ``STOP_GRACE``)."""
@@ -268,6 +292,46 @@ class _Namespace:
         # The first process is not our child: nothing tells us when it dies, so poll.
         while _alive_in(*self._init) and time.monotonic() < deadline:
             time.sleep(0.005)
+
+
+class _ProcessCap:
+    """Holds the command back (``GATE``, on ``block_fd``) until its PID namespace is
+    capped at ``processes`` (see ``swarm.sandbox.limits``), from a thread of its own;
+    when the cap cannot be set, says why once and lets the command run with the other
+    limits."""
+
+    def __init__(self, namespace: _Namespace, info_fd: int, processes: int) -> None:
+        self.block_fd, self._release_fd = os.pipe()
+        self._namespace = namespace
+        self._info_fd = info_fd
+        self._processes = processes
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="swarm-pid-cap", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        init = None
+        while init is None and not self._done.is_set():
+            readable, _, _ = select.select([self._info_fd], [], [], 0.05)
+            if readable or self._namespace.found() is not None:
+                init = self._namespace.found()
+        if init is not None:
+            problem = cap_pid_namespace(init[0], self._processes)
+            if problem is not None and problem not in _WARNED:
+                _WARNED.add(problem)
+                _log.warning("no process limit in the sandbox", why=problem)
+        with contextlib.suppress(OSError):
+            os.write(self._release_fd, b"go\n")
+
+    def close(self) -> None:
+        """Stop waiting, and release what the launch held."""
+        self._done.set()
+        self._thread.join()
+        os.close(self.block_fd)
+        os.close(self._release_fd)
+
+
+_WARNED: set[str] = set()
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,18 +365,47 @@ class Bubblewrap:
         read_fd, write_fd = os.pipe()
         os.set_blocking(read_fd, False)
         namespace = _Namespace(read_fd)
+        options += ["--info-fd", str(write_fd)]
+        fds = [write_fd]
+        cap = None
+        if confinement.limits.processes is not None:
+            cap = _ProcessCap(namespace, read_fd, confinement.limits.processes)
+            argv = (*GATE[:3], GATE[3].format(fd=cap.block_fd), *GATE[4:], *argv)
+            fds.append(cap.block_fd)
         try:
             yield Launch(
-                (self.executable, *options, "--info-fd", str(write_fd), "--", *argv),
+                (*_outer(confinement), self.executable, *options, "--", *argv),
                 dict(confinement.env),
                 _real(confinement.workspace),
-                pass_fds=(write_fd,),
+                pass_fds=tuple(fds),
                 stop=namespace.stop,
             )
         finally:
             os.close(write_fd)
+            if cap is not None:
+                cap.close()
             namespace.wait_gone()
             os.close(read_fd)
+
+
+GATE = ("bash", "--norc", "-c", 'read -r -u {fd} _ || exit 125; exec "$@"', "swarm-gate")
+"""What runs first in the sandbox when the command must wait for its process cap."""
+
+
+@functools.cache
+def _setpriv() -> str | None:
+    found = shutil.which("setpriv")
+    if found is None:
+        return None
+    usage = subprocess.run([found, "--help"], capture_output=True, text=True, check=False)
+    return found if "--pdeathsig" in usage.stdout else None
+
+
+def _outer(confinement: Confinement) -> tuple[str, ...]:
+    """The words before ``bwrap``: its resource limits, and its death with swarm."""
+    setpriv = _setpriv()
+    dies = (setpriv, "--pdeathsig", "KILL") if setpriv is not None else ()
+    return (*confinement.limits.launcher(), *dies)
 
 
 def _minimal_env() -> dict[str, str]:

@@ -202,6 +202,7 @@ class LandlockSandbox:
             options = self._options(confinement, env, home=home, tmp=tmp)
             options += [f"--env-file={env_file}", f"--network={confinement.network}"]
             options.append(f"--namespaces={_NAMESPACES[method or 'landlock-tcp']}")
+            options += [f"--limit={o[2:]}" for o in confinement.limits.options()]
             yield Launch(
                 argv=(sys.executable, "-I", "-S", str(_LAUNCHER), *options, "--", *argv),
                 env={},

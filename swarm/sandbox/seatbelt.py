@@ -144,7 +144,14 @@ class SeatbeltSandbox:
             profile = self._profile(confinement, env.get("PATH", os.defpath), [home, tmp])
             params = [arg for k, v in profile.params.items() for arg in ("-D", f"{k}={v}")]
             yield Launch(
-                argv=(self._executable, "-p", profile.text(), *params, *argv),
+                argv=(
+                    *confinement.limits.launcher(),
+                    self._executable,
+                    "-p",
+                    profile.text(),
+                    *params,
+                    *argv,
+                ),
                 env=env,
                 cwd=confinement.workspace,
             )

@@ -6,7 +6,8 @@ The command runs as ``bash -c <command>`` through the sandbox tier in force (see
 own), in its own session (so its own process group), with the workspace as working
 directory, stdin closed and an environment built from scratch. When it ends, times out or
 the call is cancelled, the sandbox's process namespace is killed and the whole group gets
-SIGTERM, then SIGKILL: background jobs it left behind go with it.
+SIGTERM, then SIGKILL: background jobs it left behind go with it. In a sandbox, the
+settings' resource limits apply; a command one of them killed is an error naming it.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from swarm.run import current_call, current_scope
 from swarm.sandbox import (
     Confinement,
     Launch,
+    ResourceLimits,
     Sandbox,
     SandboxSettings,
     SandboxUnavailable,
@@ -49,6 +51,8 @@ MAX_STREAMED = 1_000_000
 """Characters of output streamed as progress at most; the rest is only counted."""
 MAX_PENDING = 8192
 """Characters of an unfinished line held back from progress at most."""
+LIMIT_OUTPUT = 2000
+"""Characters of output, at most, in the error of a command a resource limit killed."""
 
 _log = logger("swarm.sandbox")
 
@@ -161,6 +165,15 @@ async def _stop(process: anyio.abc.Process, sandbox_stop: Callable[[], None] | N
         await _group_ended(pgid)
 
 
+def _killed_by_limit(code: int | None, limits: ResourceLimits) -> str | None:
+    """What resource limit killed the command, when one did (its signal comes as a
+    negative code, or from a launcher or bash as 128 + N)."""
+    if code is None:
+        return None
+    signum = -code if code < 0 else code - 128 if 128 < code < 128 + signal.NSIG else 0
+    return limits.killed_by(signum) if signum else None
+
+
 def _status(code: int | None, timed_out: bool, limit: float) -> str:
     if timed_out:
         return f"timed out after {limit:g}s; the command and everything it started were killed"
@@ -179,10 +192,16 @@ def _status(code: int | None, timed_out: bool, limit: float) -> str:
 
 
 async def _run(
-    launch: Launch, sandbox: str, limit: float, progress: Progress, output_limit: int
+    launch: Launch,
+    sandbox: str,
+    limit: float,
+    progress: Progress,
+    output_limit: int,
+    limits: ResourceLimits | None = None,
 ) -> ToolOutput:
     """Start ``launch``, stream and cap its output, stop it all at its end or after
-    ``limit`` seconds (or when cancelled), and say how it went."""
+    ``limit`` seconds (or when cancelled), and say how it went. A command killed by one
+    of ``limits`` (the sandbox's resource limits) is an error saying which."""
     captured = OutputCap(output_limit)
     process = await anyio.open_process(
         launch.argv,
@@ -254,6 +273,11 @@ async def _run(
     code = process.returncode
     status = _status(code, timed_out, limit)
     output = captured.text().rstrip()
+    hit = None if limits is None or timed_out else _killed_by_limit(code, limits)
+    if hit is not None:
+        # An error, so the audit log's finish record says it too; the output's end helps.
+        tail = output[-LIMIT_OUTPUT:]
+        raise ToolError(f"[{hit}; exit code {code}]" + (f"\n{tail}" if tail else ""))
     text = f"{output}\n[{status}]" if output else f"[{status}, no output]"
     details = {
         "exit_code": code,
@@ -344,10 +368,12 @@ def shell_tool(
             env=given if given is not None else command_environment(settings.env),
             readonly=(state,),
             hidden=protected,
+            limits=settings.limits,
         )
         described = chosen.describe(settings.network)
         with chosen.launch(("bash", "-c", command), confinement) as launch:
-            return await _run(launch, described, limit, progress, output_limit)
+            limits = None if chosen.tier == "none" else settings.limits
+            return await _run(launch, described, limit, progress, output_limit, limits)
 
     return Tool(
         "shell",

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from swarm import SandboxSettings, SandboxUnavailable
+from swarm import ResourceLimits, SandboxSettings, SandboxUnavailable
 from swarm.errors import ConfigError, GuardError
 from swarm.guards import Policy, PolicyGuard, load_policy, shipped_policies
 from swarm.run import CallRecord, use_call
@@ -176,3 +176,56 @@ def test_unconfined_describes_why() -> None:
     with pytest.raises(SandboxUnavailable):
         nothing_works(SandboxSettings(mode="required"))
     assert Unconfined().describe("none") == "none (unconfined: sandbox: off)"
+
+
+# ---- resource limits ----
+
+
+def test_limits_default_to_ones_ordinary_work_never_meets(tmp_path: Path) -> None:
+    p = load_policy(write(tmp_path, "p.yaml", "sandbox: required\n"))
+    assert p.sandbox is not None
+    assert p.sandbox.limits == ResourceLimits(
+        cpu=600, memory=4 * 1024**3, file_size=1024**3, processes=512, open_files=4096
+    )
+
+
+def test_limits_take_numbers_sizes_and_unlimited(tmp_path: Path) -> None:
+    text = (
+        "sandbox:\n  limits:\n    cpu: 30\n    memory: 512MiB\n    file_size: 100k\n"
+        "    processes: 64\n    open_files: unlimited\n"
+    )
+    p = load_policy(write(tmp_path, "p.yaml", text))
+    assert p.sandbox is not None
+    assert p.sandbox.limits == ResourceLimits(30, 512 * 1024**2, 100 * 1024, 64, None)
+
+
+def test_an_extending_policy_overrides_limits_one_by_one(tmp_path: Path) -> None:
+    write(tmp_path, "base.yaml", "sandbox: {mode: required, limits: {cpu: 30, memory: 1G}}\n")
+    text = "extend: base\nsandbox: {limits: {memory: 2G}}\n"
+    child = load_policy(write(tmp_path, "child.yaml", text))
+    assert child.sandbox is not None
+    assert child.sandbox.mode == "required"
+    assert child.sandbox.limits == ResourceLimits(cpu=30, memory=2 * 1024**3)
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "field", "says"),
+    [
+        ("sandbox:\n  limits:\n    cpu: 0\n", 3, "sandbox.limits.cpu", "above 0"),
+        ("sandbox:\n  limits:\n    cpu: 1.5\n", 3, "sandbox.limits.cpu", "whole number"),
+        ("sandbox:\n  limits:\n    memory: 4 gigs\n", 3, "sandbox.limits.memory", "4GiB"),
+        ("sandbox:\n  limits:\n    memory: -1\n", 3, "sandbox.limits.memory", "above 0"),
+        ("sandbox:\n  limits:\n    file_size: true\n", 3, "sandbox.limits.file_size", "size"),
+        ("sandbox:\n  limits:\n    procs: 5\n", 3, "sandbox.limits.procs", "unknown field"),
+        ("sandbox:\n  limits: 100\n", 2, "sandbox.limits", "valid dictionary"),
+    ],
+)
+def test_bad_limits_name_file_line_and_field(
+    tmp_path: Path, text: str, line: int, field: str, says: str
+) -> None:
+    path = write(tmp_path, "bad.yaml", text)
+    with pytest.raises(ConfigError) as caught:
+        load_policy(path)
+    problem = caught.value
+    assert (str(problem.path), problem.line, problem.field) == (str(path), line, field)
+    assert says in problem.message

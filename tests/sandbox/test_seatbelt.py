@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from swarm.sandbox import Confinement, Launch, Network, SeatbeltSandbox
+from swarm.sandbox.limits import ResourceLimits
 
 
 @dataclass
@@ -21,8 +22,10 @@ class Rule:
 
 
 def parse(launch: Launch) -> tuple[list[Rule], dict[str, str], list[str]]:
-    """The profile's rules, the -D parameters and the command argv."""
+    """The profile's rules, the -D parameters and the command argv (after the launcher
+    that sets the resource limits)."""
     argv = list(launch.argv)
+    argv = argv[argv.index("/usr/bin/sandbox-exec") :]
     assert argv[1] == "-p"
     profile = argv[2]
     params: dict[str, str] = {}
@@ -42,6 +45,11 @@ def parse(launch: Launch) -> tuple[list[Rule], dict[str, str], list[str]]:
         ]
         rules.append(Rule(match[1], match[2].split(), filters))
     return rules, params, rest
+
+
+def profile_text(launch: Launch) -> str:
+    """The SBPL profile given to sandbox-exec."""
+    return launch.argv[launch.argv.index("/usr/bin/sandbox-exec") + 2]
 
 
 def allowed(rules: list[Rule], operation: str, path: Path) -> bool:
@@ -96,8 +104,11 @@ def confinement(
 
 def test_argv_is_sandbox_exec_with_profile_params_then_the_command(home: Path) -> None:
     launch, _, params, command = launch_of(home, confinement(home), ("bash", "-c", "echo hi"))
-    assert launch.argv[:2] == ("/usr/bin/sandbox-exec", "-p")
-    assert launch.argv[2].startswith("(version 1)\n(deny default)\n")
+    limits = ResourceLimits().launcher()
+    assert launch.argv[: len(limits)] == limits
+    argv = launch.argv[len(limits) :]
+    assert argv[:2] == ("/usr/bin/sandbox-exec", "-p")
+    assert argv[2].startswith("(version 1)\n(deny default)\n")
     assert command == ["bash", "-c", "echo hi"]
     assert params["WRITE_0"] == str((home / "project").resolve())
     assert launch.cwd == home / "project"
@@ -106,7 +117,7 @@ def test_argv_is_sandbox_exec_with_profile_params_then_the_command(home: Path) -
 def test_profile_text_holds_no_path_only_parameters(home: Path) -> None:
     odd = home / 'project") (allow file-write* (subpath "/'
     launch, rules, _, _ = launch_of(home, confinement(home, writable=(odd,)))
-    assert str(home) not in launch.argv[2]
+    assert str(home) not in profile_text(launch)
     assert not allowed(rules, "file-write-data", Path("/etc/passwd"))
 
 
@@ -162,14 +173,14 @@ def test_hidden_paths_are_denied_even_inside_the_workspace(home: Path) -> None:
 @pytest.mark.parametrize(("network", "expected"), [("none", False), ("host", True)])
 def test_network_allowed_only_for_host(home: Path, network: Network, expected: bool) -> None:
     launch, _, _, _ = launch_of(home, confinement(home, network=network))
-    profile = launch.argv[2]
+    profile = profile_text(launch)
     assert ("(allow network*)" in profile) is expected
     assert ("com.apple.dnssd.service" in profile) is expected
 
 
 def test_signals_only_within_the_sandbox(home: Path) -> None:
     launch, _, _, _ = launch_of(home, confinement(home))
-    signal_rules = [line for line in launch.argv[2].splitlines() if "signal" in line]
+    signal_rules = [line for line in profile_text(launch).splitlines() if "signal" in line]
     assert signal_rules == ["(allow signal (target same-sandbox))"]
 
 

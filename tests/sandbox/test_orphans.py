@@ -1,0 +1,98 @@
+"""Nothing of a sandboxed command outlives swarm, even when swarm is SIGKILLed mid-command
+(no cleanup code runs then): under bubblewrap and Landlock, the launcher, the command
+and what it started all go. Before the fix, the Landlock launcher and the command ran on,
+reparented to init."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import tier_finder
+
+RUNNER = """
+import functools, sys, anyio
+from pathlib import Path
+from swarm import Progress, SandboxSettings
+from swarm.sandbox import find_sandbox
+from swarm.toolbox import make_toolbox
+
+tier, ws, marker = sys.argv[1:4]
+find = functools.partial(find_sandbox, tiers=(tier,))
+shell = make_toolbox(Path(ws), sandbox=SandboxSettings(mode="required"), find=find)["shell"]
+
+def show(key, text):
+    print(text, end="", flush=True)
+
+async def main():
+    command = f"setsid sleep {marker} & echo started; sleep {marker}"
+    await shell.execute(shell.validate({"command": command}), progress=Progress("c", "shell", show))
+
+anyio.run(main)
+"""
+
+
+@pytest.mark.parametrize("tier", ["bubblewrap", "landlock"])
+def test_nothing_outlives_a_sigkilled_swarm(
+    tier: str, ws: Path, tmp_path: Path, running: Any, marker: str
+) -> None:
+    tier_finder(tier)  # skips where the tier does not work (never in CI)
+    script = tmp_path / "runner.py"
+    script.write_text(RUNNER)
+    with subprocess.Popen(
+        [sys.executable, str(script), tier, str(ws), marker], stdout=subprocess.PIPE, text=True
+    ) as swarm:
+        assert swarm.stdout is not None
+        assert swarm.stdout.readline() == "started\n"
+        assert len(running(marker)) >= 2  # the sleeps, and the launcher naming them
+        os.kill(swarm.pid, signal.SIGKILL)
+        swarm.wait()
+        # The kernel delivers the parent-death signals at once, but the processes take a
+        # moment to exit: poll, bounded.
+        deadline = time.monotonic() + 10
+        while running(marker) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert running(marker) == []
+
+
+HELD = """
+import functools, sys, threading, anyio
+from pathlib import Path
+from swarm import SandboxSettings
+from swarm.sandbox import bubblewrap, find_sandbox
+from swarm.toolbox import make_toolbox
+
+# The process cap never comes: the command waits at its gate until swarm dies.
+bubblewrap.cap_pid_namespace = lambda pid, processes: threading.Event().wait()
+ws, marker = sys.argv[1:3]
+find = functools.partial(find_sandbox, tiers=("bubblewrap",))
+shell = make_toolbox(Path(ws), sandbox=SandboxSettings(mode="required"), find=find)["shell"]
+anyio.run(shell.execute, shell.validate({"command": f"touch ran; sleep {marker}"}))
+"""
+
+
+def test_a_command_waiting_for_its_process_cap_dies_with_swarm(
+    ws: Path, tmp_path: Path, running: Any, marker: str
+) -> None:
+    tier_finder("bubblewrap")
+    script = tmp_path / "held.py"
+    script.write_text(HELD)
+    with subprocess.Popen([sys.executable, str(script), str(ws), marker]) as swarm:
+        deadline = time.monotonic() + 20
+        while len(running(marker)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)  # bwrap and the gate, both naming the command
+        assert len(running(marker)) >= 2
+        os.kill(swarm.pid, signal.SIGKILL)
+        swarm.wait()
+        deadline = time.monotonic() + 10
+        while running(marker) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert running(marker) == []
+    assert not (ws / "ran").exists()
