@@ -56,8 +56,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
-import structlog
-
+from swarm._log import logger
 from swarm.sandbox._paths import ROOT_SECRETS, TOOLCHAIN_SECRETS
 from swarm.sandbox.base import Confinement, Launch, Network, SandboxUnavailable
 from swarm.sandbox.limits import cap_pid_namespace
@@ -89,7 +88,7 @@ SECRETS = (
 """Paths below a home that are hidden even when a writable directory exposes them."""
 PROC_KNOBS = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
 """Parts of ``/proc`` made read-only: the kernel's settings, for the whole machine."""
-_log = structlog.get_logger("swarm.sandbox")
+_log = logger("swarm.sandbox")
 STOP_GRACE = 2.0
 """Seconds to wait, at most, for a killed namespace to be gone."""
 
