@@ -1,7 +1,7 @@
 """What a run did: the outcome of a segment, from its events and its calls.
 
 ``CallTally`` counts the decisions of a run's calls, ``EventTally`` follows its events (the
-end, the final text, delegations, compactions, errors), and ``build_outcome`` makes the
+end, delegations, compactions, errors), and ``build_outcome`` makes the
 ``RunOutcome`` whose ``summary()`` becomes ``summary.json``.
 """
 
@@ -16,13 +16,11 @@ from swarm.budget import UsageNode
 from swarm.events import (
     ContextCompacted,
     Error,
-    IterationEnd,
     SessionEndEvent,
     StreamEvent,
     SubAgentEvent,
-    TextDelta,
 )
-from swarm.messages import ToolResultBlock
+from swarm.messages import Message, ToolResultBlock
 from swarm.run import CallRecord
 from swarm.scenario.changes import WorkspaceChanges
 from swarm.scenario.spec import Scenario
@@ -56,7 +54,12 @@ class CallTally:
 
 @dataclass(frozen=True, slots=True)
 class RunOutcome:
-    """What a run did: how it ended, what it cost, what was allowed and denied."""
+    """What a run did: how it ended, what it cost, what was allowed and denied.
+
+    ``final_text`` is the entry agent's result (``SessionEndEvent.final_text``: after an
+    interrupt or an error mid-turn, the text streamed so far); ``iterations`` counts the
+    entry agent's model calls in this segment (0 when the run was cut before its end).
+    """
 
     run_id: str
     scenario: str
@@ -80,6 +83,7 @@ class RunOutcome:
     delegation_ends: Mapping[str, str] = field(default_factory=dict)
     agent_errors: tuple[tuple[str, str], ...] = ()
     changes: WorkspaceChanges = field(default_factory=WorkspaceChanges)
+    iterations: int = 0
 
     @property
     def completed_delegations(self) -> tuple[str, ...]:
@@ -148,25 +152,24 @@ def tree_cost(node: UsageNode | None) -> float | None:
 
 @dataclass(slots=True)
 class EventTally:
-    """What the run's events say: the end, the final text, delegations (and how each
-    sub-agent ended), compactions, and the errors (every ``Error`` ends its agent; the
-    entry agent's have the path ``""``)."""
+    """What the run's events say: the entry agent's end (its result, with the final
+    text), delegations (and how each sub-agent ended), compactions, and the errors (every
+    ``Error`` ends its agent; the entry agent's have the path ``""``)."""
 
     end: SessionEndEvent | None = None
-    text: list[str] = field(default_factory=list)
-    last_text: str = ""
     delegations: dict[str, None] = field(default_factory=dict)
     compactions: int = 0
     errors: list[str] = field(default_factory=list)
     agent_errors: list[tuple[str, str]] = field(default_factory=list)
     ends: dict[str, str] = field(default_factory=dict)
 
-    def finish_from(self, history: list[Any]) -> None:
+    def finish_from(self, history: list[Message]) -> None:
         """End as the stored history did (its last message is the final answer)."""
-        self.last_text = history[-1].text if history else ""
-        self.end = SessionEndEvent(StopReason.end_turn, Usage(), None)
+        text = history[-1].text if history else ""
+        self.end = SessionEndEvent(StopReason.end_turn, Usage(), None, final_text=text)
 
     def see(self, event: StreamEvent) -> None:
+        """Take in one event of the run's stream."""
         inner = event
         if isinstance(event, SubAgentEvent):
             self.delegations.setdefault(event.path)
@@ -177,15 +180,11 @@ class EventTally:
             path = event.path if isinstance(event, SubAgentEvent) else ""
             self.errors.append(f"{path}: {inner.message}" if path else inner.message)
             self.agent_errors.append((path, inner.message))
-        elif isinstance(inner, SessionEndEvent) and isinstance(event, SubAgentEvent):
-            self.ends[event.path] = inner.stop_reason.value
-        if isinstance(event, TextDelta):
-            self.text.append(event.delta)
-        elif isinstance(event, SessionEndEvent):
-            self.end = event
-        elif isinstance(event, IterationEnd) and self.text:
-            self.last_text = "".join(self.text)
-            self.text.clear()
+        elif isinstance(inner, SessionEndEvent):
+            if isinstance(event, SubAgentEvent):
+                self.ends[event.path] = inner.stop_reason.value
+            else:
+                self.end = inner
 
 
 def build_outcome(
@@ -200,7 +199,12 @@ def build_outcome(
     root_session: str,
     sessions: Mapping[str, str],
     changes: WorkspaceChanges | None = None,
+    *,
+    cut_text: str = "",
 ) -> RunOutcome:
+    """The outcome of a segment. Its final text is the entry agent's result's; for a
+    run cut before its end event (Ctrl-C), ``cut_text``: the text of the model's last
+    whole turn, as the run's stream held it."""
     end = final.end
     tree = end.usage_tree if end is not None else (budget.report() if budget is not None else None)
     usage = tree.total if tree is not None else (end.total_usage if end else Usage())
@@ -210,7 +214,7 @@ def build_outcome(
         record_dir=record_dir,
         workspace=workspace,
         stop_reason=end.stop_reason if end is not None else StopReason.cancelled,
-        final_text=final.last_text,
+        final_text=end.final_text if end is not None else cut_text,
         usage=usage,
         usage_tree=tree,
         cost=tree_cost(tree),
@@ -227,4 +231,5 @@ def build_outcome(
         delegation_ends=dict(final.ends),
         agent_errors=tuple(final.agent_errors),
         changes=changes or WorkspaceChanges(),
+        iterations=end.iterations if end is not None else 0,
     )

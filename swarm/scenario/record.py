@@ -33,7 +33,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from swarm.audit import AuditHead, read_head, read_key
+from swarm.audit import AuditHead, read_head, read_key, verify_log
 from swarm.errors import ConfigError
 from swarm.messages import ToolResultBlock
 from swarm.run import CallRecord
@@ -208,6 +208,24 @@ class RunRecord:
         if not isinstance(data, dict) or "run_id" not in data:
             raise ConfigError("not a run manifest", path=self.manifest)
         return data
+
+    def check_audit(self) -> None:
+        """Refuse to go on with a record whose audit log does not verify (a resumed run
+        would otherwise anchor a tampered log): raises ``ConfigError`` naming the log."""
+        try:
+            anchor = read_head(self.head) if self.head.exists() else None
+            key = read_key(self.key) if self.key.exists() else None
+            empty = not self.audit.exists() or self.audit.stat().st_size == 0
+            if empty and (anchor is None or anchor.records == 0):
+                return  # stopped before its first call
+            report = verify_log(self.audit, key=key, anchor=anchor)
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"cannot check the audit log: {exc}", path=self.audit) from None
+        if not report.ok:
+            raise ConfigError(
+                f"the audit log does not verify, so the run is not resumed: {report.problem}",
+                path=self.audit,
+            )
 
     def read_summary(self) -> dict[str, Any] | None:
         """The summary, or ``None`` when there is none yet (the run is going or was

@@ -18,6 +18,7 @@ from swarm.context.sqlite import SQLiteContextStore
 from swarm.messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
 from swarm.scenario.record import JournalState, RunRecord
 from swarm.scenario.script import turn_call_id
+from swarm.scenario.summary import segment_totals
 
 __all__ = [
     "INTERRUPTED",
@@ -25,7 +26,6 @@ __all__ = [
     "crashed_segments",
     "interrupted_calls",
     "repair_sessions",
-    "segment_totals",
     "unstored_turns",
 ]
 
@@ -154,14 +154,3 @@ def crashed_segments(
             }
         )
     return segments
-
-
-def segment_totals(segments: list[dict[str, Any]]) -> dict[str, Any]:
-    """The usage and duration of all ``segments`` together."""
-    usage = {"input_tokens": 0, "output_tokens": 0}
-    duration = 0.0
-    for segment in segments:
-        for key in usage:
-            usage[key] += int((segment.get("usage") or {}).get(key) or 0)
-        duration += float(segment.get("duration_seconds") or 0)
-    return {"usage": usage, "duration_seconds": round(duration, 3), "segments": len(segments)}

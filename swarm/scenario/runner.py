@@ -9,72 +9,36 @@ at any instant, as a new segment.
 
 from __future__ import annotations
 
-import dataclasses
-import json
-import os
-import time
 import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from collections.abc import Awaitable, Callable
+from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import anyio
 import anyio.to_thread
 
-from swarm.audit import (
-    AuditLog,
-    create_key,
-    environment_secrets,
-    read_head,
-    read_key,
-    redact,
-    verify_log,
-)
-from swarm.budget import BudgetLimits
+from swarm.audit import create_key
 from swarm.context.sqlite import SQLiteContextStore
 from swarm.errors import ConfigError
-from swarm.event_codec import event_to_dict
-from swarm.events import (
-    StreamEvent,
-)
-from swarm.guards.policy import Policy, apply_policy, load_policy
-from swarm.run import CallObserver, current_scope
-from swarm.scenario.changes import snapshot, workspace_changes
+from swarm.events import StreamEvent
+from swarm.run import Approver, CallObserver
+from swarm.scenario.manifest import RunConfig, RunManifest, manifest_document
 from swarm.scenario.models import role_models, role_models_record
-from swarm.scenario.outcome import CallTally, EventTally, RunOutcome, build_outcome
-from swarm.scenario.record import (
-    Journal,
-    RunRecord,
-    default_runs_dir,
-    file_hash,
-    new_run_id,
-    read_journal,
-)
+from swarm.scenario.outcome import CallTally, RunOutcome
+from swarm.scenario.record import RunRecord, default_runs_dir, new_run_id, read_journal
 from swarm.scenario.recover import (
     crashed_segments,
     interrupted_calls,
     repair_sessions,
-    segment_totals,
     unstored_turns,
 )
-from swarm.scenario.sandboxing import protected_paths, sandbox_line
+from swarm.scenario.sandboxing import sandbox_line
 from swarm.scenario.script import ScriptedModel
-from swarm.scenario.spec import Scenario, Script, load_scenario
-from swarm.scenario.tooling import scenario_team, scenario_tools
-from swarm.team import DEFAULT_MAX_DEPTH, AgentSpec, Team
-from swarm.team.delegation import (
-    build_team,
-    compacting_context,
-    continue_numbering,
-    team_scope,
-)
-from swarm.toolbox import make_toolbox
-from swarm.tools import Tool
+from swarm.scenario.segment import RunSetup, Segment, load_team, run_segment
+from swarm.scenario.spec import Scenario, Script
+from swarm.scenario.tooling import scenario_tools
 from swarm.transports.base import CompletionTransport
 from swarm.transports.recording import RecordingTransport, ReplayTransport
-from swarm.transports.resolver import ModelResolver
 from swarm.transports.spec import transport_from_spec
 
 __all__ = ["CallTally", "RunOutcome", "prepare_workspace", "resume_run", "run_scenario"]
@@ -127,37 +91,6 @@ def resolve_transport(
     return transport_from_spec(spec)
 
 
-def _guard_tools(
-    scenario: Scenario, team: Team, workspace: Path, idempotent: dict[str, bool]
-) -> Callable[[AgentSpec, list[Tool[Any]]], list[Tool[Any]]]:
-    """Each role's tools behind its policy (its own, else the scenario's, else default),
-    with the ``deny`` rules of the roles above it as a ceiling; notes in ``idempotent``
-    which tools are safe to repeat."""
-    loaded: dict[tuple[str, str], Policy] = {}
-    by_role: dict[str, Policy] = {}
-    for spec in team.specs.values():
-        ref = spec.policy or scenario.policy or "default"
-        base = (
-            spec.source.parent
-            if spec.policy and spec.source
-            else scenario.path.parent
-            if scenario.path
-            else None
-        )
-        key = (ref, str(base))
-        if key not in loaded:
-            loaded[key] = load_policy(ref, relative_to=base)
-        by_role[spec.name] = loaded[key]
-
-    def guard(spec: AgentSpec, tools: list[Tool[Any]]) -> list[Tool[Any]]:
-        idempotent.update((t.name, t.idempotent) for t in tools)
-        return apply_policy(
-            tools, by_role[spec.name], role=spec.name, workspace=workspace, ceiling=by_role
-        )
-
-    return guard
-
-
 async def run_scenario(
     scenario: Scenario,
     *,
@@ -166,7 +99,7 @@ async def run_scenario(
     runs_dir: Path | None = None,
     record: Path | None = None,
     replay: Path | None = None,
-    approver: Any = None,
+    approver: Approver | None = None,
     ask_user: Callable[[str], Awaitable[str]] | None = None,
     on_event: Callable[[StreamEvent], None] | None = None,
     run_id: str | None = None,
@@ -183,7 +116,7 @@ async def run_scenario(
     (Ctrl-C) stops every agent, writes the record with ``interrupted: true``, and
     re-raises.
     """
-    team = _load_team(scenario)
+    team = load_team(scenario)
     scenario_tools(scenario)  # bad references are refused before anything is written
     if replay is not None:
         cassette = ReplayTransport(replay)
@@ -211,67 +144,31 @@ async def run_scenario(
     run_id = run_id or new_run_id()
     record_dir = RunRecord.create(runs_dir, run_id)
     create_key(record_dir.key)
-    config = {
-        "scenario_path": str(scenario.path.resolve()) if scenario.path else None,
-        "name": scenario.name,
-        "task": scenario.task,
-        "team": str(scenario.team.resolve()),
-        "entry": team.entry,
-        "policy": scenario.policy,
-        "model": model if isinstance(model, str) else None,
-        "sandbox": sandbox_line(scenario),
-    }
+    config = RunConfig(
+        scenario_path=str(scenario.path.resolve()) if scenario.path else None,
+        name=scenario.name,
+        task=scenario.task,
+        team=str(scenario.team.resolve()),
+        entry=team.entry,
+        policy=scenario.policy,
+        model=model if isinstance(model, str) else None,
+        sandbox=sandbox_line(scenario),
+    )
     root_session = uuid.uuid4().hex
     record_dir.write_manifest(
-        _manifest(scenario, team, transport, model, workspace, run_id, root_session, config)
+        manifest_document(scenario, team, transport, model, workspace, run_id, root_session, config)
         | {"key": str(record_dir.key), "role_models": role_models_record(team, resolver)}
     )
-    run = _Run(
+    run = RunSetup(
         scenario, team, transport, workspace, record_dir, run_id, config, root_session, resolver
     )
     try:
-        return await _execute(
-            run, scenario.task, _Segment(1), approver, ask_user, on_event, observers
+        return await run_segment(
+            run, scenario.task, Segment(1), approver, ask_user, on_event, observers
         )
     finally:
         with anyio.CancelScope(shield=True):
             await resolver.aclose()
-
-
-def _manifest(
-    scenario: Scenario,
-    team: Team,
-    transport: CompletionTransport,
-    model: str | CompletionTransport | None,
-    workspace: Path,
-    run_id: str,
-    root_session: str,
-    config: dict[str, Any],
-) -> dict[str, Any]:
-    """What the run is, written before its first model call."""
-    policy = scenario.policy or "default"
-    base = scenario.path.parent if scenario.path else None
-    try:
-        policy_hash: str | None = "sha256:" + load_policy(policy, relative_to=base).hash
-    except ConfigError:
-        policy_hash = None
-    spec = model if isinstance(model, str) else scenario.model
-    return {
-        "format": 1,
-        "run_id": run_id,
-        "started": datetime.now(UTC).isoformat(timespec="milliseconds"),
-        "scenario": {
-            "name": scenario.name,
-            "path": config["scenario_path"],
-            "hash": file_hash(scenario.path),
-        },
-        "team": {"dir": config["team"], "entry": team.entry, "hash": file_hash(scenario.team)},
-        "policy": {"ref": policy, "hash": policy_hash},
-        "model": spec if isinstance(spec, str) else getattr(transport, "model", None),
-        "workspace": str(workspace),
-        "root_session": root_session,
-        "config": config,
-    }
 
 
 async def resume_run(
@@ -279,7 +176,7 @@ async def resume_run(
     message: str | None = None,
     *,
     model: str | CompletionTransport | None = None,
-    approver: Any = None,
+    approver: Approver | None = None,
     ask_user: Callable[[str], Awaitable[str]] | None = None,
     on_event: Callable[[StreamEvent], None] | None = None,
 ) -> RunOutcome:
@@ -295,27 +192,14 @@ async def resume_run(
     summary = record.read_summary()
     legacy = not record.manifest.exists() and summary is not None and "config" in summary
     # a record from before manifests keeps what resuming needs in its summary
-    manifest = dict(summary) if legacy and summary is not None else record.read_manifest()
-    try:
-        config = manifest["config"]
-        root_session = manifest["root_session"]
-        workspace = Path(manifest["workspace"])
-    except (KeyError, TypeError) as exc:
-        raise ConfigError(f"the run record lacks {exc}", path=record.manifest) from None
-    _check_audit(record)
-    if config.get("scenario_path"):
-        scenario = load_scenario(config["scenario_path"])
-    else:
-        scenario = Scenario(
-            name=config["name"],
-            task=config["task"],
-            team=Path(config["team"]),
-            entry=config.get("entry"),
-            policy=config.get("policy"),
-        )
-    team = _load_team(scenario)
-    transport = resolve_transport(scenario, model or config.get("model"))
-    run_spec = model if model is not None else config.get("model") or scenario.model
+    document = dict(summary) if legacy and summary is not None else record.read_manifest()
+    manifest = RunManifest.from_dict(document, path=record.manifest)
+    record.check_audit()
+    config = manifest.config
+    scenario = config.scenario()
+    team = load_team(scenario)
+    transport = resolve_transport(scenario, model or config.model)
+    run_spec = model if model is not None else config.model or scenario.model
     resolver = role_models(
         scenario,
         team,
@@ -334,8 +218,10 @@ async def resume_run(
         for role, index in await unstored_turns(record, state):
             transport.replay.setdefault(role, []).append(index)
     if not state.segments:  # killed before the first segment's start was journaled
-        state.segments.append(datetime.fromisoformat(manifest["started"]).timestamp())
-    async with SQLiteContextStore(record.sessions, root_session) as store:
+        if manifest.started is None:
+            raise ConfigError("the run record lacks 'started'", path=record.manifest)
+        state.segments.append(datetime.fromisoformat(manifest.started).timestamp())
+    async with SQLiteContextStore(record.sessions, manifest.root_session) as store:
         history = await store.get_history()
         tokens = (0, 0)
         for info in await store.list_sessions() if record.sessions.exists() else []:
@@ -350,250 +236,26 @@ async def resume_run(
         )
     if not history and message is None:  # killed before the task was stored
         message = scenario.task
-    segment = _Segment(
+    segment = Segment(
         len(segments) + 1,
         segments,
         dict(state.sessions) | dict((summary or {}).get("sessions") or {}),
         interrupted_calls(record),
         run_model=not (message is None and finished),
     )
-    run = _Run(
+    run = RunSetup(
         scenario,
         team,
         transport,
-        workspace,
+        manifest.workspace,
         record,
-        manifest["run_id"],
+        manifest.run_id,
         config,
-        root_session,
+        manifest.root_session,
         resolver,
     )
     try:
-        return await _execute(run, message, segment, approver, ask_user, on_event)
+        return await run_segment(run, message, segment, approver, ask_user, on_event)
     finally:
         with anyio.CancelScope(shield=True):
             await resolver.aclose()
-
-
-def _check_audit(record: RunRecord) -> None:
-    """Refuse to go on with a record whose audit log does not verify (a resumed run would
-    otherwise anchor a tampered log)."""
-    try:
-        anchor = read_head(record.head) if record.head.exists() else None
-        key = read_key(record.key) if record.key.exists() else None
-        empty = not record.audit.exists() or record.audit.stat().st_size == 0
-        if empty and (anchor is None or anchor.records == 0):
-            return  # stopped before its first call
-        report = verify_log(record.audit, key=key, anchor=anchor)
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"cannot check the audit log: {exc}", path=record.audit) from None
-    if not report.ok:
-        raise ConfigError(
-            f"the audit log does not verify, so the run is not resumed: {report.problem}",
-            path=record.audit,
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class _Run:
-    scenario: Scenario
-    team: Team
-    transport: CompletionTransport
-    workspace: Path
-    record: RunRecord
-    run_id: str
-    config: dict[str, Any]
-    root_session: str
-    resolver: ModelResolver
-
-
-@dataclass(frozen=True, slots=True)
-class _Segment:
-    """One stretch of a run: its number, the segments before it, the agents' sessions so
-    far, the audit decisions a crash left unfinished, and whether the model is asked at all
-    (not when a crash came after the run's last turn)."""
-
-    number: int
-    before: list[dict[str, Any]] = field(default_factory=list)
-    sessions: dict[str, str] = field(default_factory=dict)
-    interrupted: list[dict[str, Any]] = field(default_factory=list)
-    run_model: bool = True
-
-
-def _load_team(scenario: Scenario) -> Team:
-    max_depth = scenario.limits.max_depth
-    team = Team.load(
-        scenario.team,
-        entry=scenario.entry,
-        max_depth=DEFAULT_MAX_DEPTH if max_depth is None else max_depth,
-    )
-    timeout = scenario.limits.tool_timeout
-    if timeout is not None:
-        specs = [
-            spec
-            if spec.tool_timeout is not None
-            else dataclasses.replace(spec, tool_timeout=timeout)
-            for spec in team.specs.values()
-        ]
-        team = team.replaced(specs=specs)
-    return scenario_team(scenario, team)
-
-
-async def _execute(
-    run: _Run,
-    message: str | None,
-    segment: _Segment,
-    approver: Any,
-    ask_user: Callable[[str], Awaitable[str]] | None,
-    on_event: Callable[[StreamEvent], None] | None,
-    observers: tuple[CallObserver, ...] = (),
-) -> RunOutcome:
-    protected = protected_paths(run.record.dir, run.workspace)
-    toolbox: dict[str, Tool[Any] | list[Tool[Any]]] = {
-        **make_toolbox(run.workspace, ask=ask_user, protected=protected),
-        **scenario_tools(run.scenario),
-    }
-    if not run.team.mcp_servers:
-        return await _execute_with(run, message, segment, approver, on_event, observers, toolbox)
-    from swarm.mcp.client import McpConnections
-    from swarm.mcp.tools import mcp_toolbox
-
-    base = run.scenario.path.parent if run.scenario.path else None
-    policy = load_policy(run.scenario.policy or "default", relative_to=base)
-    async with McpConnections(
-        run.team.mcp_servers, workspace=run.workspace, hidden=protected, sandbox=policy.sandbox
-    ) as servers:
-        toolbox.update(await mcp_toolbox(run.team.specs.values(), servers))
-        return await _execute_with(run, message, segment, approver, on_event, observers, toolbox)
-
-
-async def _execute_with(
-    run: _Run,
-    message: str | None,
-    segment: _Segment,
-    approver: Any,
-    on_event: Callable[[StreamEvent], None] | None,
-    observers: tuple[CallObserver, ...],
-    toolbox: Mapping[str, Tool[Any] | Sequence[Tool[Any]]],
-) -> RunOutcome:
-    """Run one segment with ``toolbox`` (built-in tools, and the MCP servers' tools)."""
-    scenario, team, record = run.scenario, run.team, run.record
-    sessions: dict[str, str] = dict(segment.sessions)
-    idempotent: dict[str, bool] = {}
-    journal = Journal(record.journal, idempotent=idempotent)
-    journal.segment(segment.number)
-    journal.agent(team.entry, run.root_session)
-    if isinstance(run.transport, ScriptedModel):
-        run.transport.on_turn = lambda role, index, calls: journal.turn(
-            current_scope().path, role, index, calls
-        )
-
-    def session_store() -> SQLiteContextStore:
-        store = SQLiteContextStore(record.sessions)
-        path = current_scope().path
-        sessions[path] = store.session_id
-        journal.agent(path, store.session_id)
-        return store
-
-    agents = build_team(
-        team,
-        toolbox,
-        run.transport,
-        context_factory=session_store,
-        resolve_model=run.resolver,
-        guard_tools=_guard_tools(scenario, team, run.workspace, idempotent),
-    )
-    entry_spec = team.specs[team.entry]
-    entry = agents[team.entry]
-    if scenario.limits.max_iterations is not None:
-        entry = entry.copy(max_iterations=scenario.limits.max_iterations)
-    tally = CallTally()
-    limits = BudgetLimits(
-        _first(scenario.limits.tokens, entry_spec.budget.tokens),
-        _first(scenario.limits.seconds, entry_spec.budget.seconds),
-        _first(scenario.limits.delegations, entry_spec.budget.delegations),
-        entry_spec.budget.depth,
-    )
-    root_store = SQLiteContextStore(record.sessions, run.root_session)
-    sessions[team.entry] = root_store.session_id
-    context = compacting_context(root_store, entry.transport, entry_spec.compaction)
-    before = await anyio.to_thread.run_sync(snapshot, run.workspace)
-    started = time.perf_counter()
-    began = datetime.now(UTC).isoformat(timespec="milliseconds")
-    final = EventTally()
-    secrets = environment_secrets(os.environ)
-    key = read_key(record.key) if record.key.exists() else None
-    events_fd = os.open(record.events, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    with (
-        AuditLog(record.audit, key=key, anchor=record.head, secrets=secrets) as audit,
-        os.fdopen(events_fd, "w", encoding="utf-8") as log,
-    ):
-        for decision in segment.interrupted:
-            await audit.record_interrupted(decision)
-        scope = team_scope(
-            team.entry,
-            limits=limits,
-            observers=(journal, audit, tally, *observers),
-            approver=approver,
-            run_id=run.run_id,
-            model=getattr(entry.transport, "model", None),
-        ).child(output_dir=record.dir / "outputs")  # large tool outputs, kept with the run
-        continue_numbering(scope, sessions)  # a resumed run's new sub-agents get new paths
-        try:
-            if not segment.run_model:  # the crash came after the last turn: nothing to run
-                final.finish_from(await root_store.get_history())
-            else:
-                async with entry.run_stream(message, context, scope=scope) as stream:
-                    async for event in stream:
-                        final.see(event)
-                        log.write(json.dumps(_logged(event, secrets)) + "\n")
-                        if on_event is not None:
-                            on_event(event)
-        finally:
-            with anyio.CancelScope(shield=True):
-                outcome = build_outcome(
-                    scenario,
-                    run.run_id,
-                    record.dir,
-                    run.workspace,
-                    final,
-                    tally,
-                    scope.budget,
-                    time.perf_counter() - started,
-                    root_store.session_id,
-                    sessions,
-                    workspace_changes(before, snapshot(run.workspace)),
-                )
-                record.write_changes(outcome.changes.to_dict())
-                document = outcome.summary()
-                this = {
-                    "segment": segment.number,
-                    "started": began,
-                    "stop_reason": document["stop_reason"],
-                    "interrupted": outcome.interrupted,
-                    "usage": document["usage"],
-                    "duration_seconds": document["duration_seconds"],
-                    "calls": document["calls"],
-                }
-                segments = [*segment.before, this]
-                document["segments"] = segments
-                document["totals"] = segment_totals(segments)
-                document["config"] = run.config
-                document["resumed"] = segment.number - 1
-                document["audit"] = {"log": str(record.audit), **audit.anchor_head.to_dict()}
-                if isinstance(run.transport, ScriptedModel):
-                    document["script_used"] = dict(run.transport.used)
-                record.write_summary(document)
-                journal.close()
-                await context.close()
-    return outcome
-
-
-def _first(value: Any, fallback: Any) -> Any:
-    return value if value is not None else fallback
-
-
-def _logged(event: StreamEvent, secrets: tuple[str, ...]) -> dict[str, Any]:
-    data: dict[str, Any] = redact(event_to_dict(event), secrets=secrets)
-    data["time"] = datetime.now(UTC).isoformat(timespec="milliseconds")
-    return data

@@ -170,6 +170,24 @@ def test_resume_of_a_finished_run_needs_a_message(swarm: Swarm, finished_run: Pa
     assert done.returncode == 2 and "give a message" in done.stderr
 
 
+@pytest.mark.parametrize(
+    ("config", "problem"),
+    [
+        (["a list"], "the run record's config is not an object"),
+        ({"task": "t", "team": "t"}, "the run record lacks 'name'"),
+    ],
+)
+def test_resume_of_a_record_with_a_damaged_config_names_the_manifest(
+    swarm: Swarm, finished_run: Path, config: object, problem: str
+) -> None:
+    manifest = finished_run / "manifest.json"
+    data = json.loads(manifest.read_text())
+    manifest.write_text(json.dumps(data | {"config": config}))
+    done = swarm("sessions", "resume", finished_run, "go on")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"{manifest}: {problem}" in done.stderr
+
+
 def test_a_run_killed_mid_call_resumes_without_rerunning_the_shell_call(
     runs: Path, swarm: Swarm, roles: Path, tmp_path: Path
 ) -> None:

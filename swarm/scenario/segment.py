@@ -1,0 +1,254 @@
+"""Running one segment of a scenario run (the first run, or a resume): the team built
+with its tools and guards, the entry agent's stream followed into the record, and the
+record's summary written however the segment ends."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+
+from swarm.agent import AgentStream
+from swarm.audit import AuditLog, environment_secrets, read_key, redact
+from swarm.budget import BudgetLimits
+from swarm.context.sqlite import SQLiteContextStore
+from swarm.event_codec import event_to_dict
+from swarm.events import StreamEvent
+from swarm.guards.policy import load_policy
+from swarm.run import Approver, CallObserver, current_scope
+from swarm.scenario.changes import snapshot, workspace_changes
+from swarm.scenario.manifest import RunConfig
+from swarm.scenario.outcome import CallTally, EventTally, RunOutcome, build_outcome
+from swarm.scenario.policies import guard_tools
+from swarm.scenario.record import Journal, RunRecord
+from swarm.scenario.sandboxing import protected_paths
+from swarm.scenario.script import ScriptedModel
+from swarm.scenario.spec import Scenario
+from swarm.scenario.summary import RunSummary
+from swarm.scenario.tooling import scenario_team, scenario_tools
+from swarm.team import DEFAULT_MAX_DEPTH, Team
+from swarm.team.delegation import build_team, compacting_context, continue_numbering, team_scope
+from swarm.toolbox import make_toolbox
+from swarm.tools import Tool
+from swarm.transports.base import CompletionTransport, model_name
+from swarm.transports.resolver import ModelResolver
+
+__all__ = ["RunSetup", "Segment", "load_team", "run_segment"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunSetup:
+    """What every segment of a run shares: the scenario and its team, the model, the
+    workspace, the record, the run's id and config, and the entry agent's session."""
+
+    scenario: Scenario
+    team: Team
+    transport: CompletionTransport
+    workspace: Path
+    record: RunRecord
+    run_id: str
+    config: RunConfig
+    root_session: str
+    resolver: ModelResolver
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """One stretch of a run: its number, the segments before it (as ``summary.json``
+    lists them), the agents' sessions so far, the audit decisions a crash left
+    unfinished, and whether the model is asked at all (not when a crash came after the
+    run's last turn)."""
+
+    number: int
+    before: list[dict[str, Any]] = field(default_factory=list)
+    sessions: dict[str, str] = field(default_factory=dict)
+    interrupted: list[dict[str, Any]] = field(default_factory=list)
+    run_model: bool = True
+
+
+def load_team(scenario: Scenario) -> Team:
+    """The scenario's team with its depth limit, its tool timeout for roles that set
+    none, and its MCP servers. Raises ``ConfigError`` for bad team files."""
+    max_depth = scenario.limits.max_depth
+    team = Team.load(
+        scenario.team,
+        entry=scenario.entry,
+        max_depth=DEFAULT_MAX_DEPTH if max_depth is None else max_depth,
+    )
+    timeout = scenario.limits.tool_timeout
+    if timeout is not None:
+        specs = [
+            spec
+            if spec.tool_timeout is not None
+            else dataclasses.replace(spec, tool_timeout=timeout)
+            for spec in team.specs.values()
+        ]
+        team = team.replaced(specs=specs)
+    return scenario_team(scenario, team)
+
+
+async def run_segment(
+    run: RunSetup,
+    message: str | None,
+    segment: Segment,
+    approver: Approver | None,
+    ask_user: Callable[[str], Awaitable[str]] | None,
+    on_event: Callable[[StreamEvent], None] | None,
+    observers: tuple[CallObserver, ...] = (),
+) -> RunOutcome:
+    """Run ``segment`` of ``run`` on ``message`` (``None``: go on from the history) and
+    write its summary, also when it is cancelled (which is re-raised)."""
+    protected = protected_paths(run.record.dir, run.workspace)
+    toolbox: dict[str, Tool[Any] | list[Tool[Any]]] = {
+        **make_toolbox(run.workspace, ask=ask_user, protected=protected),
+        **scenario_tools(run.scenario),
+    }
+    if not run.team.mcp_servers:
+        return await _run_with(run, message, segment, approver, on_event, observers, toolbox)
+    from swarm.mcp.client import McpConnections
+    from swarm.mcp.tools import mcp_toolbox
+
+    base = run.scenario.path.parent if run.scenario.path else None
+    policy = load_policy(run.scenario.policy or "default", relative_to=base)
+    async with McpConnections(
+        run.team.mcp_servers, workspace=run.workspace, hidden=protected, sandbox=policy.sandbox
+    ) as servers:
+        toolbox.update(await mcp_toolbox(run.team.specs.values(), servers))
+        return await _run_with(run, message, segment, approver, on_event, observers, toolbox)
+
+
+async def _run_with(
+    run: RunSetup,
+    message: str | None,
+    segment: Segment,
+    approver: Approver | None,
+    on_event: Callable[[StreamEvent], None] | None,
+    observers: tuple[CallObserver, ...],
+    toolbox: Mapping[str, Tool[Any] | Sequence[Tool[Any]]],
+) -> RunOutcome:
+    """Run one segment with ``toolbox`` (built-in tools, and the MCP servers' tools)."""
+    scenario, team, record = run.scenario, run.team, run.record
+    sessions: dict[str, str] = dict(segment.sessions)
+    idempotent: dict[str, bool] = {}
+    journal = Journal(record.journal, idempotent=idempotent)
+    journal.segment(segment.number)
+    journal.agent(team.entry, run.root_session)
+    if isinstance(run.transport, ScriptedModel):
+        run.transport.on_turn = lambda role, index, calls: journal.turn(
+            current_scope().path, role, index, calls
+        )
+
+    def session_store() -> SQLiteContextStore:
+        store = SQLiteContextStore(record.sessions)
+        path = current_scope().path
+        sessions[path] = store.session_id
+        journal.agent(path, store.session_id)
+        return store
+
+    agents = build_team(
+        team,
+        toolbox,
+        run.transport,
+        context_factory=session_store,
+        resolve_model=run.resolver,
+        guard_tools=guard_tools(scenario, team, run.workspace, idempotent),
+    )
+    entry_spec = team.specs[team.entry]
+    entry = agents[team.entry]
+    if scenario.limits.max_iterations is not None:
+        entry = entry.copy(max_iterations=scenario.limits.max_iterations)
+    tally = CallTally()
+    limits = BudgetLimits(
+        _first(scenario.limits.tokens, entry_spec.budget.tokens),
+        _first(scenario.limits.seconds, entry_spec.budget.seconds),
+        _first(scenario.limits.delegations, entry_spec.budget.delegations),
+        entry_spec.budget.depth,
+    )
+    root_store = SQLiteContextStore(record.sessions, run.root_session)
+    sessions[team.entry] = root_store.session_id
+    context = compacting_context(root_store, entry.transport, entry_spec.compaction)
+    before = await anyio.to_thread.run_sync(snapshot, run.workspace)
+    started = time.perf_counter()
+    began = datetime.now(UTC).isoformat(timespec="milliseconds")
+    final = EventTally()
+    stream: AgentStream | None = None
+    secrets = environment_secrets(os.environ)
+    key = read_key(record.key) if record.key.exists() else None
+    events_fd = os.open(record.events, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    with (
+        AuditLog(record.audit, key=key, anchor=record.head, secrets=secrets) as audit,
+        os.fdopen(events_fd, "w", encoding="utf-8") as log,
+    ):
+        for decision in segment.interrupted:
+            await audit.record_interrupted(decision)
+        scope = team_scope(
+            team.entry,
+            limits=limits,
+            observers=(journal, audit, tally, *observers),
+            approver=approver,
+            run_id=run.run_id,
+            model=model_name(entry.transport),
+        ).child(output_dir=record.dir / "outputs")  # large tool outputs, kept with the run
+        continue_numbering(scope, sessions)  # a resumed run's new sub-agents get new paths
+        try:
+            if not segment.run_model:  # the crash came after the last turn: nothing to run
+                final.finish_from(await root_store.get_history())
+            else:
+                async with entry.run_stream(message, context, scope=scope) as stream:
+                    async for event in stream:
+                        final.see(event)
+                        log.write(json.dumps(_logged(event, secrets)) + "\n")
+                        if on_event is not None:
+                            on_event(event)
+        finally:
+            with anyio.CancelScope(shield=True):
+                outcome = build_outcome(
+                    scenario,
+                    run.run_id,
+                    record.dir,
+                    run.workspace,
+                    final,
+                    tally,
+                    scope.budget,
+                    time.perf_counter() - started,
+                    root_store.session_id,
+                    sessions,
+                    workspace_changes(before, snapshot(run.workspace)),
+                    cut_text=stream.final_text if stream is not None else "",
+                )
+                record.write_changes(outcome.changes.to_dict())
+                summary = RunSummary(
+                    outcome,
+                    segment.number,
+                    began,
+                    run.config,
+                    record.audit,
+                    audit.anchor_head,
+                    before=segment.before,
+                    script_used=dict(run.transport.used)
+                    if isinstance(run.transport, ScriptedModel)
+                    else None,
+                )
+                record.write_summary(summary.to_dict())
+                journal.close()
+                await context.close()
+    return outcome
+
+
+def _first(value: Any, fallback: Any) -> Any:
+    return value if value is not None else fallback
+
+
+def _logged(event: StreamEvent, secrets: tuple[str, ...]) -> dict[str, Any]:
+    data: dict[str, Any] = redact(event_to_dict(event), secrets=secrets)
+    data["time"] = datetime.now(UTC).isoformat(timespec="milliseconds")
+    return data
