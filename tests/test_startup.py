@@ -119,7 +119,8 @@ def test_every_name_of_each_package_that_loads_on_first_use_resolves() -> None:
         """
         import importlib
         out = {"unresolved": [], "unlisted": []}
-        for package in ("audit", "context", "sandbox", "scenario", "toolbox", "transports"):
+        packages = ("audit", "context", "guards", "sandbox", "scenario", "team", "toolbox")
+        for package in (*packages, "transports"):
             module = importlib.import_module(f"swarm.{package}")
             for name in module.__all__:
                 if not hasattr(module, name):
@@ -130,6 +131,71 @@ def test_every_name_of_each_package_that_loads_on_first_use_resolves() -> None:
     )
     assert out["unresolved"] == []
     assert out["unlisted"] == []
+
+
+NOT_FOR_FAN_OUT = (
+    "networkx",
+    "yaml",
+    "tree_sitter",
+    "httpx",
+    "rich",
+    "structlog",
+    "swarm.guards.policy",
+    "swarm.guards.shell",
+    "swarm.sandbox",
+)
+"""What a program that fans out to sub-agents with the library (no team files) must not load."""
+
+
+def test_fanning_out_to_sub_agents_loads_no_team_files_guards_or_transports() -> None:
+    out = fresh(
+        """
+        import sys
+        import anyio
+        from swarm import Agent, Tool, PermissionGuard, MemoryContextStore, make_agent_tools
+        from swarm.testing import StubTransport, make_text_response, make_tool_use_response
+
+        class Logged(PermissionGuard):
+            "Allows every call and remembers which."
+            seen = []
+            async def check(self, tool, **arguments):
+                self.seen.append(tool.name)
+                return arguments
+
+        # make_agent_tools runs every sub-agent on the transport it is given: one script
+        model = StubTransport(
+            [
+                make_tool_use_response("adder", tool_input={"task": "2 + 40"}),
+                make_text_response("the sum is 42"),  # the adder's turn
+                make_text_response(),
+            ]
+        )
+        helpers = {
+            "adder": ("Adds numbers.", Agent("You add.", model)),
+            "critic": ("Reviews.", Agent("You review.", model)),
+        }
+        guard = Logged()
+        tools = [t.copy(guards=(guard,)) for t in make_agent_tools(helpers, model)]
+        agent = Agent("You lead.", model, tools)
+        text = anyio.run(agent.run, "What is 2 + 40?", MemoryContextStore())
+        result = model.calls[2][0][-1].content[0]
+        out = {
+            "text": text,
+            "tools": [t.name for t in tools],
+            "result": result.content,
+            "guarded": guard.seen,
+            "task": model.calls[1][0][-1].content[0].text,
+            "modules": sorted(sys.modules),
+        }
+        """
+    )
+    assert out["tools"] == ["adder", "critic"]
+    assert out["guarded"] == ["adder"]
+    assert out["task"] == "2 + 40"
+    assert out["result"] == "the sum is 42"
+    assert out["text"] == "Done"
+    modules: list[str] = out["modules"]  # type: ignore[assignment]
+    assert not {h for h in NOT_FOR_FAN_OUT for m in modules if m == h or m.startswith(h + ".")}
 
 
 @pytest.mark.parametrize(

@@ -8,25 +8,72 @@ confinement), ``ShellGuard`` (the programs a command would run),
 by name (``make_guard``, ``register_guard``) let policy files use them.
 """
 
-from swarm.guards.approval import ApprovalDecision, ApprovalGuard, ApprovalRequest, Approver
-from swarm.guards.audit import AuditGuard
-from swarm.guards.base import AllowAllGuard, ConcurrentGuard, DenyAllGuard, PermissionGuard
-from swarm.guards.ceiling import CeilingGuard
-from swarm.guards.chain import run_guards
-from swarm.guards.limits import BudgetGuard, HasBudget, RateLimitGuard, role_of
-from swarm.guards.paths import PathGuard, path_arguments
-from swarm.guards.policy import (
-    Policy,
-    PolicyGuard,
-    apply_policy,
-    load_policy,
-    shipped_policies,
-)
-from swarm.guards.prefixes import CommandPrefixGuard
-from swarm.guards.registry import GuardContext, guard_names, make_guard, register_guard
-from swarm.guards.rules import Decision, Rule
-from swarm.guards.shell import CommandPattern, ShellGuard
-from swarm.guards.shellparse import Invocation, ShellSyntaxError, UnknownWord, parse_command
+from typing import TYPE_CHECKING
+
+from swarm._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from swarm.guards.approval import (
+        ApprovalDecision,
+        ApprovalGuard,
+        ApprovalRequest,
+        Approver,
+    )
+    from swarm.guards.audit import (
+        AuditGuard,
+    )
+    from swarm.guards.base import (
+        AllowAllGuard,
+        ConcurrentGuard,
+        DenyAllGuard,
+        PermissionGuard,
+    )
+    from swarm.guards.ceiling import (
+        CeilingGuard,
+    )
+    from swarm.guards.chain import (
+        run_guards,
+    )
+    from swarm.guards.limits import (
+        BudgetGuard,
+        HasBudget,
+        RateLimitGuard,
+        role_of,
+    )
+    from swarm.guards.paths import (
+        PathGuard,
+        path_arguments,
+    )
+    from swarm.guards.policy import (
+        Policy,
+        PolicyGuard,
+        apply_policy,
+        load_policy,
+        shipped_policies,
+    )
+    from swarm.guards.prefixes import (
+        CommandPrefixGuard,
+    )
+    from swarm.guards.registry import (
+        GuardContext,
+        guard_names,
+        make_guard,
+        register_guard,
+    )
+    from swarm.guards.rules import (
+        Decision,
+        Rule,
+    )
+    from swarm.guards.shell import (
+        CommandPattern,
+        ShellGuard,
+    )
+    from swarm.guards.shellparse import (
+        Invocation,
+        ShellSyntaxError,
+        UnknownWord,
+        parse_command,
+    )
 
 __all__ = [
     "AllowAllGuard",
@@ -65,3 +112,61 @@ __all__ = [
     "run_guards",
     "shipped_policies",
 ]
+
+_LAZY: dict[str, tuple[str, ...]] = {
+    "swarm.guards.approval": (
+        "ApprovalDecision",
+        "ApprovalGuard",
+        "ApprovalRequest",
+        "Approver",
+    ),
+    "swarm.guards.audit": ("AuditGuard",),
+    "swarm.guards.base": (
+        "AllowAllGuard",
+        "ConcurrentGuard",
+        "DenyAllGuard",
+        "PermissionGuard",
+    ),
+    "swarm.guards.ceiling": ("CeilingGuard",),
+    "swarm.guards.chain": ("run_guards",),
+    "swarm.guards.limits": (
+        "BudgetGuard",
+        "HasBudget",
+        "RateLimitGuard",
+        "role_of",
+    ),
+    "swarm.guards.paths": (
+        "PathGuard",
+        "path_arguments",
+    ),
+    "swarm.guards.policy": (
+        "Policy",
+        "PolicyGuard",
+        "apply_policy",
+        "load_policy",
+        "shipped_policies",
+    ),
+    "swarm.guards.prefixes": ("CommandPrefixGuard",),
+    "swarm.guards.registry": (
+        "GuardContext",
+        "guard_names",
+        "make_guard",
+        "register_guard",
+    ),
+    "swarm.guards.rules": (
+        "Decision",
+        "Rule",
+    ),
+    "swarm.guards.shell": (
+        "CommandPattern",
+        "ShellGuard",
+    ),
+    "swarm.guards.shellparse": (
+        "Invocation",
+        "ShellSyntaxError",
+        "UnknownWord",
+        "parse_command",
+    ),
+}
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)

@@ -15,9 +15,7 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
-from typing import Annotated, Any, Protocol
-
-import networkx as nx
+from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
 from swarm.agent import Agent, AgentStream
 from swarm.budget import Budget, BudgetLimits
@@ -29,13 +27,15 @@ from swarm.errors import ConfigError, ToolError
 from swarm.events import Error, SessionEndEvent, StreamEvent, SubAgentEvent
 from swarm.loop import run_loop
 from swarm.run import Approver, CallObserver, RunScope, current_scope, use_scope
-from swarm.team.graph import Team
-from swarm.team.spec import AgentSpec
 from swarm.tools import Field, Tool, ToolOutput
 from swarm.transports.base import CompletionTransport, model_name
 from swarm.transports.options import for_tool_choice
 from swarm.transports.resolver import ModelResolver
 from swarm.types import StopReason
+
+if TYPE_CHECKING:  # only build_team and run_team take these: a team's graph is networkx
+    from swarm.team.graph import Team
+    from swarm.team.spec import AgentSpec
 
 __all__ = [
     "AgentContext",
@@ -324,6 +324,8 @@ def build_team(
     ``transport`` with the team's ``models`` aliases). Raises ``ConfigError`` for unknown
     tool names and for role models no provider understands (naming the role's file).
     """
+    import networkx as nx  # a Team has imported it already; make_agent_tools never needs it
+
     prototypes = team.agents(toolbox)
     if resolve_model is None:
         resolve_model = ModelResolver(transport, aliases=team.models)
