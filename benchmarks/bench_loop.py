@@ -3,7 +3,9 @@
     python benchmarks/bench_loop.py
 
 1. Per-iteration overhead of the loop: a zero-latency scripted model, one trivial tool call
-   per iteration through a chain of 5 guards, MemoryContextStore.
+   per iteration through a chain of 5 guards, MemoryContextStore. The handler and the
+   guards never await, so the loop needs no cancel scope around them; case 1b has them
+   each await once (as real tools and approval-asking guards do).
 2. The same with SQLiteContextStore (durable), when it is available.
 3. 1,000 tool calls of one response dispatched concurrently: wall time against the slowest
    single call.
@@ -21,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 
 from swarm import (
     Agent,
@@ -44,6 +47,12 @@ ITERATIONS_PER_SESSION = 20
 
 class PassThrough(PermissionGuard):
     async def check(self, tool: Tool[Any], **kwargs: Any) -> dict[str, Any]:
+        return kwargs
+
+
+class WaitingPassThrough(PermissionGuard):
+    async def check(self, tool: Tool[Any], **kwargs: Any) -> dict[str, Any]:
+        await anyio.lowlevel.checkpoint()
         return kwargs
 
 
@@ -77,20 +86,28 @@ async def noop(value: int) -> str:
     return "ok"
 
 
-def make_agent() -> Agent:
-    guards = tuple(PassThrough() for _ in range(5))
+async def waiting_noop(value: int) -> str:
+    await anyio.lowlevel.checkpoint()
+    return "ok"
+
+
+def make_agent(waiting: bool = False) -> Agent:
+    guard = WaitingPassThrough if waiting else PassThrough
+    handler = waiting_noop if waiting else noop
     return Agent(
         "bench",
         ScriptedModel(ITERATIONS_PER_SESSION),
-        [Tool("noop", noop, guards=guards)],
+        [Tool("noop", handler, guards=tuple(guard() for _ in range(5)))],
         max_iterations=ITERATIONS_PER_SESSION + 1,
     )
 
 
-async def per_iteration(make_context: Any, sessions: int, observer: Any = None) -> float:
+async def per_iteration(
+    make_context: Any, sessions: int, observer: Any = None, *, waiting: bool = False
+) -> float:
     """Microseconds per loop iteration (best of 5 rounds); ``observer`` sees every call
-    and every event when given."""
-    agent = make_agent()
+    and every event when given; ``waiting``: the handler and guards each await once."""
+    agent = make_agent(waiting)
     scope = RunScope(path="bench", observers=(observer,)) if observer is not None else None
     rounds = []
     for _ in range(5):
@@ -149,6 +166,8 @@ async def main() -> None:
 
     mem = await per_iteration(memory, 200)
     print(f"loop iteration, 1 tool call, 5 guards, memory store: {mem:6.1f} µs (target < 40)")
+    waits = await per_iteration(memory, 200, waiting=True)
+    print(f"loop iteration, as 1, handler and guards await once: {waits:6.1f} µs")
 
     try:
         from swarm.context import SQLiteContextStore  # type: ignore[attr-defined]

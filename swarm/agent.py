@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Sequence,
+)
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Protocol, Self, runtime_checkable
@@ -46,30 +53,35 @@ class AgentStream:
         self, generator: AsyncGenerator[StreamEvent, None], control: Control | None = None
     ):
         self._generator = generator
+        # With a control (``run_stream``), the loop keeps the final text and the run's
+        # end in it; for any other generator the stream works them out from the events.
+        self._loop_keeps = control is not None
         self._control = control or Control()
         self._text: list[str] = []
-        self._final_text = ""
-        self._session_end: SessionEndEvent | None = None
 
-    def __aiter__(self) -> Self:
-        return self
+    def __aiter__(self) -> AsyncIterator[StreamEvent]:
+        # The loop's own generator when it keeps the results: a coroutine call per event
+        # fewer on the hot path.
+        return self._generator if self._loop_keeps else self
 
     async def __anext__(self) -> StreamEvent:
-        if self._session_end is not None:
+        control = self._control
+        if control.session_end is not None:
             raise StopAsyncIteration
         event = await self._generator.__anext__()
-        match event:
-            case TextDelta(delta=delta):
-                self._text.append(delta)
-            case IterationEnd():
-                if self._text:
-                    self._final_text = "".join(self._text)
-                    self._text.clear()
-            case SessionEndEvent():
-                self._session_end = event
-                self._final_text = event.final_text
-            case _:
-                pass
+        if not self._loop_keeps:
+            match event:
+                case TextDelta(delta=delta):
+                    self._text.append(delta)
+                case IterationEnd():
+                    if self._text:
+                        control.final_text = "".join(self._text)
+                        self._text.clear()
+                case SessionEndEvent():
+                    control.session_end = event
+                    control.final_text = event.final_text
+                case _:
+                    pass
         return event
 
     async def __aenter__(self) -> Self:
@@ -116,23 +128,25 @@ class AgentStream:
         """Consume the rest of the stream and return its ``SessionEndEvent``."""
         async for _ in self:
             pass
-        assert self._session_end is not None
-        return self._session_end
+        end = self._control.session_end
+        if end is None:
+            raise RuntimeError("the stream ended without a SessionEndEvent")
+        return end
 
     async def get_final_text(self) -> str:
         """Consume the rest of the stream and return the text of the model's last turn."""
         await self.get_session_end()
-        return self._final_text
+        return self._control.final_text
 
     @property
     def final_text(self) -> str:
         """The text of the model's last turn so far."""
-        return self._final_text
+        return self._control.final_text
 
     @property
     def session_end(self) -> SessionEndEvent | None:
         """The run's ``SessionEndEvent`` once the stream reached it, else ``None``."""
-        return self._session_end
+        return self._control.session_end
 
 
 @dataclass(slots=True)

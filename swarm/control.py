@@ -26,6 +26,8 @@ from swarm.types import StopReason
 if TYPE_CHECKING:
     import asyncio
 
+    from swarm.events import SessionEndEvent
+
 __all__ = ["AgentTree", "Control", "Interrupted", "Signal"]
 
 
@@ -65,6 +67,11 @@ class Control:
     follow_ups: deque[Message] | None = None
     tree: AgentTree | None = None
     watchdog: _Watchdog | None = None
+    scope_class: type[anyio.CancelScope] | None = None  # the event loop's (see _Interruptible)
+    # What the run has produced, kept by the loop for its stream's reader: the text of
+    # the model's last turn so far, and the run's end once the loop yields it.
+    final_text: str = ""
+    session_end: SessionEndEvent | None = None
 
     def interrupt(self, reason: StopReason = StopReason.cancelled) -> None:
         """Stop the run: cancel what it waits for; the loop ends with ``reason``."""
@@ -153,7 +160,16 @@ class _Interruptible:
 
     def __enter__(self) -> anyio.CancelScope:
         control = self._control
-        scope = self._scope = anyio.CancelScope(deadline=control.deadline)
+        # ``anyio.CancelScope(...)`` looks up the event loop's backend on every call (two
+        # thirds of making a scope); a run's later scopes are made from its first one's
+        # class, with the same arguments anyio's backends make theirs with.
+        make = control.scope_class
+        if make is None:
+            scope = anyio.CancelScope(deadline=control.deadline)
+            control.scope_class = type(scope)
+        else:
+            scope = make(deadline=control.deadline)
+        self._scope = scope
         scope.__enter__()
         if self._limit is not None:
             if control.watchdog is None:

@@ -324,6 +324,8 @@ async def _interruptible(
 ) -> ToolOutput:
     """The handler in one cancel scope for its time limit and the run's interrupt (one
     scope per call, not two: this is the loop's hot path)."""
+    if not tool._handler_waits:  # runs in one step: nothing could interrupt or cut it
+        return await tool.run_handler(arguments, progress=progress)
     limit = tool.time_limit(timeout)
     with control.interruptible(limit):
         return await tool.run_handler(arguments, progress=progress)

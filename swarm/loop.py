@@ -16,11 +16,9 @@ progress, no cancel scope per streamed event, no copy of the history beyond the 
 from __future__ import annotations
 
 import copy
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from typing import Any
-
-import anyio
 
 from swarm.context.base import ContextStore
 from swarm.control import Control, Interrupted
@@ -38,11 +36,7 @@ from swarm.events import (
     Error,
     IterationEnd,
     MessageEnd,
-    ReasoningDelta,
     StreamEvent,
-    TextDelta,
-    ToolInputDelta,
-    ToolUseStart,
     TurnEnd,
     TurnStart,
 )
@@ -58,7 +52,7 @@ from swarm.loop_run import (
 )
 from swarm.messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
 from swarm.outputs import DEFAULT_MAX_RESULT_CHARS, READ_OUTPUT, read_output_tool
-from swarm.run import RunScope, use_scope
+from swarm.run import RunScope, _scope, use_scope
 from swarm.tools import Tool
 from swarm.turn import Turn
 from swarm.types import StopReason, Usage
@@ -92,26 +86,25 @@ async def run_loop(
             history, offered = await _prepare(run)
             run.iteration += 1
             yield TurnStart(run.iteration)
-            async with aclosing(_stream_turn(run, history, offered)) as streamed:
-                async for event in streamed:
-                    yield event
-            turn = run.turn
-            assert turn is not None and turn.end is not None
-            usage = turn.end.usage
-            run.total += usage
-            if run.budget is not None:
-                run.budget.charge(usage)
-            yield IterationEnd(run.iteration, turn.end.stop_reason, usage)
-            message, uses, bad = turn.message()
-            run.final_text = message.text or run.final_text
+            turn = run.turn = Turn()
+            delta = await _first_event(run, history, offered)
+            while delta is not None:  # the turn's deltas (inline: this is the hot path)
+                if turn.add(delta):
+                    yield delta
+                if control.stopped():
+                    raise Interrupted
+                delta = await _next_event(run)
+            ended, message, uses, bad = _end_turn(run)
+            yield ended
+            usage = ended.usage
             if not uses:
                 run.turn = None
                 stored = [message] if message.content else []
                 for event in await _commit(run, stored, usage, ()):
                     yield event
-                ended = turn.end.stop_reason == StopReason.max_tokens
-                if not await _next_input(run, follow=not ended):
-                    run.stop = StopReason.max_tokens if ended else StopReason.end_turn
+                cut = ended.stop_reason == StopReason.max_tokens
+                if not await _next_input(run, follow=not cut):
+                    run.stop = StopReason.max_tokens if cut else StopReason.end_turn
                     break
                 for event in run.outbox.take():
                     yield event
@@ -203,64 +196,73 @@ async def _prepare(run: LoopRun) -> tuple[list[Message], list[Tool[Any]]]:
     return history, offered
 
 
-async def _stream_turn(
+async def _first_event(
     run: LoopRun, history: list[Message], offered: list[Tool[Any]]
-) -> AsyncGenerator[StreamEvent, None]:
-    """Stream one model call into ``run.turn``, yielding its deltas. Raises
-    ``Interrupted`` when stopped, ``Failed`` when the model failed."""
-    turn = run.turn = Turn()
+) -> StreamEvent | None:
+    """Start the model call and wait for its first event (the long wait, which an
+    interrupt or the time budget cuts: then ``Interrupted``). ``None`` when the stream
+    ended or failed (``_end_turn`` says which)."""
     control, agent = run.control, run.agent
-    iterator: AsyncIterator[StreamEvent] | None = None
-    finished = False
+    token = _scope.set(run.scope)
     try:
-        # The transport runs in this agent's scope (recorders key by its path);
-        # set around each await only, so the scope never leaks to the consumer.
-        with use_scope(run.scope):
-            iterator = aiter(agent.transport.stream(history, offered, agent.system))
-            with control.interruptible() as waiting:  # the long wait, for the first event
-                event = await iterator.__anext__()
-        if waiting.cancelled_caught:
-            control.interrupt(StopReason.budget)  # no-op if interrupted
-            raise Interrupted
-        while True:
-            match event:
-                case TextDelta():
-                    turn.add_text(event.index, event.delta)
-                    yield event
-                case ToolInputDelta():
-                    turn.add_arguments(event.tool_use_id, event.partial_json)
-                    yield event
-                case ToolUseStart():
-                    turn.start_call(event)
-                    yield event
-                case ReasoningDelta():
-                    turn.add_reasoning(event)
-                    yield event
-                case IterationEnd():
-                    turn.end = event
-                case Error():
-                    turn.fail(event)
-                case _:
-                    yield event
-            if control.stopped():
-                raise Interrupted
-            with use_scope(run.scope):
-                event = await iterator.__anext__()
-    except StopAsyncIteration:
-        finished = True
-    except (Interrupted, anyio.get_cancelled_exc_class(), GeneratorExit):
-        raise
+        run.stream = aiter(agent.transport.stream(history, offered, agent.system))
     except Exception as exc:
-        turn.fail(exc)
+        _model_failed(run, exc)
+        return None
     finally:
-        if iterator is not None and not finished:
-            await _close(iterator)
+        _scope.reset(token)
+    with control.interruptible() as waiting:
+        event = await _next_event(run)
+    if waiting.cancelled_caught:
+        control.interrupt(StopReason.budget)  # no-op if interrupted
+        raise Interrupted
+    return event
+
+
+async def _next_event(run: LoopRun) -> StreamEvent | None:
+    """The model's next event; ``None`` when its stream ended or failed. The transport
+    runs in this agent's scope (recorders key by its path), set around this await only
+    so that it never leaks to the reader of the stream."""
+    assert run.stream is not None
+    token = _scope.set(run.scope)
+    try:
+        return await run.stream.__anext__()
+    except StopAsyncIteration:
+        run.stream = None
+        return None
+    except Exception as exc:
+        _model_failed(run, exc)
+        return None
+    finally:
+        _scope.reset(token)
+
+
+def _model_failed(run: LoopRun, exc: Exception) -> None:
+    if run.turn is not None:
+        run.turn.fail(exc)
+
+
+def _end_turn(
+    run: LoopRun,
+) -> tuple[IterationEnd, Message, list[ToolUseBlock], dict[str, str]]:
+    """The streamed turn's end (its usage counted), its message, its tool uses and the
+    calls whose arguments cannot be used. Raises ``Failed`` when the model failed or its
+    stream ended without an ``IterationEnd`` (``close_run`` closes the stream)."""
+    turn = run.turn
+    assert turn is not None
     if turn.error is not None:
         run.turn = None
         raise Failed(turn.error)
     if turn.end is None:
         run.turn = None
         raise Failed(RuntimeError("the model stream ended without an IterationEnd"))
+    usage = turn.end.usage
+    run.total += usage
+    if run.budget is not None:
+        run.budget.charge(usage)
+    message, uses, bad = turn.message()
+    run.final_text = run.control.final_text = message.text or run.final_text
+    return IterationEnd(run.iteration, turn.end.stop_reason, usage), message, uses, bad
 
 
 def _refuse(
@@ -290,7 +292,7 @@ def _refuse(
 async def _decide_lone(run: LoopRun, use: ToolUseBlock) -> Decided | None:
     """Decide a turn's only call; ``None`` when the run was interrupted meanwhile."""
     tool = run.tools.get(use.name)
-    if (tool is None or not tool.guards) and not run.scope.observers:
+    if (tool is None or not tool._guards_wait) and not run.scope.observers:
         return await decide(run.tools, use, run.scope)  # nothing in it can wait
     with run.control.interruptible():  # a guard may wait (for a person's approval)
         return await decide(run.tools, use, run.scope)
@@ -346,13 +348,6 @@ async def _commit(
     events.append(TurnEnd(run.iteration, answer, tuple(done)))
     events.extend(run.outbox.take())
     return events
-
-
-async def _close(iterator: AsyncIterator[StreamEvent]) -> None:
-    aclose = getattr(iterator, "aclose", None)
-    if aclose is not None:
-        with anyio.CancelScope(shield=True):
-            await aclose()
 
 
 def _reports_progress(tools: dict[str, Tool[Any]], use: ToolUseBlock) -> bool:

@@ -7,7 +7,7 @@ were cut, the text streamed so far as the answer), and ``session_end`` is its re
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -19,7 +19,7 @@ from swarm.context.base import ContextStore
 from swarm.control import AgentTree, Control
 from swarm.dispatch import CallSettings, Outbox, error_result
 from swarm.errors import ContextStoreError
-from swarm.events import MessageEnd, SessionEndEvent
+from swarm.events import MessageEnd, SessionEndEvent, StreamEvent
 from swarm.messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
 from swarm.run import RunScope, current_scope
 from swarm.tools import Tool
@@ -95,6 +95,7 @@ class LoopRun:
     stop: StopReason = StopReason.end_turn
     error: BaseException | None = None
     turn: Turn | None = None  # streamed, not yet stored
+    stream: AsyncIterator[StreamEvent] | None = None  # the model's, until it ends
     pending: tuple[Message, list[ToolUseBlock], list[ToolResultBlock | None]] | None = None
     saved: dict[str, str] = field(default_factory=dict)  # call id -> saved output file
 
@@ -122,6 +123,15 @@ async def close_run(run: LoopRun) -> None:
     text streamed so far as the answer."""
     control = run.control
     control.close()
+    if run.stream is not None:  # the model call was cut: close its stream
+        stream, run.stream = run.stream, None
+        aclose = getattr(stream, "aclose", None)
+        if aclose is not None:
+            with anyio.CancelScope(shield=True):
+                try:
+                    await aclose()
+                except Exception as exc:  # the history below matters more
+                    _log.warning("the model stream failed to close", error=repr(exc))
     if run.budget is not None:
         run.budget.detach(control)
         run.budget.stop_reason = run.stop
@@ -151,6 +161,8 @@ async def close_run(run: LoopRun) -> None:
 
 
 def session_end(run: LoopRun) -> SessionEndEvent:
+    """The run's result, also kept on its control (with its final text) for the reader
+    of its stream."""
     tree = run.budget.report() if run.budget is not None else None
     model = model_name(run.agent.transport)
     if tree is not None:
@@ -158,7 +170,7 @@ def session_end(run: LoopRun) -> SessionEndEvent:
     else:
         prices = [estimate_cost(model, run.total)] if model is not None else []
     known = [p for p in prices if p is not None]
-    return SessionEndEvent(
+    end = SessionEndEvent(
         run.stop,
         run.total,
         tree,
@@ -169,6 +181,8 @@ def session_end(run: LoopRun) -> SessionEndEvent:
         session_id=run.context.session_id,
         error=run.error,
     )
+    run.control.session_end, run.control.final_text = end, end.final_text
+    return end
 
 
 def results_message(results: Sequence[ToolResultBlock], steering: Message | None) -> Message:

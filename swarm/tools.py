@@ -39,6 +39,7 @@ import anyio
 import anyio.from_thread
 import anyio.to_thread
 
+from swarm._suspends import may_suspend
 from swarm.errors import GuardError, ToolError, ToolTimeout
 from swarm.messages import ImageBlock, TextBlock
 from swarm.types import ToolCallID, ToolName
@@ -349,6 +350,10 @@ class Tool(Generic[T]):
     _guard_calls: tuple[Callable[..., Awaitable[Any]], ...] = field(
         init=False, repr=False, compare=False
     )
+    # Whether running the guards, or the handler, can wait (see ``swarm._suspends``):
+    # the loop needs no cancel scope around what cannot.
+    _guards_wait: bool = field(init=False, repr=False, compare=False)
+    _handler_waits: bool = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         sem = anyio.Semaphore(self.concurrency) if self.concurrency else None
@@ -358,7 +363,11 @@ class Tool(Generic[T]):
         object.__setattr__(self, "_stream", getattr(self.handler, "stream", None))
         plain = self._is_async and sem is None and not self._sig.injected
         object.__setattr__(self, "_plain", plain and self._stream is None)
-        object.__setattr__(self, "_guard_calls", tuple(_entry(g) for g in self.guards))
+        calls = tuple(_entry(g) for g in self.guards)
+        object.__setattr__(self, "_guard_calls", calls)
+        object.__setattr__(self, "_guards_wait", any(map(may_suspend, calls)))
+        waits = not self._plain or may_suspend(self.handler)
+        object.__setattr__(self, "_handler_waits", waits)
 
     @property
     def input_schema(self) -> JSONSchema:
@@ -406,7 +415,7 @@ class Tool(Generic[T]):
         Raises ``ToolTimeout`` past the timeout, and whatever the handler raises.
         """
         limit = self.time_limit(timeout)
-        if limit is None:
+        if limit is None or not self._handler_waits:  # a limit cannot cut what never waits
             return await self.run_handler(arguments, progress=progress)
         # A bare cancel scope (not fail_after's generator): it is on the hot path.
         with anyio.CancelScope(deadline=anyio.current_time() + limit) as scope:

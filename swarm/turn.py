@@ -6,7 +6,15 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from swarm.events import Error, IterationEnd, ReasoningDelta, ToolUseStart
+from swarm.events import (
+    Error,
+    IterationEnd,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ToolInputDelta,
+    ToolUseStart,
+)
 from swarm.messages import ContentBlock, Message, ReasoningBlock, TextBlock, ToolUseBlock
 
 __all__ = ["Turn"]
@@ -34,6 +42,28 @@ class Turn:
     calls: dict[str, _Call] = field(default_factory=dict)
     end: IterationEnd | None = None
     error: BaseException | None = None
+
+    def add(self, event: StreamEvent) -> bool:
+        """Take in one event of the model's stream; whether it goes on to the stream's
+        reader (the turn's end and its error are reported by the loop instead)."""
+        match event:
+            case TextDelta():
+                self.add_text(event.index, event.delta)
+            case ToolInputDelta():
+                self.add_arguments(event.tool_use_id, event.partial_json)
+            case ToolUseStart():
+                self.start_call(event)
+            case ReasoningDelta():
+                self.add_reasoning(event)
+            case IterationEnd():
+                self.end = event
+                return False
+            case Error():
+                self.fail(event)
+                return False
+            case _:
+                pass
+        return True
 
     def add_text(self, index: int, delta: str) -> None:
         parts = self.blocks.get(index)
