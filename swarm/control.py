@@ -9,6 +9,7 @@ agents running in one run to their controls, so the root's stream can steer any 
 
 from __future__ import annotations
 
+import heapq
 import math
 import sys
 from collections import deque
@@ -16,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import anyio
 
@@ -95,7 +96,12 @@ class Control:
         """A cancel scope around one long wait (a model's first event, a lone tool call)
         that ``interrupt()`` and the time budget (``deadline``) cancel, as does ``limit``
         seconds from now (a tool call's own time limit: one scope serves both)."""
-        return _Interruptible(self, limit)
+        return _Interruptible(self, limit, True)
+
+    def limited(self, limit: float | None) -> _Interruptible:
+        """A cancel scope that only ``limit`` seconds from now cancels: one of several
+        calls running at once (their task group answers interrupts and the budget)."""
+        return _Interruptible(self, limit, False)
 
     def close(self) -> None:
         """The run ended: drop its watchdog timer, if one is armed."""
@@ -145,30 +151,33 @@ class AgentTree:
 
 
 class _Interruptible:
-    """``Control.interruptible()``: a class, not a generator, as it is on the hot path.
+    """``Control.interruptible()`` and ``Control.limited()``: a class, not a generator,
+    as it is on the hot path.
 
-    A ``limit`` nearer than the run's deadline is kept by the control's watchdog,
-    not by the scope's own deadline: anyio arms and cancels one event-loop timer per
-    scope with a deadline, and a default tool timeout would pay for that on every call."""
+    A ``limit`` nearer than the run's deadline is kept by the control's watchdog, not by
+    the scope's own deadline: anyio arms and cancels one event-loop timer per scope with
+    a deadline, and a default tool timeout would pay for that on every call."""
 
-    __slots__ = ("_control", "_limit", "_scope", "_watched")
+    __slots__ = ("_control", "_entry", "_interrupts", "_limit", "_scope")
 
-    def __init__(self, control: Control, limit: float | None) -> None:
+    def __init__(self, control: Control, limit: float | None, interrupts: bool) -> None:
         self._control = control
         self._limit = limit
-        self._watched = False
+        self._interrupts = interrupts
+        self._entry: _Entry | None = None
 
     def __enter__(self) -> anyio.CancelScope:
         control = self._control
+        deadline = control.deadline if self._interrupts else math.inf
         # ``anyio.CancelScope(...)`` looks up the event loop's backend on every call (two
         # thirds of making a scope); a run's later scopes are made from its first one's
         # class, with the same arguments anyio's backends make theirs with.
         make = control.scope_class
         if make is None:
-            scope = anyio.CancelScope(deadline=control.deadline)
+            scope = anyio.CancelScope(deadline=deadline)
             control.scope_class = type(scope)
         else:
-            scope = make(deadline=control.deadline)
+            scope = make(deadline=deadline)
         self._scope = scope
         scope.__enter__()
         if self._limit is not None:
@@ -177,12 +186,12 @@ class _Interruptible:
             watchdog = control.watchdog
             if watchdog is None:  # not on asyncio: the scope keeps the limit itself
                 scope.deadline = min(scope.deadline, anyio.current_time() + self._limit)
-            elif (until := watchdog.time() + self._limit) < control.deadline:
-                watchdog.watch(scope, until)
-                self._watched = True
-        control.scope = scope
-        if control.interrupted:
-            scope.cancel()
+            elif (until := watchdog.time() + self._limit) < deadline:
+                self._entry = watchdog.watch(scope, until)
+        if self._interrupts:
+            control.scope = scope
+            if control.interrupted:
+                scope.cancel()
         return scope
 
     def __exit__(
@@ -192,29 +201,36 @@ class _Interruptible:
         tb: TracebackType | None,
     ) -> bool:
         control = self._control
-        control.scope = None
-        if self._watched and control.watchdog is not None:
-            control.watchdog.watch(None, math.inf)
+        if self._interrupts:
+            control.scope = None
+        if self._entry is not None and control.watchdog is not None:
+            control.watchdog.unwatch(self._entry)
         return bool(self._scope.__exit__(exc_type, exc, tb))
 
 
+_Entry: TypeAlias = list[Any]
+"""A watched call: ``[until, number, scope]`` (the scope ``None`` once it is done)."""
+
+
 class _Watchdog:
-    """One lazily re-armed event-loop timer per run for the limits of its calls.
+    """One lazily re-armed event-loop timer per run for the time limits of its calls.
 
-    A call sets the scope to cancel and its limit; ending it only clears them. The timer
-    is moved only when a call needs it earlier than it is set; when it fires early (the
-    call it was set for has ended), it re-arms for the call running then, if any. So a
-    run of calls with the same time limit arms about one timer per limit's length, not
-    one per call. asyncio only (``start()`` is ``None`` elsewhere)."""
+    Calls, one at a time or many at once, register their scope and the time it is to be
+    cancelled at in a heap; ending a call only marks its entry. The timer is set for the
+    earliest entry and moved only when a call needs it earlier; when it fires, it cancels
+    the calls past their limit and re-arms for the next one still running. So a run of
+    calls with the same time limit arms about one timer per limit's length, not one per
+    call. asyncio only (``start()`` is ``None`` elsewhere)."""
 
-    __slots__ = ("_at", "_handle", "_loop", "_scope", "_until")
+    __slots__ = ("_at", "_dead", "_handle", "_heap", "_loop", "_number")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
         self._handle: asyncio.TimerHandle | None = None
         self._at = math.inf
-        self._scope: anyio.CancelScope | None = None
-        self._until = math.inf
+        self._heap: list[_Entry] = []
+        self._dead = 0  # entries of ended calls still in the heap
+        self._number = 0
 
     @classmethod
     def start(cls) -> _Watchdog | None:
@@ -227,14 +243,25 @@ class _Watchdog:
         except RuntimeError:
             return None
 
-    def watch(self, scope: anyio.CancelScope | None, until: float) -> None:
-        """Cancel ``scope`` at ``until`` (loop time) unless watched otherwise before;
-        ``None`` stops watching."""
-        self._scope, self._until = scope, until
+    def watch(self, scope: anyio.CancelScope, until: float) -> _Entry:
+        """Cancel ``scope`` at ``until`` (loop time) unless ``unwatch``ed before."""
+        entry = [until, self._number, scope]
+        self._number += 1
+        heapq.heappush(self._heap, entry)
         if until < self._at:
-            if self._handle is not None:
-                self._handle.cancel()
-            self._handle, self._at = self._loop.call_at(until, self._fire), until
+            self._arm(until)
+        return entry
+
+    def unwatch(self, entry: _Entry) -> None:
+        """The call of ``entry`` ended: forget it (its heap entry goes lazily)."""
+        if entry[2] is None:  # already cancelled by the timer
+            return
+        entry[2] = None
+        self._dead += 1
+        if self._dead > 64 and 2 * self._dead > len(self._heap):
+            self._heap = [e for e in self._heap if e[2] is not None]
+            heapq.heapify(self._heap)
+            self._dead = 0
 
     def time(self) -> float:
         """The event loop's clock (anyio's on asyncio)."""
@@ -244,16 +271,25 @@ class _Watchdog:
         """Stop the timer (the run is over)."""
         if self._handle is not None:
             self._handle.cancel()
-        self._handle, self._at, self._scope = None, math.inf, None
+        self._handle, self._at, self._heap, self._dead = None, math.inf, [], 0
+
+    def _arm(self, until: float) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+        self._handle, self._at = self._loop.call_at(until, self._fire), until
 
     def _fire(self) -> None:
         self._handle, self._at = None, math.inf
-        if self._scope is None:
-            return
-        if self._loop.time() >= self._until:
-            self._scope.cancel()
-        else:
-            self.watch(self._scope, self._until)
+        now, heap = self._loop.time(), self._heap
+        while heap and (heap[0][2] is None or heap[0][0] <= now):
+            entry = heapq.heappop(heap)
+            scope, entry[2] = entry[2], None
+            if scope is None:
+                self._dead -= 1
+            else:
+                scope.cancel()
+        if heap:
+            self._arm(heap[0][0])
 
 
 def _as_user(message: str | Message) -> Message:

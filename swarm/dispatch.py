@@ -138,16 +138,16 @@ async def call_tool(
     use: ToolUseBlock,
     scope: RunScope,
     settings: CallSettings = _DEFAULT_SETTINGS,
+    control: Control | None = None,
 ) -> ToolResultBlock:
     """Decide and run one call in ``scope``; its ``ToolCallStart`` goes to the scope's
-    sink. Failures become results."""
+    sink. Failures become results. With ``control`` (one of a turn's concurrent calls),
+    the run's watchdog keeps the call's time limit."""
     decided = await decide(tools, use, scope)
     start = decided.start
-    if start is None:
-        return await complete(decided, scope, settings)
-    if scope.sink is not None:
+    if start is not None and scope.sink is not None:
         scope.sink(start)
-    return await complete(decided, scope, settings)
+    return await complete(decided, scope, settings, control, lone=False)
 
 
 async def decide(tools: dict[str, Tool[Any]], use: ToolUseBlock, scope: RunScope) -> Decided:
@@ -213,11 +213,14 @@ async def complete(
     scope: RunScope,
     settings: CallSettings = _DEFAULT_SETTINGS,
     control: Control | None = None,
+    *,
+    lone: bool = True,
 ) -> ToolResultBlock:
     """Run a decided call: the handler, the after hooks, the large-output rule, and the
-    observers' finish. A refused call only reaches the observers. With ``control`` (a
-    lone call of the loop), the call's time limit and the run's interrupt share one
-    cancel scope, and an interrupted call raises ``Interrupted``."""
+    observers' finish. A refused call only reaches the observers. With ``control``, the
+    run's watchdog keeps the call's time limit; for a ``lone`` call of the loop, the
+    limit and the run's interrupt share one cancel scope, and an interrupted call raises
+    ``Interrupted``."""
     observers = () if decided.unrecorded else scope.observers
     scope_token = _scope.set(scope)
     call_token = _call.set(decided.call)
@@ -228,11 +231,11 @@ async def complete(
                 await observer.on_finish(decided.call, block, 0.0)
             return block
         if not observers:
-            return await _run(decided, decided.tool, scope, settings, control)
+            return await _run(decided, decided.tool, scope, settings, control, lone)
         started = time.perf_counter()
         result: ToolResultBlock | None = None
         try:
-            result = await _run(decided, decided.tool, scope, settings, control)
+            result = await _run(decided, decided.tool, scope, settings, control, lone)
         finally:
             if result is None:
                 result = error_result(
@@ -253,8 +256,10 @@ async def _run(
     scope: RunScope,
     settings: CallSettings,
     control: Control | None,
+    lone: bool,
 ) -> ToolResultBlock:
-    block = await _execute(tool, decided.use, decided.arguments, scope, settings.timeout, control)
+    use, arguments, timeout = decided.use, decided.arguments, settings.timeout
+    block = await _execute(tool, use, arguments, scope, timeout, control, lone)
     if settings.after:
         block = await _after(decided, block, settings.after)
     limit = settings.max_result_chars
@@ -292,6 +297,7 @@ async def _execute(
     scope: RunScope,
     timeout: float | None,
     control: Control | None,
+    lone: bool,
 ) -> ToolResultBlock:
     progress = None
     sink = scope.sink
@@ -305,7 +311,7 @@ async def _execute(
         if control is None:
             output = await tool.execute(arguments, progress=progress, timeout=timeout)
         else:
-            output = await _interruptible(tool, arguments, progress, timeout, control)
+            output = await _controlled(tool, arguments, progress, timeout, control, lone)
     except Interrupted:
         raise
     except ToolError as exc:
@@ -315,22 +321,25 @@ async def _execute(
     return ToolResultBlock(use.id, output.content, False, output.details)
 
 
-async def _interruptible(
+async def _controlled(
     tool: Tool[Any],
     arguments: dict[str, Any],
     progress: Progress | None,
     timeout: float | None,
     control: Control,
+    lone: bool,
 ) -> ToolOutput:
-    """The handler in one cancel scope for its time limit and the run's interrupt (one
-    scope per call, not two: this is the loop's hot path)."""
-    if not tool._handler_waits:  # runs in one step: nothing could interrupt or cut it
-        return await tool.run_handler(arguments, progress=progress)
+    """The handler with its time limit kept by the run's watchdog. A ``lone`` call of
+    the loop shares its one cancel scope with the run's interrupt (this is the loop's
+    hot path); concurrent calls leave interrupts and the budget to their task group."""
     limit = tool.time_limit(timeout)
-    with control.interruptible(limit):
+    if not tool._handler_waits or (limit is None and not lone):  # nothing could cut it
         return await tool.run_handler(arguments, progress=progress)
-    if control.stopped() or limit is None:
+    with control.interruptible(limit) if lone else control.limited(limit):
+        return await tool.run_handler(arguments, progress=progress)
+    if lone and (control.stopped() or limit is None):
         raise Interrupted
+    assert limit is not None
     raise tool.timed_out(limit)
 
 
@@ -357,7 +366,7 @@ async def run_calls(
 
     async def one(i: int) -> None:
         nonlocal remaining
-        block = results[i] = await call_tool(tools, uses[i], scope, settings)
+        block = results[i] = await call_tool(tools, uses[i], scope, settings, control)
         send.send_nowait(result_event(uses[i], block))
         remaining -= 1
         if remaining == 0:

@@ -22,6 +22,7 @@ from swarm import (
     StreamEvent,
     TextDelta,
     Tool,
+    ToolResult,
     Usage,
 )
 from swarm._suspends import may_suspend
@@ -30,6 +31,7 @@ from swarm.testing import (
     history_problems,
     make_text_response,
     make_tool_use_response,
+    make_tool_uses_response,
 )
 
 
@@ -164,3 +166,56 @@ async def test_a_stream_over_any_generator_works_out_its_text_and_end() -> None:
     assert await stream.get_final_text() == "made by hand"
     assert stream.session_end is not None
     assert [e async for e in stream] == []  # ended
+
+
+@pytest.mark.anyio
+async def test_concurrent_calls_are_each_cut_at_their_own_limit_and_only_they() -> None:
+    """One turn's calls run at once under one watchdog: the hung ones are cut at their
+    own limits (the shorter first), the quick ones and one with a long limit finish."""
+
+    async def step(wait: float) -> str:
+        if wait < 0:
+            await anyio.sleep_forever()
+        await anyio.sleep(wait)
+        return f"slept {wait}"
+
+    calls = [
+        ("short", "h1", {"wait": -1}),  # hangs, cut at 0.2 s
+        ("long", "h2", {"wait": -1}),  # hangs, cut at 0.6 s
+        ("short", "q1", {"wait": 0}),
+        ("long", "q2", {"wait": 0.3}),  # past the short limit, within its own
+        ("short", "q3", {"wait": 0.05}),
+    ]
+    tools = [Tool("short", step, timeout=0.2), Tool("long", step, timeout=0.6)]
+    model = StubTransport([make_tool_uses_response(calls), make_text_response("ok")])
+    with anyio.fail_after(30):  # a bound on a hang, should a limit be lost
+        async with Agent("s", model, tools).run_stream("go", MemoryContextStore()) as stream:
+            results = {e.tool_use_id: e async for e in stream if isinstance(e, ToolResult)}
+            end = stream.session_end
+    assert {i for i, r in results.items() if r.is_error} == {"h1", "h2"}
+    assert "timed out after 0.2s" in results["h1"].content
+    assert "timed out after 0.6s" in results["h2"].content
+    assert [results[i].content for i in ("q1", "q2", "q3")] == [
+        "slept 0.0",
+        "slept 0.3",
+        "slept 0.05",
+    ]
+    assert end is not None and end.stop_reason == StopReason.end_turn
+
+
+@pytest.mark.anyio
+async def test_the_watchdog_forgets_ended_calls_and_cancels_only_late_ones() -> None:
+    from swarm.control import _Watchdog
+
+    watchdog = _Watchdog.start()
+    assert watchdog is not None
+    now = watchdog.time()
+    for _ in range(1000):  # a long run of calls that end in time
+        watchdog.unwatch(watchdog.watch(anyio.CancelScope(), now + 600))
+    assert len(watchdog._heap) <= 130  # ended calls do not pile up
+    with anyio.CancelScope() as late, anyio.CancelScope() as done:
+        watchdog.watch(late, now + 0.05)
+        watchdog.unwatch(watchdog.watch(done, now + 0.05))
+        await anyio.sleep(0.2)
+    assert late.cancelled_caught and not done.cancel_called
+    watchdog.close()
