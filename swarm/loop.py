@@ -89,8 +89,8 @@ async def run_loop(
             turn = run.turn = Turn()
             delta = await _first_event(run, history, offered)
             while delta is not None:  # the turn's deltas (inline: this is the hot path)
-                if turn.add(delta):
-                    yield delta
+                if (shown := turn.add(delta)) is not None:
+                    yield shown
                 if control.stopped():
                     raise Interrupted
                 delta = await _next_event(run)

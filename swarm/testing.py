@@ -113,13 +113,20 @@ class FunctionTransport:
 
 
 def history_problems(history: Sequence[Message], *, alternating: bool = True) -> list[str]:
-    """What makes a history invalid (empty when it is valid): a tool use not answered by
-    the next message's results, a result answering no call of the message before it, or
-    (with ``alternating``) two messages of the same role in a row."""
+    """What makes a history invalid (empty when it is valid): two tool uses, or two
+    results, of one message with the same id, a tool use not answered by the next
+    message's results, a result answering no call of the message before it, or (with
+    ``alternating``) two messages of the same role in a row."""
     problems: list[str] = []
     for i, message in enumerate(history):
         if alternating and i and message.role == history[i - 1].role:
             problems.append(f"messages {i - 1} and {i} are both {message.role}")
+        for ids in (
+            [u.id for u in message.tool_uses],
+            [r.tool_use_id for r in message.tool_results],
+        ):
+            if len(set(ids)) != len(ids):
+                problems.append(f"message {i} uses a call id twice")
         uses = {use.id for use in message.tool_uses}
         if uses:
             answered = (

@@ -15,6 +15,7 @@ from swarm import (
     AgentStart,
     AuditLog,
     Error,
+    IterationEnd,
     MaxIterationsReached,
     MemoryContextStore,
     Message,
@@ -25,9 +26,13 @@ from swarm import (
     SubAgentEvent,
     TextDelta,
     Tool,
+    ToolInputDelta,
     ToolResult,
     ToolResultBlock,
+    ToolUseBlock,
+    ToolUseStart,
     TurnEnd,
+    Usage,
     tool,
 )
 from swarm.run import RunScope, current_scope, emit
@@ -515,3 +520,55 @@ async def test_a_huge_error_result_is_saved_too_and_stays_an_error(tmp_path: Pat
     await agent.run("go", MemoryContextStore(), scope=RunScope(output_dir=tmp_path))
     sent = model.calls[1][0][-1].tool_results[0]
     assert sent.is_error and len(sent.text) < 2000 and "read_output" in sent.text
+
+
+@pytest.mark.anyio
+async def test_calls_that_share_an_id_or_have_none_each_get_their_own(tmp_path: Path) -> None:
+    """A model that gives two calls one id (or none) must not leave a history a provider
+    refuses, nor an audit log in which two calls look like one."""
+    ran: list[int] = []
+
+    @tool
+    async def act(n: int) -> str:
+        """Act."""
+        ran.append(n)
+        return f"did {n}"
+
+    def respond(messages: list[Message], tools: Any, system: str) -> Iterable[StreamEvent]:
+        if len(messages) > 1:
+            return make_text_response("ok")
+        events: list[StreamEvent] = []
+        for index, (call_id, n) in enumerate([("same", 1), ("same", 2), ("", 3)]):
+            events += [
+                ToolUseStart(index, call_id, "act"),
+                ToolInputDelta(index, call_id, json.dumps({"n": n})),
+            ]
+        return [*events, IterationEnd(1, StopReason.tool_use, Usage())]
+
+    context = MemoryContextStore()
+    with AuditLog(tmp_path / "audit.jsonl", fsync=False) as audit:
+        agent = Agent("s", FunctionTransport(respond), [act])
+        async with agent.run_stream("go", context, scope=RunScope(observers=(audit,))) as stream:
+            events = [e async for e in stream]
+    assert ran == [1, 2, 3]
+    history = await context.get_history()
+    assert history_problems(history) == []
+    uses = history[1].tool_uses
+    assert uses[0].id == "same" and len({u.id for u in uses}) == 3
+    assert [u.input for u in uses] == [{"n": 1}, {"n": 2}, {"n": 3}]
+    assert [r.tool_use_id for r in history[2].tool_results] == [u.id for u in uses]
+    shown = [e.tool_use_id for e in events if isinstance(e, ToolUseStart)]
+    assert shown == [u.id for u in uses]  # the reader sees the ids that are stored
+    records = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    decided = [r["call_id"] for r in records if r["event"] == "decision"]
+    assert sorted(decided) == sorted(u.id for u in uses)
+
+
+def test_history_problems_sees_a_call_id_used_twice() -> None:
+    uses = [ToolUseBlock("x", "act", {}), ToolUseBlock("x", "act", {})]
+    results = [ToolResultBlock("x", "a"), ToolResultBlock("x", "b")]
+    history = [Message.user("go"), Message("assistant", uses), Message("user", results)]
+    assert history_problems(history) == [
+        "message 1 uses a call id twice",
+        "message 2 uses a call id twice",
+    ]
