@@ -5,11 +5,13 @@ reparented to init."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +41,17 @@ anyio.run(main)
 """
 
 
+@contextlib.contextmanager
+def _swarm(args: list[str], **options: Any) -> Iterator[subprocess.Popen[Any]]:
+    """The stand-in for swarm, SIGKILLed at the end whatever the test found: a failed
+    assertion must not leave it, and the test run with it, waiting."""
+    with subprocess.Popen(args, **options) as process:
+        try:
+            yield process
+        finally:
+            process.kill()
+
+
 @pytest.mark.parametrize("tier", ["bubblewrap", "landlock"])
 def test_nothing_outlives_a_sigkilled_swarm(
     tier: str, ws: Path, tmp_path: Path, running: Any, marker: str
@@ -46,7 +59,7 @@ def test_nothing_outlives_a_sigkilled_swarm(
     tier_finder(tier)  # skips where the tier does not work (never in CI)
     script = tmp_path / "runner.py"
     script.write_text(RUNNER)
-    with subprocess.Popen(
+    with _swarm(
         [sys.executable, str(script), tier, str(ws), marker], stdout=subprocess.PIPE, text=True
     ) as swarm:
         assert swarm.stdout is not None
@@ -84,7 +97,7 @@ def test_a_command_waiting_for_its_process_cap_dies_with_swarm(
     tier_finder("bubblewrap")
     script = tmp_path / "held.py"
     script.write_text(HELD)
-    with subprocess.Popen([sys.executable, str(script), str(ws), marker]) as swarm:
+    with _swarm([sys.executable, str(script), str(ws), marker]) as swarm:
         deadline = time.monotonic() + 20
         while len(running(marker)) < 2 and time.monotonic() < deadline:
             time.sleep(0.02)  # bwrap and the gate, both naming the command
