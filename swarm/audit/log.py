@@ -9,7 +9,9 @@ handler runs (written and fsynced first, so a crash mid-call leaves it on disk) 
     decision: arguments (secrets redacted), args_hash, decision, guard, rule, policy,
               policy_hash, reason, sandbox (the sandbox confining the processes
               the call starts, e.g. "bubblewrap 0.8.0, network none"; null for other tools)
-    finish:   outcome (ok, error, denied, invalid, interrupted), duration (seconds), error
+    finish:   outcome (ok, error, denied, invalid, interrupted), duration (seconds), error;
+              rule "protected-path" and undone (lines) when a command's change to a
+              protected path was taken away after it
     prev, hash, mac (with a key)
 
 ``hash`` is the SHA-256 of the record's canonical JSON (sorted keys, no spaces, without
@@ -299,6 +301,11 @@ class AuditLog:
                 "error": result.text if result.is_error else None,
                 **({"after": list(call.after)} if call.after else {}),
                 **({"saved_output": call.saved_output} if call.saved_output else {}),
+                **(
+                    {"rule": "protected-path", "undone": list(call.protected)}
+                    if call.protected
+                    else {}
+                ),
             },
         )
 

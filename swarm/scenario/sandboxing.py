@@ -1,14 +1,17 @@
-"""Which sandbox a run's commands get, said once at the start of the run and recorded."""
+"""Which sandbox a run's commands get, said once at the start of the run and recorded, and
+what of the run no tool may change (its protected paths)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
-from swarm.guards.policy import load_policy
+from swarm.guards.policy import Policy, load_policy
+from swarm.guards.protect import ProtectedPaths, swarm_code
 from swarm.sandbox import SandboxSettings, SandboxUnavailable, find_sandbox
 from swarm.scenario.spec import Scenario
 
-__all__ = ["protected_paths", "sandbox_line"]
+__all__ = ["protected_paths", "run_controls", "sandbox_line", "swarm_code_line"]
 
 
 def sandbox_line(scenario: Scenario) -> str:
@@ -33,3 +36,35 @@ def protected_paths(record_dir: Path, workspace: Path) -> tuple[Path, ...]:
     if workspace == runs or runs in workspace.parents:
         return (record_dir,)
     return (runs,)
+
+
+def run_controls(
+    scenario: Scenario, workspace: Path, policies: Mapping[str, Policy], run_policy: Policy
+) -> ProtectedPaths:
+    """The protected paths of ``scenario``'s run in ``workspace``: its team directory,
+    scenario file and every file of the policies its roles use (``policies``) and of the
+    scenario's own (``run_policy``), beside what every run protects (see
+    ``ProtectedPaths.of_run``). swarm's own code in the workspace stays protected unless
+    every one of those policies says ``protect_swarm: false``. Each role's ``protect``
+    globs apply to its calls (``ProtectGuard``), not here."""
+    used = [run_policy, *policies.values()]
+    controls = [scenario.team, *(f for policy in used for f in policy.files)]
+    if scenario.path is not None:
+        controls.append(scenario.path)
+    return ProtectedPaths.of_run(
+        workspace,
+        dict.fromkeys(Path(p).absolute() for p in controls),
+        protect_swarm=any(policy.protect_swarm for policy in used),
+    )
+
+
+def swarm_code_line(workspace: Path, protected: ProtectedPaths) -> str | None:
+    """One line naming swarm's own code in ``workspace`` (an editable checkout) and
+    whether tools may change it; ``None`` when the workspace holds none."""
+    found = swarm_code(workspace)
+    if not found:
+        return None
+    names = ", ".join(str(p) for p in found)
+    if all(protected.covers(p) for p in found):
+        return f"{names} (read-only to the team; a policy's protect_swarm: false lifts this)"
+    return f"{names} (the team may change it: protect_swarm is false)"

@@ -23,14 +23,14 @@ from swarm.budget import BudgetLimits
 from swarm.context.sqlite import SQLiteContextStore
 from swarm.event_codec import event_to_dict
 from swarm.events import StreamEvent
-from swarm.guards.policy import load_policy
+from swarm.guards.protect import ProtectedPaths
 from swarm.run import Approver, CallObserver, current_scope
 from swarm.scenario.changes import snapshot, workspace_changes
 from swarm.scenario.manifest import RunConfig
 from swarm.scenario.outcome import CallTally, EventTally, RunOutcome, build_outcome
-from swarm.scenario.policies import guard_tools
+from swarm.scenario.policies import guard_tools, role_policies, run_policy
 from swarm.scenario.record import Journal, RunRecord
-from swarm.scenario.sandboxing import protected_paths
+from swarm.scenario.sandboxing import protected_paths, run_controls
 from swarm.scenario.script import ScriptedModel
 from swarm.scenario.spec import Scenario
 from swarm.scenario.summary import RunSummary
@@ -108,22 +108,41 @@ async def run_segment(
     """Run ``segment`` of ``run`` on ``message`` (``None``: go on from the history) and
     write its summary, also when it is cancelled (which is re-raised)."""
     protected = protected_paths(run.record.dir, run.workspace)
+    policy = run_policy(run.scenario)
+    policies = role_policies(run.scenario, run.team)
+    readonly = await anyio.to_thread.run_sync(
+        run_controls, run.scenario, run.workspace, policies, policy
+    )
     toolbox: dict[str, Tool[Any] | list[Tool[Any]]] = {
-        **make_toolbox(run.workspace, ask=ask_user, protected=protected),
+        **make_toolbox(
+            run.workspace,
+            ask=ask_user,
+            protected=protected,
+            readonly=readonly,
+            evidence=run.record.dir / "protected",
+        ),
         **scenario_tools(run.scenario),
     }
     if not run.team.mcp_servers:
-        return await _run_with(run, message, segment, approver, on_event, observers, toolbox)
+        return await _run_with(
+            run, message, segment, approver, on_event, observers, toolbox, readonly
+        )
     from swarm.mcp.client import McpConnections
     from swarm.mcp.tools import mcp_toolbox
 
-    base = run.scenario.path.parent if run.scenario.path else None
-    policy = load_policy(run.scenario.policy or "default", relative_to=base)
+    # servers serve every role: they get the widest set, every policy's protect globs
+    widest = readonly.widened(g for p in (policy, *policies.values()) for g in p.protect)
     async with McpConnections(
-        run.team.mcp_servers, workspace=run.workspace, hidden=protected, sandbox=policy.sandbox
+        run.team.mcp_servers,
+        workspace=run.workspace,
+        hidden=protected,
+        readonly=await anyio.to_thread.run_sync(widest.present),
+        sandbox=policy.sandbox,
     ) as servers:
         toolbox.update(await mcp_toolbox(run.team.specs.values(), servers))
-        return await _run_with(run, message, segment, approver, on_event, observers, toolbox)
+        return await _run_with(
+            run, message, segment, approver, on_event, observers, toolbox, readonly
+        )
 
 
 async def _run_with(
@@ -134,8 +153,10 @@ async def _run_with(
     on_event: Callable[[StreamEvent], None] | None,
     observers: tuple[CallObserver, ...],
     toolbox: Mapping[str, Tool[Any] | Sequence[Tool[Any]]],
+    readonly: ProtectedPaths,
 ) -> RunOutcome:
-    """Run one segment with ``toolbox`` (built-in tools, and the MCP servers' tools)."""
+    """Run one segment with ``toolbox`` (built-in tools, and the MCP servers' tools) and
+    the run's protected paths ``readonly``."""
     scenario, team, record = run.scenario, run.team, run.record
     sessions: dict[str, str] = dict(segment.sessions)
     idempotent: dict[str, bool] = {}
@@ -160,7 +181,7 @@ async def _run_with(
         run.transport,
         context_factory=session_store,
         resolve_model=run.resolver,
-        guard_tools=guard_tools(scenario, team, run.workspace, idempotent),
+        guard_tools=guard_tools(scenario, team, run.workspace, idempotent, protected=readonly),
     )
     entry_spec = team.specs[team.entry]
     entry = agents[team.entry]
