@@ -148,14 +148,17 @@ class ProtectedPaths:
     """The protected paths of a run: ``paths`` (absolute, fixed when the run starts) and
     ``globs`` (relative to ``workspace``, expanded on disk when a command starts).
 
-    ``originals`` keeps the bytes of the protected files inside the workspace as the run
-    found them (up to 1 MiB each), so a change that got past the sandbox can be undone.
+    ``originals`` keeps the bytes and mode of the protected files inside the workspace as
+    the run found them (up to 1 MiB each), so a change that got past the sandbox (or was
+    made with no sandbox) can be undone.
     """
 
     workspace: Path
     paths: tuple[Path, ...] = ()
     globs: tuple[str, ...] = ()
-    originals: dict[Path, bytes] = field(default_factory=dict, compare=False, repr=False)
+    originals: dict[Path, tuple[bytes, int]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     @classmethod
     def of_run(
@@ -230,6 +233,13 @@ class ProtectedPaths:
                     yield full
             dirs[:] = [d for d in dirs if not pattern.match(_rel(Path(top) / d, self.workspace))]
 
+    def before_command(self) -> tuple[dict[Path, Fingerprint], tuple[Path, ...]]:
+        """What a command's launch needs: the ``fingerprints`` to ``sweep`` against after
+        it, and the ``present`` paths to mount read-only; saves the originals of files
+        a glob protects that were not saved yet."""
+        self.save()
+        return self.fingerprints(), self.present()
+
     def fingerprints(self) -> dict[Path, Fingerprint]:
         """What each present protected path inside the workspace is now (for ``sweep``);
         a path below another one is part of that one's fingerprint."""
@@ -246,8 +256,9 @@ class ProtectedPaths:
             for file in _files(path):
                 if file not in self.originals:
                     try:
-                        if os.lstat(file).st_size <= _MAX_SAVED:
-                            self.originals[file] = file.read_bytes()
+                        info = os.lstat(file)
+                        if info.st_size <= _MAX_SAVED:
+                            self.originals[file] = (file.read_bytes(), info.st_mode & 0o777)
                     except OSError:
                         continue
 
@@ -275,11 +286,12 @@ class ProtectedPaths:
         back = False
         if not path.parent.is_dir():
             return False
-        for file, data in self.originals.items():
+        for file, (data, mode) in self.originals.items():
             if (file == path or file.is_relative_to(path)) and not os.path.lexists(file):
                 try:
                     file.parent.mkdir(parents=True, exist_ok=True)
                     file.write_bytes(data)
+                    file.chmod(mode)
                 except OSError:
                     continue
                 back = True

@@ -388,8 +388,10 @@ def shell_tool(
         guarded = workspace.readonly
         if guarded is not None and call is not None and call.protect:
             guarded = guarded.widened(call.protect)
-        before = await anyio.to_thread.run_sync(guarded.fingerprints) if guarded else {}
-        readonly = await anyio.to_thread.run_sync(guarded.present) if guarded else ()
+        before: Mapping[Path, Fingerprint] = {}
+        readonly: tuple[Path, ...] = ()
+        if guarded is not None:
+            before, readonly = await anyio.to_thread.run_sync(guarded.before_command)
         confinement = Confinement(
             workspace.root,
             network=settings.network,
