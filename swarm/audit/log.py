@@ -21,9 +21,11 @@ first), so ``verify_log`` finds any record edited, removed, inserted or reordere
 nobody can recompute the chain after changing it. With an ``anchor`` file, the head (count,
 last hash and MAC) is rewritten in place after each record, so cutting records from the
 end is seen as well. A call that a crash cut short gets a ``finish`` record with outcome
-``interrupted`` when the run is resumed (``record_interrupted``). Records are
-rendered by a structlog processor chain and written with one ``write`` under a lock, so
-concurrent agents never interleave lines. One process should append to a log at a time.
+``interrupted`` when the run is resumed (``record_interrupted``); a ``resume`` record
+says a resume went on although files that define the run had changed
+(``record_resume``). Records are rendered by a structlog processor chain and written
+with one ``write`` under a lock, so concurrent agents never interleave lines. One
+process should append to a log at a time.
 """
 
 from __future__ import annotations
@@ -213,7 +215,7 @@ class AuditLog:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
     def _write(
-        self, event: Literal["decision", "finish"], fields: dict[str, Any]
+        self, event: Literal["decision", "finish", "resume"], fields: dict[str, Any]
     ) -> tuple[int, str]:
         """Render and append one record; return how many records the log then holds,
         and the record's hash.
@@ -254,7 +256,9 @@ class AuditLog:
                 self._syncing = None
                 done.set()
 
-    async def _append(self, event: Literal["decision", "finish"], fields: dict[str, Any]) -> str:
+    async def _append(
+        self, event: Literal["decision", "finish", "resume"], fields: dict[str, Any]
+    ) -> str:
         records, digest = self._write(event, fields)
         if self.fsync:
             await self._sync(records)
@@ -323,6 +327,20 @@ class AuditLog:
                 "outcome": "interrupted",
                 "duration": None,
                 "error": "the run stopped before this call's end was recorded",
+            },
+        )
+
+    async def record_resume(self, run_id: str, accepted_changes: list[dict[str, str]]) -> None:
+        """Write a ``resume`` record saying the run went on although the files that
+        define it changed since it started (``accepted_changes``: path and how, as
+        ``swarm.scenario.pinning.ChangedFile`` gives them), as the person resuming
+        accepted (``--accept-changed-team``); rule ``accept-changed-team``."""
+        await self._append(
+            "resume",
+            {
+                "run_id": run_id,
+                "rule": "accept-changed-team",
+                "changed": accepted_changes,
             },
         )
 

@@ -28,6 +28,7 @@ from swarm.run import Approver, CallObserver, current_scope
 from swarm.scenario.changes import snapshot, workspace_changes
 from swarm.scenario.manifest import RunConfig
 from swarm.scenario.outcome import CallTally, EventTally, RunOutcome, build_outcome
+from swarm.scenario.pinning import ChangedFile
 from swarm.scenario.policies import guard_tools, role_policies, run_policy
 from swarm.scenario.record import Journal, RunRecord
 from swarm.scenario.sandboxing import protected_paths, run_controls
@@ -65,14 +66,16 @@ class RunSetup:
 class Segment:
     """One stretch of a run: its number, the segments before it (as ``summary.json``
     lists them), the agents' sessions so far, the audit decisions a crash left
-    unfinished, and whether the model is asked at all (not when a crash came after the
-    run's last turn)."""
+    unfinished, whether the model is asked at all (not when a crash came after the
+    run's last turn), and the files that define the run and changed since it started,
+    which the resume accepted (recorded in the audit log)."""
 
     number: int
     before: list[dict[str, Any]] = field(default_factory=list)
     sessions: dict[str, str] = field(default_factory=dict)
     interrupted: list[dict[str, Any]] = field(default_factory=list)
     run_model: bool = True
+    accepted_changes: tuple[ChangedFile, ...] = ()
 
 
 def load_team(scenario: Scenario) -> Team:
@@ -211,6 +214,8 @@ async def _run_with(
     ):
         for decision in segment.interrupted:
             await audit.record_interrupted(decision)
+        if segment.accepted_changes:
+            await audit.record_resume(run.run_id, [c.to_dict() for c in segment.accepted_changes])
         scope = team_scope(
             team.entry,
             limits=limits,
