@@ -9,7 +9,9 @@ from pathlib import Path
 from swarm.guards.policy import Policy, load_policy
 from swarm.guards.protect import ProtectedPaths, swarm_code
 from swarm.sandbox import SandboxSettings, SandboxUnavailable, find_sandbox
+from swarm.scenario.policies import role_policies, run_policy
 from swarm.scenario.spec import Scenario
+from swarm.team import Team
 
 __all__ = ["protected_paths", "run_controls", "sandbox_line", "swarm_code_line"]
 
@@ -58,13 +60,15 @@ def run_controls(
     )
 
 
-def swarm_code_line(workspace: Path, protected: ProtectedPaths) -> str | None:
+def swarm_code_line(scenario: Scenario, team: Team, workspace: Path) -> str | None:
     """One line naming swarm's own code in ``workspace`` (an editable checkout) and
-    whether tools may change it; ``None`` when the workspace holds none."""
+    whether the team may change it, for the start of the run; ``None`` when the workspace
+    holds none. Raises ``ConfigError`` for a policy that does not load."""
     found = swarm_code(workspace)
     if not found:
         return None
+    used = [run_policy(scenario), *role_policies(scenario, team).values()]
     names = ", ".join(str(p) for p in found)
-    if all(protected.covers(p) for p in found):
-        return f"{names} (read-only to the team; a policy's protect_swarm: false lifts this)"
-    return f"{names} (the team may change it: protect_swarm is false)"
+    if any(policy.protect_swarm for policy in used):
+        return f"{names} is swarm's own code: read-only to the team (protect_swarm)"
+    return f"{names} is swarm's own code: the team may change it (protect_swarm: false)"
