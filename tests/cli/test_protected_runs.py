@@ -163,7 +163,9 @@ def test_a_parents_protect_glob_binds_a_sub_agent_whose_policy_lists_none(
     (tmp_path / "policies").mkdir()
     (ws / "plans").mkdir(parents=True)
     (ws / "plans" / "q3.md").write_text("the plan\n")
-    (tmp_path / "policies" / "lead.yaml").write_text("name: lead\ndefault: allow\nprotect: [plans/**]\n")
+    (tmp_path / "policies" / "lead.yaml").write_text(
+        "name: lead\ndefault: allow\nprotect: [plans/**]\n"
+    )
     (tmp_path / "policies" / "open.yaml").write_text("name: open\ndefault: allow\n")
     (team / "lead.yaml").write_text(
         "name: lead\ndescription: l\nsystem: s\ntools: []\ndelegates: [dev]\n"

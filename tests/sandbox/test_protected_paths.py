@@ -165,3 +165,21 @@ def test_the_sandbox_itself_refuses_a_write_to_a_protected_file(
     assert said.count("Read-only file system") == 2, said
     assert "[protected-path]" not in said  # nothing got through to undo
     assert not (tmp_path / "evidence").exists()
+
+
+def test_a_repository_the_team_creates_works_and_plants_nothing(tmp_path: Path, tier: str) -> None:
+    ws = Path(os.path.realpath(tmp_path)) / "fresh"
+    ws.mkdir()
+    shell = _shell(ws, tier, tmp_path / "evidence")
+    said = shell(
+        "git init -q . && printf '[core]\\n\\tfsmonitor = touch ../pwned\\n' >> .git/config"
+        " && echo x > a.txt && git add -A && git -c user.name=a -c user.email=a@b commit -qm x"
+    )
+    assert "'.git/config' is protected" in said, said
+    assert not (ws / ".git" / "config").exists() and not (ws / ".git" / "hooks").exists()
+    # the user's next git command, outside the sandbox, runs nothing the team planted
+    (tmp_path / "pwned").unlink(missing_ok=True)  # what ran inside the command's own sandbox
+    done = subprocess.run(["git", "-C", str(ws), "log", "--oneline"], capture_output=True)
+    assert done.returncode == 0 and len(done.stdout.splitlines()) == 1
+    subprocess.run(["git", "-C", str(ws), "status"], check=True, capture_output=True)
+    assert not (tmp_path / "pwned").exists()
