@@ -62,6 +62,8 @@ READING_TOOLS = frozenset({"read_file", "list_files", "search"})
 
 _WILD = frozenset("*?[")
 _MAX_SAVED = 1 << 20  # bytes of one protected file kept to put back
+_MAX_KEPT = 32 << 20  # bytes of originals kept in all
+_MAX_ENTRIES = 4000  # entries of one protected directory looked at after each command
 
 
 def _glob(value: str) -> str:
@@ -249,18 +251,22 @@ class ProtectedPaths:
 
     def save(self) -> None:
         """Keep the bytes of the protected files inside the workspace as they are now
-        (once per path)."""
+        (once per path; up to 1 MiB a file and 32 MiB in all)."""
+        kept = sum(len(data) for data, _mode in self.originals.values())
         for path in self.present():
             if not path.is_relative_to(self.workspace):
                 continue
             for file in _files(path):
-                if file not in self.originals:
-                    try:
-                        info = os.lstat(file)
-                        if info.st_size <= _MAX_SAVED:
-                            self.originals[file] = (file.read_bytes(), info.st_mode & 0o777)
-                    except OSError:
+                if file in self.originals:
+                    continue
+                try:
+                    info = os.lstat(file)
+                    if info.st_size > _MAX_SAVED or kept + info.st_size > _MAX_KEPT:
                         continue
+                    self.originals[file] = (file.read_bytes(), info.st_mode & 0o777)
+                    kept += info.st_size
+                except OSError:
+                    continue
 
     def sweep(self, before: Mapping[Path, Fingerprint], evidence: Path | None) -> list[Swept]:
         """Undo what a command did to protected paths, given their ``fingerprints`` at
@@ -303,34 +309,47 @@ def _rel(path: Path, root: Path) -> str:
 
 
 def _files(path: Path) -> Iterator[Path]:
+    """The regular files at and below ``path`` (the first ``_MAX_ENTRIES`` of a tree)."""
     if path.is_symlink() or not path.is_dir():
         if path.is_file() and not path.is_symlink():
             yield path
         return
+    seen = 0
     for top, _dirs, files in os.walk(path):
         for name in files:
+            seen += 1
+            if seen > _MAX_ENTRIES:
+                return
             full = Path(top) / name
             if full.is_file() and not full.is_symlink():
                 yield full
 
 
 def _fingerprint(path: Path) -> Fingerprint:
-    """The identity and state of ``path`` and, for a directory, of everything below it."""
+    """The identity and state of ``path`` and, for a directory, of the first
+    ``_MAX_ENTRIES`` entries below it (``ctime`` included: a program cannot set it)."""
     marks: list[int] = []
     try:
         info = os.lstat(path)
     except OSError:
         return ()
     marks += [info.st_dev, info.st_ino, info.st_mode, info.st_size, info.st_mtime_ns]
-    if stat.S_ISDIR(info.st_mode):
-        for top, dirs, files in os.walk(path):
-            dirs.sort()
-            for name in sorted((*dirs, *files)):
-                try:
-                    entry = os.lstat(os.path.join(top, name))
-                except OSError:
-                    continue
-                marks += [hash(name), entry.st_ino, entry.st_mode, entry.st_size, entry.st_mtime_ns]
+    marks.append(info.st_ctime_ns)
+    if not stat.S_ISDIR(info.st_mode):
+        return tuple(marks)
+    seen = 0
+    for top, dirs, files in os.walk(path):
+        dirs.sort()
+        for name in sorted((*dirs, *files)):
+            seen += 1
+            if seen > _MAX_ENTRIES:
+                return tuple(marks)
+            try:
+                entry = os.lstat(os.path.join(top, name))
+            except OSError:
+                continue
+            marks += [hash(name), entry.st_ino, entry.st_mode, entry.st_size]
+            marks += [entry.st_mtime_ns, entry.st_ctime_ns]
     return tuple(marks)
 
 

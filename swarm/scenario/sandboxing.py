@@ -8,10 +8,12 @@ from pathlib import Path
 
 from swarm.guards.policy import Policy, load_policy
 from swarm.guards.protect import ProtectedPaths, swarm_code
+from swarm.mcp.config import MCP_FILES
 from swarm.sandbox import SandboxSettings, SandboxUnavailable, find_sandbox
 from swarm.scenario.policies import role_policies, run_policy
 from swarm.scenario.spec import Scenario
 from swarm.team import Team
+from swarm.team.teamfile import TEAM_FILES
 
 __all__ = ["protected_paths", "run_controls", "sandbox_line", "swarm_code_line"]
 
@@ -41,16 +43,30 @@ def protected_paths(record_dir: Path, workspace: Path) -> tuple[Path, ...]:
 
 
 def run_controls(
-    scenario: Scenario, workspace: Path, policies: Mapping[str, Policy], run_policy: Policy
+    scenario: Scenario,
+    team: Team,
+    workspace: Path,
+    policies: Mapping[str, Policy],
+    run_policy: Policy,
 ) -> ProtectedPaths:
     """The protected paths of ``scenario``'s run in ``workspace``: its team directory,
     scenario file and every file of the policies its roles use (``policies``) and of the
     scenario's own (``run_policy``), beside what every run protects (see
-    ``ProtectedPaths.of_run``). swarm's own code in the workspace stays protected unless
-    every one of those policies says ``protect_swarm: false``. Each role's ``protect``
-    globs apply to its calls (``ProtectGuard``), not here."""
+    ``ProtectedPaths.of_run``). A team directory that is the workspace or holds it is
+    protected file by file (its role, team and MCP files), not whole. swarm's own code in
+    the workspace stays protected unless every one of those policies says
+    ``protect_swarm: false``. Each role's ``protect`` globs apply to its calls
+    (``ProtectGuard``), not here."""
     used = [run_policy, *policies.values()]
-    controls = [scenario.team, *(f for policy in used for f in policy.files)]
+    directory = scenario.team.absolute()
+    root = workspace.resolve()
+    if directory.is_dir() and (root == directory.resolve() or directory.resolve() in root.parents):
+        named = [*TEAM_FILES, *MCP_FILES]
+        controls = [s.source for s in team.specs.values() if s.source is not None]
+        controls += [directory / name for name in named]
+    else:
+        controls = [directory]
+    controls += [f for policy in used for f in policy.files]
     if scenario.path is not None:
         controls.append(scenario.path)
     return ProtectedPaths.of_run(

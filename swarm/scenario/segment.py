@@ -114,7 +114,7 @@ async def run_segment(
     policy = run_policy(run.scenario)
     policies = role_policies(run.scenario, run.team)
     readonly = await anyio.to_thread.run_sync(
-        run_controls, run.scenario, run.workspace, policies, policy
+        run_controls, run.scenario, run.team, run.workspace, policies, policy
     )
     toolbox: dict[str, Tool[Any] | list[Tool[Any]]] = {
         **make_toolbox(

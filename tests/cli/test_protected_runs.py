@@ -296,3 +296,34 @@ def test_a_workspace_holding_swarms_own_code_is_named_and_protected(
     assert target.read_bytes() == original
     assert any(r.get("rule") == "protected-path" for r in decisions(runs))
     assert sys.executable  # the run used this interpreter, with the copy first on its path
+
+
+def test_a_team_kept_at_the_workspace_root_protects_its_files_not_the_workspace(
+    swarm: Swarm, runs: Path, tmp_path: Path
+) -> None:
+    ws = Path(os.path.realpath(tmp_path)) / "ws"
+    ws.mkdir()
+    (ws / "lead.yaml").write_text(
+        "name: lead\ndescription: l\nsystem: s\ntools: [write_file, shell]\n"
+    )
+    script = {
+        "lead": [
+            {"call": "write_file", "args": {"path": "lead.yaml", "content": "name: x\n"}},
+            {"call": "shell", "args": {"command": "echo evil >> lead.yaml"}},
+            {"call": "write_file", "args": {"path": "notes.md", "content": "free"}},
+            {"call": "shell", "args": {"command": "echo made > other.txt"}},
+            {"text": "done"},
+        ]
+    }
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        json.dumps(
+            {"team": str(ws), "task": "t", "workspace": str(ws), "model": {"script": script}}
+        )
+    )
+    done = swarm("run", path, "--plain")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "tools: [write_file, shell]" in (ws / "lead.yaml").read_text()
+    assert "evil" not in (ws / "lead.yaml").read_text()
+    assert (ws / "notes.md").read_text() == "free"
+    assert (ws / "other.txt").read_text() == "made\n"
