@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+import sys
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -45,6 +46,7 @@ __all__ = [
     "ProtectedPaths",
     "Swept",
     "git_controls",
+    "imported_code",
     "swarm_code",
 ]
 
@@ -110,11 +112,24 @@ def swarm_code(workspace: Path) -> tuple[Path, ...]:
     root = Path(os.path.realpath(workspace))
     package = Path(os.path.realpath(Path(swarm.__file__).parent))
     found = [package] if package.is_relative_to(root) else []
-    import sys
-
     prefix = Path(os.path.realpath(sys.prefix))
     if prefix != root and prefix.is_relative_to(root):
         found.append(prefix)
+    return tuple(found)
+
+
+def imported_code(workspace: Path) -> tuple[Path, ...]:
+    """The files of the Python modules this process imported from ``workspace`` (a
+    team's or scenario's Python tools kept there): swarm runs them, unconfined, at the
+    next run."""
+    root = Path(os.path.realpath(workspace))
+    found: list[Path] = []
+    for module in list(sys.modules.values()):
+        file = getattr(module, "__file__", None)
+        if isinstance(file, str):
+            path = Path(os.path.realpath(file))
+            if path.is_relative_to(root):
+                found.append(path)
     return tuple(found)
 
 
@@ -173,13 +188,15 @@ class ProtectedPaths:
     ) -> ProtectedPaths:
         """A run's protected paths: ``controls`` (its team directory, policy files,
         scenario), the workspace's MCP and Claude files, its repository's git controls,
-        swarm's code in it unless ``protect_swarm`` is false, and ``globs``."""
+        swarm's code in it unless ``protect_swarm`` is false, the Python modules swarm
+        imported from it (``imported_code``), and ``globs``."""
         root = Path(os.path.realpath(workspace))
         found = [Path(os.path.abspath(p)) for p in controls]
         found += [root / name for name in WORKSPACE_CONTROLS]
         found += git_controls(root)
         if protect_swarm:
             found += swarm_code(root)
+        found += imported_code(root)
         real = [Path(os.path.realpath(p)) for p in found]
         paths = tuple(dict.fromkeys(p for p in (*found, *real)))
         made = cls(root, paths, tuple(dict.fromkeys(globs)))

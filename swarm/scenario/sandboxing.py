@@ -3,6 +3,7 @@ what of the run no tool may change (its protected paths)."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from swarm.sandbox import SandboxSettings, SandboxUnavailable, find_sandbox
 from swarm.scenario.policies import role_policies, run_policy
 from swarm.scenario.spec import Scenario
 from swarm.team import Team
+from swarm.team.references import is_reference, load_tool_reference
 from swarm.team.teamfile import TEAM_FILES
 
 __all__ = ["protected_paths", "run_controls", "sandbox_line", "swarm_code_line"]
@@ -58,6 +60,7 @@ def run_controls(
     ``protect_swarm: false``. Each role's ``protect`` globs apply to its calls
     (``ProtectGuard``), not here."""
     used = [run_policy, *policies.values()]
+    _import_role_tools(team)  # so the modules they come from are known (imported_code)
     directory = scenario.team.absolute()
     root = workspace.resolve()
     if directory.is_dir() and (root == directory.resolve() or directory.resolve() in root.parents):
@@ -74,6 +77,17 @@ def run_controls(
         dict.fromkeys(Path(p).absolute() for p in controls),
         protect_swarm=any(policy.protect_swarm for policy in used),
     )
+
+
+def _import_role_tools(team: Team) -> None:
+    """Import the Python tools the roles name, as building the team will a moment later;
+    one that does not load is left for that to report."""
+    for spec in team.specs.values():
+        search = [spec.source.parent] if spec.source is not None else []
+        for entry in spec.tools:
+            if is_reference(entry):
+                with contextlib.suppress(ValueError):
+                    load_tool_reference(entry, search=search)
 
 
 def swarm_code_line(scenario: Scenario, team: Team, workspace: Path) -> str | None:

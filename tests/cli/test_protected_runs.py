@@ -327,3 +327,40 @@ def test_a_team_kept_at_the_workspace_root_protects_its_files_not_the_workspace(
     assert "evil" not in (ws / "lead.yaml").read_text()
     assert (ws / "notes.md").read_text() == "free"
     assert (ws / "other.txt").read_text() == "made\n"
+
+
+def test_python_tools_kept_in_the_workspace_cannot_be_rewritten(
+    swarm: Swarm, runs: Path, tmp_path: Path
+) -> None:
+    ws = Path(os.path.realpath(tmp_path)) / "ws"
+    (ws / "team").mkdir(parents=True)
+    (ws / "localtools.py").write_text("def shout(text: str) -> str:\n    return text.upper()\n")
+    (ws / "team" / "lead.yaml").write_text(
+        "name: lead\ndescription: l\nsystem: s\ntools: [shout, write_file, shell]\n"
+    )
+    code = (ws / "localtools.py").read_bytes()
+    script = {
+        "lead": [
+            {"call": "shout", "args": {"text": "hi"}},
+            {"call": "write_file", "args": {"path": "localtools.py", "content": "import os\n"}},
+            {"call": "shell", "args": {"command": "echo 'import os' >> localtools.py"}},
+            {"text": "done"},
+        ]
+    }
+    path = ws / "s.yaml"
+    path.write_text(
+        json.dumps(
+            {
+                "team": "team",
+                "task": "t",
+                "workspace": str(ws),
+                "tools": {"shout": "localtools:shout"},
+                "model": {"script": script},
+            }
+        )
+    )
+    done = swarm("run", path, "--plain")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (ws / "localtools.py").read_bytes() == code
+    denied = [r for r in decisions(runs) if r.get("rule") == "protected-path"]
+    assert [r["tool"] for r in denied] == ["write_file"]
