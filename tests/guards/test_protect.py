@@ -64,3 +64,37 @@ def test_a_dot_git_file_protects_where_it_points(tmp_path: Path) -> None:
         main / "hooks",
         main / "worktrees" / "wt" / "config",
     } <= found
+
+
+def test_the_file_tools_refuse_protected_paths_with_no_guard_at_all(tmp_path: Path) -> None:
+    import anyio
+
+    from swarm.errors import ToolError
+    from swarm.toolbox import make_toolbox
+
+    ws = Path(os.path.realpath(tmp_path))
+    (ws / ".git").mkdir()
+    (ws / ".git" / "config").write_text("[core]\n")
+    tools = make_toolbox(ws, readonly=ProtectedPaths.of_run(ws, globs=("deploy/**",)))
+    write, edit = tools["write_file"], tools["edit_file"]
+
+    async def attempt(tool: object, **arguments: str) -> str:
+        try:
+            await tool.execute(tool.validate(arguments))  # type: ignore[attr-defined]
+        except ToolError as exc:
+            return str(exc)
+        return "written"
+
+    async def go() -> list[str]:
+        return [
+            await attempt(write, path=".git/config", content="[core]\n\tfsmonitor = x\n"),
+            await attempt(write, path=".git/hooks/pre-commit", content="#!/bin/sh\n"),
+            await attempt(edit, path=".git/config", old_text="[core]", new_text="[x]"),
+            await attempt(write, path="deploy/run.sh", content="x"),
+            await attempt(write, path="src/app.py", content="x"),
+        ]
+
+    said = anyio.run(go)
+    assert all("is protected" in s for s in said[:4]) and said[4] == "written"
+    assert (ws / ".git" / "config").read_text() == "[core]\n"
+    assert not (ws / ".git" / "hooks").exists() and not (ws / "deploy").exists()
