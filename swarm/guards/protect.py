@@ -252,12 +252,18 @@ class ProtectedPaths:
                     yield full
             dirs[:] = [d for d in dirs if not pattern.match(_rel(Path(top) / d, self.workspace))]
 
+    def mounts(self) -> tuple[Path, ...]:
+        """The present protected paths inside the workspace: what a sandbox binds
+        read-only (one outside is not writable there anyway, and binding it could show
+        what the sandbox hides, such as a file in the home)."""
+        return tuple(p for p in self.present() if p.is_relative_to(self.workspace))
+
     def before_command(self) -> tuple[dict[Path, Fingerprint], tuple[Path, ...]]:
         """What a command's launch needs: the ``fingerprints`` to ``sweep`` against after
-        it, and the ``present`` paths to mount read-only; saves the originals of files
-        a glob protects that were not saved yet."""
+        it, and the ``mounts`` to bind read-only; saves the originals of files a glob
+        protects that were not saved yet."""
         self.save()
-        return self.fingerprints(), self.present()
+        return self.fingerprints(), self.mounts()
 
     def fingerprints(self) -> dict[Path, Fingerprint]:
         """What each present protected path inside the workspace is now (for ``sweep``);

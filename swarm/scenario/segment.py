@@ -139,7 +139,7 @@ async def run_segment(
         run.team.mcp_servers,
         workspace=run.workspace,
         hidden=protected,
-        readonly=await anyio.to_thread.run_sync(widest.present),
+        readonly=await anyio.to_thread.run_sync(widest.mounts),
         sandbox=policy.sandbox,
     ) as servers:
         toolbox.update(await mcp_toolbox(run.team.specs.values(), servers))

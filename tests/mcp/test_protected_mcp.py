@@ -45,7 +45,7 @@ def test_a_stdio_server_cannot_change_git_config_or_a_role_file(
         async with McpConnections(
             {"little": little},
             workspace=ws,
-            readonly=protected.present(),
+            readonly=protected.mounts(),
             sandbox=SandboxSettings(mode="required"),
         ) as servers:
             return [
