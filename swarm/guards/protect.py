@@ -56,8 +56,9 @@ PROTECTED_RULE = "protected-path"
 WORKSPACE_CONTROLS = ("mcp.json", ".mcp.json", ".claude")
 """Entries of the workspace that configure agents (Claude Code's and MCP's files)."""
 
-GIT_CONTROLS = ("config", "hooks", "info")
-"""What in a git directory runs code, or says what runs, at the user's next git command."""
+GIT_CONTROLS = ("config", "config.worktree", "commondir", "hooks", "info")
+"""What in a git directory runs code, or says what runs, at the user's next git command
+(``commondir`` would point git at another directory's config and hooks)."""
 
 READING_TOOLS = frozenset({"read_file", "list_files", "search"})
 """Built-in tools that only read: their path arguments may name protected paths."""

@@ -34,6 +34,8 @@ ATTACKS = {
     "new hook": "printf '#!/bin/sh\\ntouch pwned\\n' > .git/hooks/pre-commit",
     "rm hooks dir": "rm -rf .git/hooks",
     "info attributes": "echo '* filter=evil' > .git/info/attributes",
+    "commondir elsewhere": "mkdir -p evil && cp -a .git/. evil/ && echo ../evil > .git/commondir",
+    "worktree config": "printf '[core]\\n\\tfsmonitor = touch pwned\\n' > .git/config.worktree",
     "new mcp.json": "echo '{\"mcpServers\": {}}' > .mcp.json",
     "new claude settings": "mkdir -p .claude && echo '{}' > .claude/settings.json",
     "append to policy": "printf 'sandbox: {mode: off}\\n' >> guards/team.yaml",
@@ -53,6 +55,8 @@ def _tree(root: Path) -> dict[str, bytes | str]:
     out: dict[str, bytes | str] = {}
     for name in (
         ".git/config",
+        ".git/commondir",
+        ".git/config.worktree",
         ".git/hooks",
         ".git/info",
         ".mcp.json",
