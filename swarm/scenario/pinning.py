@@ -4,6 +4,7 @@ the run is resumed."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +17,12 @@ from swarm.scenario.spec import Scenario
 __all__ = ["ChangedFile", "changed_files", "check_unchanged", "defining_files"]
 
 
+def _real(path: Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
 def _team_files(team: Path) -> list[Path]:
+    team = _real(team)
     if not team.is_dir():
         return [team]
     return sorted(p for p in team.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
@@ -28,10 +34,10 @@ def defining_files(scenario: Scenario, policies: Iterable[Policy]) -> dict[str, 
     directory (role files, ``team.yaml``, ``mcp.json``/``.mcp.json``), the scenario file
     (its ``mcp_servers``, tools and limits included), and every file of ``policies``
     (with the ones they extend)."""
-    files = _team_files(scenario.team.absolute())
+    files = _team_files(scenario.team)
     if scenario.path is not None:
-        files.append(scenario.path.absolute())
-    files += [Path(f).absolute() for policy in policies for f in policy.files]
+        files.append(_real(scenario.path))
+    files += [_real(Path(f)) for policy in policies for f in policy.files]
     return {str(f): file_hash(f) for f in dict.fromkeys(files)}
 
 
@@ -56,7 +62,7 @@ def changed_files(pinned: Mapping[str, str | None], team: Path) -> list[ChangedF
         now = file_hash(Path(path))
         if now != digest:
             changed.append(ChangedFile(path, "removed" if now is None else "changed"))
-    for file in _team_files(team.absolute()):
+    for file in _team_files(team):
         if str(file) not in pinned:
             changed.append(ChangedFile(str(file), "added"))
     return changed
