@@ -10,9 +10,12 @@ that could name a file is checked before the call is sent. An argument can name 
   ``rootUri``, ``files``), at any depth: nested objects, arrays, ``$ref``, ``anyOf``. Every
   string below such a property is checked whatever its shape.
 - **by its value**, wherever it is and whatever its name: every one-line string (a key of
-  an object too) is taken as a path relative to the workspace, and checked; so an absolute
-  path, a ``~`` path, a ``file://`` URI and a ``..`` that climbs out are caught under any
-  name.
+  an object too) is taken as a path relative to the workspace, and checked, as given and
+  percent-decoded; so an absolute path, a ``~`` path, a ``file:`` URI and a ``..`` that
+  climbs out are caught under any name. One exception keeps text that only looks like a
+  path usable: an absolute value under no path-like name, given to a tool its server marks
+  read-only, whose first directory does not exist (``/* note */``, ``/api/users``) names
+  nothing that tool could open, and is sent.
 
 A path is checked twice: as written, with ``..`` taken on the text (what a server that
 normalises paths opens), and with symlinks resolved on disk (what the kernel opens). Both
@@ -258,17 +261,19 @@ class McpPathGuard(PermissionGuard):
         candidates = _candidates(value, named)
         if isinstance(candidates, _Refusal):
             return candidates
-        for candidate in candidates:
-            refusal = self._judge(value, candidate, writes)
+        for candidate, explicit in candidates:
+            refusal = self._judge(value, candidate, writes, explicit)
             if refusal is not None:
                 return refusal
         return None
 
-    def _judge(self, value: str, text: str, writes: bool) -> _Refusal | None:
+    def _judge(self, value: str, text: str, writes: bool, explicit: bool) -> _Refusal | None:
         if text.startswith("~"):
             text = os.path.expanduser(text)
             if text.startswith("~"):  # no such user: still not a workspace path
                 return _Refusal(f"{_quote(value)} names a home directory", OUTSIDE_RULE)
+        if not (explicit or writes) and os.path.isabs(text) and not _top_exists(text):
+            return None  # '/* note */', '/api/users': nothing a read-only tool can open
         joined = os.path.join(self.root, text)
         seen = (os.path.normpath(joined), os.path.realpath(joined))
         for index, path in enumerate(seen):
@@ -330,30 +335,35 @@ def _strings(
             yield from _strings(below, (*where, str(index)), named, fields)
 
 
-def _candidates(value: str, named: bool) -> list[str] | _Refusal:
-    """The file-system paths a server might make of ``value``: as given, stripped, cut at
-    a NUL, and, for a ``file:`` URI, as parsed and as raw text."""
+def _candidates(value: str, named: bool) -> list[tuple[str, bool]] | _Refusal:
+    """The file-system paths a server might make of ``value`` (as given, stripped, cut at
+    a NUL, percent-decoded; for a ``file:`` URI, as parsed and as raw text), each with
+    whether it is surely meant as a path (a named argument, a ``file:`` URI)."""
     if named and "\x00" in value:
         return _Refusal(f"{_quote(value)} is not a valid path (it holds a NUL)", OUTSIDE_RULE)
     cut = value.split("\x00")[0]  # what a server in C opens
     texts = dict.fromkeys((value, value.strip(), cut, cut.strip(), value.replace("\x00", "")))
-    found: list[str] = []
+    found: list[tuple[str, bool]] = []
     for text in texts:
         if text[:5].lower() == "file:":
             uri = _file_uri(text)
             if isinstance(uri, _Refusal):
                 return uri
-            found.extend(uri)
+            found.extend((path, True) for path in uri)
             continue
-        one_line = "\n" not in text and "\r" not in text and len(text) <= _MAX_PATH
-        scheme = _SCHEME.match(text)
-        if scheme and "\x00" not in text:
-            if one_line:  # another scheme's URL: only what its text climbs to is checked
-                found.append(text)
-            continue
-        if named or one_line:
-            found.append(text)
-    return list(dict.fromkeys(t for t in found if "\x00" not in t))
+        if "\n" in text or "\r" in text or len(text) > _MAX_PATH:
+            if named and not _SCHEME.match(text):
+                found.append((text, True))
+            continue  # text, not a path the kernel opens
+        # Another scheme's URL is no local path: only where its text climbs to is checked.
+        explicit = named and not _SCHEME.match(text)
+        found.extend((option, explicit) for option in dict.fromkeys((text, unquote(text))))
+    return list(dict.fromkeys((t, e) for t, e in found if "\x00" not in t))
+
+
+def _top_exists(path: str) -> bool:
+    top = os.path.normpath(path).lstrip(os.sep).split(os.sep)[0]
+    return not top or os.path.lexists(os.path.join(os.sep, top))
 
 
 def _file_uri(text: str) -> list[str] | _Refusal:

@@ -115,6 +115,11 @@ def _attacks(workspace: Path, outside: Path) -> list[tuple[str, dict[str, Any]]]
         ("lookup", {"query": "notes.txt", "extra": {"copy": str(secret)}}),
         ("lookup", {"query": "notes.txt", "extra": {str(secret): "x"}}),
         ("lookup", {"query": "http:/../../outside/secret.txt"}),
+        ("lookup", {"query": "file:" + str(secret)}),
+        ("lookup", {"query": "/" + str(secret)}),
+        ("lookup", {"query": str(secret) + "\x00.txt"}),
+        ("fetch", {"location": "%2e%2e/outside/secret.txt"}),
+        ("fetch", {"location": _file_uri(workspace / "sub") + "%3F/../../../outside/secret.txt"}),
     ]
 
 
@@ -129,6 +134,8 @@ async def test_path_arguments_outside_the_workspace_never_reach_the_server(
         ("scan", {"options": {"root": str(workspace)}}),
         ("fetch", {"location": "./sub/../notes.txt"}),
         ("lookup", {"query": "notes.txt", "extra": {"tz": "Europe/Paris"}}),
+        # text that only looks like a path, under a name that is not one: sent as it is
+        ("lookup", {"query": "/* not a path */", "extra": {"route": "/api/users"}}),
     ]
     script: list[dict[str, Any]] = [
         {"call": f"mcp__paths__{tool}", "args": args} for tool, args in [*attacks, *allowed]
@@ -154,7 +161,8 @@ async def test_path_arguments_outside_the_workspace_never_reach_the_server(
     assert [r["tool"] for r in _received(workspace)] == [tool for tool, _ in allowed]
     assert SECRET not in (workspace / "received.jsonl").read_text()
     listing = "elsewhere notes.txt received.jsonl sub"
-    assert [r.content for r in done] == [INSIDE, INSIDE, listing, INSIDE, INSIDE]
+    assert [r.content for r in done[:-1]] == [INSIDE, INSIDE, listing, INSIDE, INSIDE]
+    assert not done[-1].is_error and "cannot read /* not a path */" in done[-1].content
     lines = (outcome.record_dir / "audit.jsonl").read_text().splitlines()
     audit = [json.loads(line) for line in lines]
     denied = [r for r in audit if r.get("decision") == "deny"]
