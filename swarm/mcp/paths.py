@@ -38,7 +38,7 @@ from urllib.parse import unquote, urlsplit
 
 from swarm.errors import GuardError
 from swarm.guards.base import PermissionGuard
-from swarm.toolbox._paths import STATE_DIR, Parts, glob_matcher
+from swarm.toolbox._paths import RUNS_DIR, STATE_DIR, Parts, glob_matcher
 from swarm.tools import Tool
 
 __all__ = [
@@ -197,7 +197,8 @@ class McpPathGuard(PermissionGuard):
     docstring for which arguments and which paths).
 
     ``workspace`` is the servers' working directory, which relative paths start from;
-    ``hidden`` are absolute paths no tool reads or writes (run records); ``readonly`` are
+    ``hidden`` are absolute paths no tool reads or writes (run records; the workspace's
+    ``.swarm/runs`` always is); ``readonly`` are
     the paths no tool that may write is given: absolute paths, paths relative to the
     workspace, or globs relative to it (``secrets/**``), each covering what lies below it.
     A tool may write unless its server marks it ``readOnlyHint``. Denials use the rule ids
@@ -217,9 +218,10 @@ class McpPathGuard(PermissionGuard):
         given = Path(os.path.abspath(workspace))
         self.root = Path(os.path.realpath(workspace))
         self._aliases = tuple(dict.fromkeys((self.root, given)))
+        records = (self.root / RUNS_DIR, given / RUNS_DIR)  # as the file tools hide them
         self._hidden = tuple(
             Path(alias)
-            for path in hidden
+            for path in (*records, *hidden)
             for alias in dict.fromkeys(
                 (os.path.abspath(path), os.path.realpath(path)) if os.path.isabs(path) else ()
             )

@@ -226,16 +226,23 @@ async def test_run_records_inside_the_workspace_are_never_named_to_a_server(
     tmp_path: Path,
 ) -> None:
     workspace, _ = _tree(tmp_path)
-    records = workspace / ".swarm" / "runs"
-    (records / "r1").mkdir(parents=True)
-    (records / "r1" / "audit.jsonl").write_text(SECRET)
+    records = workspace / "records"  # the run's records, given as hidden
+    default = workspace / ".swarm" / "runs"  # where records go by default: always hidden
+    for where in (records, default):
+        (where / "r1").mkdir(parents=True)
+        (where / "r1" / "audit.jsonl").write_text(SECRET)
     async with _connected(tmp_path, workspace, hidden=(records,)) as tools:
-        for uri in (".swarm/runs/r1/audit.jsonl", _file_uri(records / "r1" / "audit.jsonl")):
+        for uri in (
+            "records/r1/audit.jsonl",
+            _file_uri(records / "r1" / "audit.jsonl"),
+            ".swarm/runs/r1/audit.jsonl",
+            "sub/../.swarm/runs",
+        ):
             with pytest.raises(GuardError) as caught:
                 await tools["read_resource"](uri=uri)
-            assert "run records" in caught.value.reason
+            assert "run records" in caught.value.reason, uri
         with pytest.raises(GuardError):
-            await tools["scan"](options={"root": ".swarm/runs"})
+            await tools["scan"](options={"root": "records"})
     assert _received(workspace) == []
 
 
