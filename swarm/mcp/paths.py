@@ -46,6 +46,8 @@ __all__ = [
     "PATH_FORMATS",
     "PROTECTED_RULE",
     "McpPathGuard",
+    "PathRefusal",
+    "is_path_name",
     "path_fields",
 ]
 
@@ -187,7 +189,10 @@ def _matches(where: Location, fields: frozenset[Location]) -> bool:
 
 
 @dataclass(frozen=True, slots=True)
-class _Refusal:
+class PathRefusal:
+    """Why an argument's value may not be sent: the ``reason`` the model reads and the
+    ``rule`` id the denial is audited under."""
+
     reason: str
     rule: str
 
@@ -198,9 +203,9 @@ class McpPathGuard(PermissionGuard):
 
     ``workspace`` is the servers' working directory, which relative paths start from;
     ``hidden`` are absolute paths no tool reads or writes (run records; the workspace's
-    ``.swarm/runs`` always is); ``readonly`` are
-    the paths no tool that may write is given: absolute paths, paths relative to the
-    workspace, or globs relative to it (``secrets/**``), each covering what lies below it.
+    ``.swarm/runs`` always is); ``readonly`` are the paths no tool that may write is
+    given: absolute paths, paths relative to the workspace, or globs relative to it
+    (``secrets/**``), each covering what lies below it.
     A tool may write unless its server marks it ``readOnlyHint``. Denials use the rule ids
     ``workspace`` (``OUTSIDE_RULE``) and ``protected-path`` (``PROTECTED_RULE``).
 
@@ -254,14 +259,14 @@ class McpPathGuard(PermissionGuard):
                 )
         return kwargs
 
-    def problem(self, value: str, *, named: bool, writes: bool) -> _Refusal | None:
+    def problem(self, value: str, *, named: bool, writes: bool) -> PathRefusal | None:
         """Why ``value`` may not be sent to an MCP server, or ``None`` when it may.
 
         ``named``: the argument names a path by its schema (so it is checked whatever its
         shape); ``writes``: the tool may write (read-only protected paths are refused).
         """
         candidates = _candidates(value, named)
-        if isinstance(candidates, _Refusal):
+        if isinstance(candidates, PathRefusal):
             return candidates
         for candidate, explicit in candidates:
             refusal = self._judge(value, candidate, writes, explicit)
@@ -269,11 +274,11 @@ class McpPathGuard(PermissionGuard):
                 return refusal
         return None
 
-    def _judge(self, value: str, text: str, writes: bool, explicit: bool) -> _Refusal | None:
+    def _judge(self, value: str, text: str, writes: bool, explicit: bool) -> PathRefusal | None:
         if text.startswith("~"):
             text = os.path.expanduser(text)
             if text.startswith("~"):  # no such user: still not a workspace path
-                return _Refusal(f"{_quote(value)} names a home directory", OUTSIDE_RULE)
+                return PathRefusal(f"{_quote(value)} names a home directory", OUTSIDE_RULE)
         if not (explicit or writes) and os.path.isabs(text) and not _top_exists(text):
             return None  # '/* note */', '/api/users': nothing a read-only tool can open
         joined = os.path.join(self.root, text)
@@ -282,24 +287,24 @@ class McpPathGuard(PermissionGuard):
             parts = self._inside(Path(path))
             if parts is None:
                 how = " through a symlink" if index else ""
-                return _Refusal(
+                return PathRefusal(
                     f"{_quote(value)} leads outside the workspace {self.root}{how}; an MCP"
                     " tool is only given paths inside it (relative paths start at its root)",
                     OUTSIDE_RULE,
                 )
             if any(Path(path) == h or Path(path).is_relative_to(h) for h in self._hidden):
-                return _Refusal(
+                return PathRefusal(
                     f"{_quote(value)} names run records, which no tool reads or writes",
                     OUTSIDE_RULE,
                 )
             if writes and parts[:1] == (STATE_DIR,):
-                return _Refusal(
+                return PathRefusal(
                     f"{_quote(value)} is in {STATE_DIR}/, which holds swarm's own notes, tasks"
                     " and run records; tools do not change it",
                     OUTSIDE_RULE,
                 )
             if writes and self._is_readonly(parts):
-                return _Refusal(
+                return PathRefusal(
                     f"{_quote(value)} is a protected path, read-only to every tool, and this"
                     " MCP tool may write (its server does not mark it read-only)",
                     PROTECTED_RULE,
@@ -337,19 +342,19 @@ def _strings(
             yield from _strings(below, (*where, str(index)), named, fields)
 
 
-def _candidates(value: str, named: bool) -> list[tuple[str, bool]] | _Refusal:
+def _candidates(value: str, named: bool) -> list[tuple[str, bool]] | PathRefusal:
     """The file-system paths a server might make of ``value`` (as given, stripped, cut at
     a NUL, percent-decoded; for a ``file:`` URI, as parsed and as raw text), each with
     whether it is surely meant as a path (a named argument, a ``file:`` URI)."""
     if named and "\x00" in value:
-        return _Refusal(f"{_quote(value)} is not a valid path (it holds a NUL)", OUTSIDE_RULE)
+        return PathRefusal(f"{_quote(value)} is not a valid path (it holds a NUL)", OUTSIDE_RULE)
     cut = value.split("\x00")[0]  # what a server in C opens
     texts = dict.fromkeys((value, value.strip(), cut, cut.strip(), value.replace("\x00", "")))
     found: list[tuple[str, bool]] = []
     for text in texts:
         if text[:5].lower() == "file:":
             uri = _file_uri(text)
-            if isinstance(uri, _Refusal):
+            if isinstance(uri, PathRefusal):
                 return uri
             found.extend((path, True) for path in uri)
             continue
@@ -368,10 +373,10 @@ def _top_exists(path: str) -> bool:
     return not top or os.path.lexists(os.path.join(os.sep, top))
 
 
-def _file_uri(text: str) -> list[str] | _Refusal:
+def _file_uri(text: str) -> list[str] | PathRefusal:
     parsed = urlsplit(text)
     if parsed.netloc and parsed.netloc.lower() not in ("localhost", "127.0.0.1"):
-        return _Refusal(
+        return PathRefusal(
             f"{_quote(text)} names a file on another host ('{parsed.netloc}')", OUTSIDE_RULE
         )
     raw = text[5:]

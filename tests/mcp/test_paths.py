@@ -19,7 +19,7 @@ from swarm.errors import GuardError
 from swarm.events import StreamEvent, ToolResult
 from swarm.mcp.client import McpConnections
 from swarm.mcp.config import McpStdioServer
-from swarm.mcp.paths import path_fields
+from swarm.mcp.paths import McpPathGuard, path_fields
 from swarm.mcp.tools import mcp_toolbox
 from swarm.scenario import load_scenario, run_scenario
 from swarm.team import Team
@@ -270,3 +270,22 @@ def test_the_schema_marks_path_arguments_by_format_and_name_at_any_depth() -> No
         ("jobs", "*", "workDir"),
         ("maybe", "workDir"),
     }
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "Europe/Paris",
+        "America/Argentina/Buenos_Aires",
+        "16:30",
+        "HEAD~1",
+        "origin/main",
+        "fix: names like ../x are kept",
+        "https://example.com/docs/a",
+        "line one\n/etc/passwd is quoted in a message",
+    ],
+)
+def test_values_real_servers_take_are_not_mistaken_for_paths(tmp_path: Path, value: str) -> None:
+    guard = McpPathGuard(tmp_path)
+    assert guard.problem(value, named=False, writes=False) is None
+    assert guard.problem(value, named=True, writes=True) is None
