@@ -282,8 +282,9 @@ class McpPathGuard(PermissionGuard):
         if not (explicit or writes) and os.path.isabs(text) and not _top_exists(text):
             return None  # '/* note */', '/api/users': nothing a read-only tool can open
         joined = os.path.join(self.root, text)
-        seen = (os.path.normpath(joined), os.path.realpath(joined))
-        for index, path in enumerate(seen):
+        # Lexically first: a path outside is refused without touching its file system.
+        for index in range(2):
+            path = os.path.realpath(joined) if index else os.path.normpath(joined)
             parts = self._inside(Path(path))
             if parts is None:
                 how = " through a symlink" if index else ""
@@ -369,8 +370,13 @@ def _candidates(value: str, named: bool) -> list[tuple[str, bool]] | PathRefusal
 
 
 def _top_exists(path: str) -> bool:
+    """Whether the first directory of the absolute ``path`` exists (read from ``/``'s
+    entries, so a hung mount there is never touched)."""
     top = os.path.normpath(path).lstrip(os.sep).split(os.sep)[0]
-    return not top or os.path.lexists(os.path.join(os.sep, top))
+    try:
+        return not top or top in os.listdir(os.sep)
+    except OSError:
+        return True
 
 
 def _file_uri(text: str) -> list[str] | PathRefusal:
