@@ -243,8 +243,9 @@ def remove_stale(where: Cgroups) -> list[Path]:
 class CommandBudget:
     """The budget of one command: what holds it (``budget``), the limits as the policy
     gives them (``limits``), the per-process limits the sandbox tier sets
-    (``per_process``: the same where a cgroup holds the budget, but for the process
-    limit, which the cgroup counts exactly; sized so their sum fits where none does),
+    (``per_process``: where a cgroup holds the budget, 7/8 of its memory for one
+    process alone and no process limit, which the cgroup counts exactly; sized so their
+    sum fits where none does),
     and the words to put before the launch (``prefix``, empty without a cgroup).
     ``directories`` are the command's cgroups (none without one)."""
 
@@ -359,8 +360,11 @@ def command_budget(
     prefix = (_SH, "-c", _JOIN.format(files=files), "swarm-budget")
     try:
         # pids.max counts exactly; the PID namespace's cap (at most 300 over) and the wait
-        # for it would only cost the command start-up time.
-        per_process = dataclasses.replace(limits, processes=None)
+        # for it would only cost the command start-up time. One process alone gets an
+        # allocation failure (MemoryError) a little before the kernel's kill: the cgroup
+        # also counts its program, libraries and page cache.
+        memory = None if limits.memory is None else limits.memory - limits.memory // 8
+        per_process = dataclasses.replace(limits, memory=memory, processes=None)
         yield CommandBudget(where.budget, limits, per_process, prefix, directories, where.version)
     finally:
         for directory in directories:

@@ -108,17 +108,12 @@ async def test_python_writing_past_the_file_limit_fails_and_the_file_stays_at_th
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("tier", TIERS)
-async def test_an_allocation_loop_ends_at_the_memory_limit(tier: str, ws: Path) -> None:
+async def test_an_allocation_loop_fails_at_the_memory_limit(tier: str, ws: Path) -> None:
+    # One process alone: its allocation fails before the budget's kill (see cgroup.py).
     grow = "python3 -c 'x = []\nwhile True: x.append(bytearray(8 << 20))'"
-    if isinstance(find_cgroups(), str):  # per process: the allocation fails
-        out = text(await run(shell_of(tier, ws), grow))
-        assert "MemoryError" in out
-        assert out.endswith("[exit code 1]")
-        return
-    # The cgroup counts the program and its libraries too: the kernel kills it first.
-    with pytest.raises(ToolError) as caught:
-        await run(shell_of(tier, ws), grow)
-    assert str(caught.value).startswith("[killed: memory budget of 256 MiB reached; exit code")
+    out = text(await run(shell_of(tier, ws), grow))
+    assert "MemoryError" in out
+    assert out.endswith("[exit code 1]")
 
 
 @pytest.mark.anyio
@@ -143,7 +138,10 @@ async def test_a_cpu_spin_ignoring_sigxcpu_is_killed_too(ws: Path) -> None:
 async def test_the_command_sees_the_limits(tier: str, ws: Path) -> None:
     out = text(await run(shell_of(tier, ws), "for o in t d f n c; do ulimit -$o; done"))
     # bash: seconds; KiB for data; 1024-byte blocks for files; descriptors; core blocks.
-    assert out.split()[:5] == ["1", str(256 * 1024), "1024", "64", "0"]
+    # Where a cgroup holds the budget, one process gets 7/8 of it (see cgroup.py); where
+    # none does, the budget shared out among the processes (256 MiB / 40: the floor).
+    data = 256 * 1024 if isinstance(find_cgroups(), str) else 224 * 1024
+    assert out.split()[:5] == ["1", str(data), "1024", "64", "0"]
 
 
 @pytest.mark.anyio
