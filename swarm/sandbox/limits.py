@@ -53,6 +53,7 @@ from swarm.sandbox import _limits_exec
 __all__ = [
     "PID_MAX_FLOOR",
     "SHARE_FLOOR",
+    "SHARE_PROCESSES",
     "ResourceLimits",
     "cap_pid_namespace",
     "default_memory",
@@ -64,7 +65,10 @@ GiB = 1024**3
 PID_MAX_FLOOR = _limits_exec.PID_MAX_FLOOR
 """What the kernel adds, in effect, to a PID namespace's process cap (see the module)."""
 SHARE_FLOOR = 256 * 1024**2
-"""The least memory each process gets where per-process limits share out a budget."""
+"""The memory each process gets, where per-process limits share out a budget, before the
+process limit is lowered for it."""
+SHARE_PROCESSES = 8
+"""The fewest processes a shared-out budget lowers the process limit to."""
 _LAUNCHER = Path(_limits_exec.__file__)
 _UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": GiB, "t": 1024**4}
 _SIZE = re.compile(r"\s*(\d+)\s*([kmgt]?)(?:i?b)?\s*", re.I)
@@ -146,16 +150,16 @@ class ResourceLimits:
 
     def shared(self) -> ResourceLimits:
         """Per-process limits whose sum fits this budget, for where no cgroup holds it:
-        ``memory`` divided among ``processes``, each process getting at least
-        ``SHARE_FLOOR`` (and the process limit lowered to match). Unchanged when either
-        is unlimited."""
+        ``memory`` divided among ``processes``. Where that leaves a process less than
+        ``SHARE_FLOOR``, the process limit is lowered so each gets that much, but not
+        below ``SHARE_PROCESSES`` (then each gets less). Unchanged when either is
+        unlimited."""
         if self.memory is None or self.processes is None:
             return self
-        share = self.memory // self.processes
-        if share >= SHARE_FLOOR:
-            return replace(self, memory=share)
-        floor = min(SHARE_FLOOR, self.memory)
-        return replace(self, memory=floor, processes=max(1, self.memory // floor))
+        processes = self.processes
+        if self.memory // processes < SHARE_FLOOR:
+            processes = min(processes, max(SHARE_PROCESSES, self.memory // SHARE_FLOOR))
+        return replace(self, memory=self.memory // processes, processes=processes)
 
     def options(self) -> list[str]:
         """The launchers' options (``--cpu=600`` ...; ``-1`` for no limit)."""

@@ -253,7 +253,7 @@ def test_the_limits_say_what_holds_the_budget() -> None:
         " processes 100 for the whole command (cgroup v1), open files 4096"
     )
     assert limits.shared().describe(budget="per process") == (
-        "limits: cpu 60 s, memory 256 MiB per process, file 1 MiB, processes 2, open files 4096"
+        "limits: cpu 60 s, memory 64 MiB per process, file 1 MiB, processes 8, open files 4096"
     )
 
 
@@ -262,7 +262,8 @@ def test_the_limits_say_what_holds_the_budget() -> None:
     [
         (4096 * MiB, 8, 512 * MiB, 8),  # shared out as it is
         (4096 * MiB, 512, SHARE_FLOOR, 16),  # each gets the floor; fewer processes
-        (100 * MiB, 10, 100 * MiB, 1),  # a budget under the floor: one process
+        (256 * MiB, 40, 32 * MiB, 8),  # never fewer than 8 processes: less each
+        (256 * MiB, 4, 64 * MiB, 4),  # nor more processes than the limit
     ],
 )
 def test_without_a_cgroup_the_per_process_limits_sum_to_the_budget(
