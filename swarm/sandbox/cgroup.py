@@ -45,7 +45,15 @@ from typing import Literal
 
 from swarm.sandbox.limits import ResourceLimits, format_size
 
-__all__ = ["Budget", "CommandBudget", "command_budget", "find_cgroups", "remove_stale"]
+__all__ = [
+    "Budget",
+    "Cgroups",
+    "CommandBudget",
+    "budget_line",
+    "command_budget",
+    "find_cgroups",
+    "remove_stale",
+]
 
 Budget = Literal["cgroup v2", "cgroup v1", "per process"]
 """What holds the budget: a cgroup of either version, or per-process limits alone."""
@@ -336,6 +344,15 @@ def _make(where: Cgroups, limits: ResourceLimits) -> tuple[Path, ...]:
             _remove(directory, version=where.version)
         raise
     return directories
+
+
+def budget_line(limits: ResourceLimits) -> str:
+    """The limits line each command under ``limits`` gets here, saying what holds its
+    budget (for the line a run prints at its start); makes no cgroup."""
+    where = find_cgroups()
+    if isinstance(where, str):
+        return limits.shared().describe(budget="per process")
+    return limits.describe(budget=where.budget)
 
 
 @contextlib.contextmanager

@@ -23,7 +23,7 @@ import pytest
 from swarm import Progress, ResourceLimits, SandboxSettings, Tool
 from swarm.errors import ToolError
 from swarm.sandbox import Confinement, LandlockSandbox, command_environment
-from swarm.sandbox.cgroup import Cgroups, command_budget, find_cgroups
+from swarm.sandbox.cgroup import Cgroups, budget_line, command_budget, find_cgroups
 from swarm.sandbox.limits import SHARE_FLOOR, default_memory
 from swarm.toolbox import make_toolbox
 
@@ -244,6 +244,12 @@ async def test_the_cgroup_of_a_sigkilled_swarm_goes_with_the_next_command(
     assert all(p.exists() for p in left)  # nobody removed them: swarm was killed
     await run(shell_of(tier, ws), "true")
     assert not any(p.exists() for p in left)
+
+
+def test_the_run_can_say_what_holds_the_budget_before_any_command(cgroups: Cgroups) -> None:
+    line = budget_line(BUDGET)
+    assert f"memory 256 MiB for the whole command ({cgroups.budget})" in line
+    assert f"processes 64 for the whole command ({cgroups.budget})" in line
 
 
 def test_the_limits_say_what_holds_the_budget() -> None:
