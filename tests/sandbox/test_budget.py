@@ -309,3 +309,20 @@ def test_without_a_cgroup_the_shared_limits_bind_each_process(ws: Path) -> None:
     got = held(done.stdout)
     assert len(got) == 3 and all(n < 256 for n in got)
     assert sum(got) <= 768
+
+
+def test_a_command_that_cannot_join_its_cgroup_does_not_run(tmp_path: Path) -> None:
+    # Plain directories stand in for the hierarchies; the command's cgroup.procs is made
+    # unwritable (a directory), as a cgroup that refuses the process would be.
+    bases = Cgroups(1, tmp_path / "memory", tmp_path / "pids")
+    bases.memory.mkdir()
+    bases.pids.mkdir()
+    with command_budget(BUDGET, cgroups=bases) as budget:
+        assert budget.budget == "cgroup v1"
+        (budget.directories[-1] / "cgroup.procs").mkdir()
+        done = subprocess.run(
+            [*budget.prefix, "touch", "ran"], cwd=tmp_path, capture_output=True, text=True
+        )
+    assert done.returncode == 126
+    assert "cgroup.procs" in done.stderr
+    assert not (tmp_path / "ran").exists()
