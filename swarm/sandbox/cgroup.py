@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from swarm.sandbox.base import Launch
 from swarm.sandbox.limits import ResourceLimits, format_size
 
 __all__ = [
@@ -52,6 +53,7 @@ __all__ = [
     "budget_line",
     "command_budget",
     "find_cgroups",
+    "in_budget",
     "remove_stale",
 ]
 
@@ -344,6 +346,21 @@ def _make(where: Cgroups, limits: ResourceLimits) -> tuple[Path, ...]:
             _remove(directory, version=where.version)
         raise
     return directories
+
+
+def in_budget(launch: Launch, budget: CommandBudget) -> Launch:
+    """``launch`` started inside ``budget``'s cgroup (its ``prefix`` first), and stopped
+    with everything in that cgroup too (so even what left the process group goes)."""
+    if not budget.prefix:
+        return launch
+    inner = launch.stop
+
+    def stop() -> None:
+        if inner is not None:
+            inner()
+        budget.stop()
+
+    return dataclasses.replace(launch, argv=(*budget.prefix, *launch.argv), stop=stop)
 
 
 def budget_line(limits: ResourceLimits) -> str:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import codecs
 import contextlib
-import dataclasses
 import os
 import signal
 import subprocess
@@ -40,7 +39,7 @@ from swarm.sandbox import (
     SandboxUnavailable,
     command_environment,
 )
-from swarm.sandbox.cgroup import CommandBudget, command_budget
+from swarm.sandbox.cgroup import CommandBudget, command_budget, in_budget
 from swarm.sandbox.select import ToolSandbox
 from swarm.toolbox._paths import Workspace
 from swarm.tools import Field, Progress, Tool, ToolOutput
@@ -301,21 +300,6 @@ async def _run(
         details["limits"] = budget.describe()
         details["memory_peak"] = budget.peak()
     return ToolOutput(text, details=details)
-
-
-def in_budget(launch: Launch, budget: CommandBudget) -> Launch:
-    """``launch`` started inside ``budget``'s cgroup (its ``prefix`` first), and stopped
-    with everything in that cgroup too (so even what left the process group goes)."""
-    if not budget.prefix:
-        return launch
-    inner = launch.stop
-
-    def stop() -> None:
-        if inner is not None:
-            inner()
-        budget.stop()
-
-    return dataclasses.replace(launch, argv=(*budget.prefix, *launch.argv), stop=stop)
 
 
 def safe_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
