@@ -255,9 +255,9 @@ class CommandBudget:
     gives them (``limits``), the per-process limits the sandbox tier sets
     (``per_process``: where a cgroup holds the budget, 7/8 of its memory for one
     process alone and no process limit, which the cgroup counts exactly; sized so their
-    sum fits where none does),
-    and the words to put before the launch (``prefix``, empty without a cgroup).
-    ``directories`` are the command's cgroups (none without one)."""
+    sum fits where none does), and the words to put before the launch (``prefix``,
+    empty without a cgroup). ``directories`` are the command's cgroups (none without
+    one)."""
 
     budget: Budget
     limits: ResourceLimits
