@@ -51,11 +51,13 @@ _UNSUPPORTED = (
 )
 
 
-def _construct(error: str) -> str | None:
-    """The construct RE2 refused, in words, from its error text; ``None`` for a plain
-    syntax error."""
+def _construct(error: str, pattern: str) -> str | None:
+    """The construct RE2 refused in ``pattern``, in words, from its error text; ``None``
+    for a plain syntax error."""
     kind, _, subject = error.partition(": ")
     if kind == "invalid perl operator":
+        if subject == "(?P" and "(?P=" in pattern:  # RE2 quotes no more than (?P
+            subject = "(?P="
         return next((name for start, name in _UNSUPPORTED if subject.startswith(start)), None)
     if kind == "invalid escape sequence" and subject[1:2].isdigit():
         return f"a backreference {subject}"
@@ -116,7 +118,7 @@ def compile_pattern(pattern: str, *, ignore_case: bool = False) -> Any:
     except re2.error as exc:
         detail = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
     detail = detail.replace(whole, pattern)  # RE2 quotes the pattern it was given
-    construct = _construct(detail)
+    construct = _construct(detail, pattern)
     if construct is not None:
         raise ToolError(
             f"search cannot use {construct} in {pattern!r}: its patterns run on RE2, which"
