@@ -15,13 +15,18 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Generator, Iterator
-from contextlib import closing, suppress
+from contextlib import closing
 from typing import Annotated, Any
 
-import anyio.from_thread
-
 from swarm.errors import ToolError
-from swarm.toolbox._fs import open_entry, open_leaf, require_single_file, walk_files
+from swarm.toolbox._fs import (
+    MAX_DIR_ENTRIES,
+    open_entry,
+    open_leaf,
+    require_single_file,
+    stop_if_cancelled,
+    walk_files,
+)
 from swarm.toolbox._paths import Parts, Workspace
 from swarm.toolbox.files import SNIFF_BYTES, failed, is_binary, missing
 from swarm.tools import Field, Tool
@@ -133,13 +138,6 @@ def compile_pattern(pattern: str, *, ignore_case: bool = False) -> Any:
     )
 
 
-def _stop_if_cancelled() -> None:
-    """Raise the cancellation of this worker thread's call once it was cancelled (its
-    timeout, the run's limit), so an abandoned search stops at the next file."""
-    with suppress(RuntimeError):  # not in a worker thread: called directly
-        anyio.from_thread.check_cancelled()
-
-
 def _excerpt(line: bytes, start: int) -> str:
     """The line, or a window of it around the match starting at byte ``start``."""
     if len(line) <= MAX_LINE:  # bytes bound characters: short enough either way
@@ -178,16 +176,17 @@ def _matching_lines(data: bytes, regex: Any) -> Iterator[tuple[int, str]]:
 
 
 def _files(
-    workspace: Workspace, parts: Parts, path: str, glob: str
+    workspace: Workspace, parts: Parts, path: str, glob: str, cut: list[Parts]
 ) -> Generator[tuple[Parts, int, os.stat_result]]:
     """The files to search: ``parts`` itself if it is a file, else the single-link regular
-    files below it matching ``glob``; each open while the caller looks at it."""
+    files below it matching ``glob``; each open while the caller looks at it. Directories
+    whose entries were not all looked at go to ``cut``."""
     with open_entry(workspace.root, parts) as (fd, info):
         if not stat.S_ISDIR(info.st_mode):
             require_single_file(info, path, "search does not look in it")
             yield parts, fd, info
             return
-        for entry in walk_files(fd, glob, skip=workspace.protected_below(parts)):
+        for entry in walk_files(fd, glob, skip=workspace.protected_below(parts), cut=cut):
             try:
                 child, found = open_leaf(entry.parent, entry.below)
             except (OSError, ToolError):
@@ -214,6 +213,7 @@ class _Search:
         self.max_results, self.output_limit = max_results, output_limit
         self.used = self.read = self.searched = self.too_big = 0
         self.stopped = self.budget_spent = False
+        self.cut: list[Parts] = []
 
     def take(self, shown: str, found: Iterator[tuple[int, str]]) -> None:
         """Keep the hits of one file, until results or output are full."""
@@ -225,8 +225,8 @@ class _Search:
                 return
             self.hits.append(hit)
 
-    def notes(self) -> list[str]:
-        """What the result must say about where the search stopped."""
+    def notes(self, workspace: Workspace, parts: Parts) -> list[str]:
+        """What the result must say about where the search of ``parts`` stopped."""
         notes = []
         if self.stopped:
             notes.append(
@@ -238,6 +238,12 @@ class _Search:
                 f"[search stopped after {self.searched:,} files ({self.read // 2**20} MB"
                 " read): narrow the path or glob to search the rest]"
             )
+        notes.extend(
+            f"[… more than {MAX_DIR_ENTRIES:,} entries in"
+            f" {workspace.relative((*parts, *below))}/:"
+            " only the first were searched]"
+            for below in self.cut[:5]
+        )
         if self.too_big:
             notes.append(f"[{self.too_big} file(s) over {MAX_FILE_BYTES // 2**20} MB not searched]")
         return notes
@@ -273,9 +279,9 @@ def search_tool(workspace: Workspace, *, output_limit: int) -> Tool[None]:
         parts = workspace.locate(path)
         state = _Search(max_results, output_limit)
         try:
-            with closing(_files(workspace, parts, path, glob)) as files:
+            with closing(_files(workspace, parts, path, glob, state.cut)) as files:
                 for file, fd, info in files:
-                    _stop_if_cancelled()
+                    stop_if_cancelled()
                     if info.st_size > MAX_FILE_BYTES:
                         state.too_big += 1
                         continue
@@ -304,8 +310,8 @@ def search_tool(workspace: Workspace, *, output_limit: int) -> Tool[None]:
         if not state.hits:
             files_word = "file" if state.searched == 1 else "files"
             found = f"No matches for {pattern!r} in {state.searched} {files_word}."
-            return "\n".join([found, *state.notes()])
-        return "\n".join(state.hits + state.notes())
+            return "\n".join([found, *state.notes(workspace, parts)])
+        return "\n".join(state.hits + state.notes(workspace, parts))
 
     return Tool(
         "search",
