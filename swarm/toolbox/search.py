@@ -138,6 +138,15 @@ def compile_pattern(pattern: str, *, ignore_case: bool = False) -> Any:
     )
 
 
+def _forget_patterns() -> None:
+    """Empty re2's cache of compiled patterns (128 of them, each up to 8 MiB of automaton)
+    so what a search compiled is freed when it ends, not kept for a pattern never seen
+    again."""
+    import re2
+
+    re2.purge()
+
+
 def _excerpt(line: bytes, start: int) -> str:
     """The line, or a window of it around the match starting at byte ``start``."""
     if len(line) <= MAX_LINE:  # bytes bound characters: short enough either way
@@ -275,9 +284,9 @@ def search_tool(workspace: Workspace, *, output_limit: int) -> Tool[None]:
             Field(description="Stop after this many matching lines (default 100).", ge=1, le=2000),
         ] = 100,
     ) -> str:
-        regex = compile_pattern(pattern, ignore_case=ignore_case)
         parts = workspace.locate(path)
         state = _Search(max_results, output_limit)
+        regex = compile_pattern(pattern, ignore_case=ignore_case)
         try:
             with closing(_files(workspace, parts, path, glob, state.cut)) as files:
                 for file, fd, info in files:
@@ -307,6 +316,8 @@ def search_tool(workspace: Workspace, *, output_limit: int) -> Tool[None]:
             raise missing(path) from None
         except OSError as exc:
             raise failed("search", path, exc) from None
+        finally:
+            _forget_patterns()
         if not state.hits:
             files_word = "file" if state.searched == 1 else "files"
             found = f"No matches for {pattern!r} in {state.searched} {files_word}."

@@ -15,6 +15,7 @@ import pytest
 
 from swarm import Tool, ToolError
 from swarm.toolbox._fs import MAX_DIR_ENTRIES
+from swarm.toolbox.search import MAX_FILE_BYTES
 
 MIB = 1024 * 1024
 GROWTH_BOUND = 48 * MIB
@@ -93,9 +94,7 @@ async def test_edit_file_refuses_an_edit_whose_result_would_pass_the_cap(
 ) -> None:
     (ws / "a.txt").write_text("x" * 100_000)
     with pytest.raises(ToolError, match=r"the edited 'a\.txt' would be about"):
-        await tools["edit_file"](
-            path="a.txt", old_text="x", new_text="y" * 1000, replace_all=True
-        )
+        await tools["edit_file"](path="a.txt", old_text="x", new_text="y" * 1000, replace_all=True)
     assert (ws / "a.txt").read_text() == "x" * 100_000
 
 
@@ -121,3 +120,18 @@ def test_notes_list_of_a_huge_notes_file_reads_only_its_end(ws: Path) -> None:
     growth, out = measured(ws, "notes", action="list")
     assert growth < GROWTH_BOUND, f"grew by {growth / MIB:.0f} MiB"
     assert out == "[… older notes cut …]\n- [2026-01-02 00:00] the latest note"
+
+
+@pytest.mark.anyio
+async def test_search_stops_at_its_read_budget_and_says_so(
+    tools: dict[str, Tool[Any]], ws: Path
+) -> None:
+    for n in range(20):
+        with (ws / f"part{n:02}.txt").open("wb") as file:
+            file.write(b"needle\n" + b"x" * 8192 + b"\n")
+            file.truncate(MAX_FILE_BYTES)  # sparse: read as 4 MiB, costs no disk
+    found = str(await tools["search"](pattern="needle")).splitlines()
+    assert found == [
+        *(f"part{n:02}.txt:1: needle" for n in range(16)),
+        "[search stopped after 16 files (64 MB read): narrow the path or glob to search the rest]",
+    ]
