@@ -290,10 +290,13 @@ def _files(outcome: RunOutcome) -> Text:
         ("changed", "~", "yellow"),
         ("deleted", "-", "red"),
     ):
-        for path in changes.of_kind(kind):
-            text.append(f"\n  {mark} {printable(path)}  ({kind})", style=style)
+        for change in changes.files:
+            if change.kind == kind:
+                said = f"{kind}: {change.detail}" if change.detail else kind
+                text.append(f"\n  {mark} {printable(change.path)}  ({said})", style=style)
     if changes.truncated:
-        text.append("\n  (the workspace has more files than were compared)", style="dim")
+        why = changes.reason or "the workspace has more files than were compared"
+        text.append(f"\n  (the comparison of files stopped short: {why})", style="dim")
     return text
 
 
