@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from swarm import _log as swarm_log
+from swarm._visible import visible
 from swarm.cli.commands import Later, add_commands  # arguments only: no command's code
 from swarm.cli.exits import BAD_INPUT, FAILED, INTERRUPTED, OK
 from swarm.errors import ConfigError, SwarmError
@@ -158,13 +159,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = handler(args)
         return code
     except ConfigError as exc:
-        sys.stderr.write(f"error: {exc}\n")
+        sys.stderr.write(f"error: {visible(str(exc), multiline=True)}\n")
         return BAD_INPUT
     except KeyboardInterrupt:
         sys.stderr.write("\ninterrupted\n")
         return INTERRUPTED
     except SwarmError as exc:
-        sys.stderr.write(f"error: {exc}\n")
+        sys.stderr.write(f"error: {visible(str(exc), multiline=True)}\n")
         return FAILED
     except BrokenPipeError:
         # the reader of stdout left (`| head`): nothing more can be shown, and Python's
