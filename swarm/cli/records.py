@@ -11,6 +11,7 @@ import contextlib
 import json
 import sqlite3
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -332,7 +333,8 @@ def cmd_sessions_show(args: argparse.Namespace) -> int:
 
     for message in anyio.run(read):
         print(f"--- {visible(str(message.role))}")
-        print(visible(_render(message), multiline=True))
+        # indented: no line of a message can pass for the next message's header
+        print(textwrap.indent(visible(_render(message), multiline=True), "  "))
     return OK
 
 
@@ -439,7 +441,7 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
         return OK
     console.print(Text(visible(f"Stop reason: {_end_of(data)}")))
     answer = visible(str(data.get("final_text") or "(none)"), multiline=True)
-    console.print(Text(f"Final answer:\n{answer}"))
+    console.print(Text("Final answer:\n" + textwrap.indent(answer, "  ")))  # as in the summary
     calls = data.get("calls", {})
     console.print(f"Tool calls: {calls.get('allowed', 0)} allowed, {calls.get('denied', 0)} denied")
     for denied in data.get("denied_calls", []):

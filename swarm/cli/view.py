@@ -8,6 +8,7 @@ stdout is a terminal; ``LineView`` prints one line per thing worth knowing other
 from __future__ import annotations
 
 import contextlib
+import textwrap
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -240,7 +241,9 @@ def print_summary(console: Console, outcome: RunOutcome, board: AgentBoard | Non
     denial with its agent's path, the files added, changed and deleted in the workspace,
     the totals, and where the record is."""
     parts: list[RenderableType] = [Text("\nFinal answer", style="bold")]
-    parts.append(Text(visible(outcome.final_text, multiline=True) or "(no answer)"))
+    # indented, as every line the model wrote is: none of its lines can pass for one of ours
+    answer = textwrap.indent(visible(outcome.final_text, multiline=True), "  ")
+    parts.append(Text(answer or "  (no answer)"))
     if outcome.usage_tree is not None:
         if console.is_terminal:
             parts.append(usage_table(outcome.usage_tree))
