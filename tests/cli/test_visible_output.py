@@ -215,3 +215,20 @@ def test_the_html_report_shows_escapes_in_names_arguments_and_answers(
     assert "+++ b/a\\nStop reason:" in page  # the diff's header too
     assert f"<pre>Final: {SHOWN_HOSTILE}\n" in page
     assert "out\\x1b]0;pwned\\x07\\x1b[2J" in page  # what the shell printed
+
+
+def test_a_log_line_quoting_the_model_shows_escapes(tmp_path: Path) -> None:
+    """Log lines go to the terminal too (above the live view): their strings are escaped."""
+    code = (
+        "from swarm.cli import _configure_logging\n"
+        "from swarm._log import logger\n"
+        "_configure_logging(False)\n"
+        f"logger('t').warning('tool failed {TITLE}', path={NEWLINE_NAME + RLO!r})\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    assert_nothing_raw(done.stderr)
+    (line,) = done.stderr.splitlines()
+    assert "tool failed \\x1b]0;pwned\\x07" in line and f"a\\n{FORGED}\\u202e" in line
