@@ -74,12 +74,6 @@ def _block(value: Any) -> str:
     return escape(visible(str(value), multiline=True), quote=True)
 
 
-class _Block(str):
-    """A header value shown as a block (the task): its newlines are kept."""
-
-    __slots__ = ()
-
-
 def _seconds(value: float | None) -> str:
     if value is None:
         return "-"
@@ -95,7 +89,6 @@ def _header(run: RunData) -> str:
     team = (manifest.get("team") or {}).get("dir") or config.get("team") or "-"
     stop = summary.get("stop_reason") or "(no summary: the run is going on or was killed)"
     rows = [
-        ("Task", _Block(config.get("task") or "-")),
         ("Team", f"{team} (entry: {config.get('entry') or '-'})"),
         ("Model", manifest.get("model") or "-"),
         ("Stop reason", stop),
@@ -108,9 +101,8 @@ def _header(run: RunData) -> str:
         ("Duration", _seconds(summary.get("duration_seconds"))),
         ("Agents", str(len(run.agents))),
     ]
-    cells = "".join(
-        f"<dt>{_e(k)}</dt><dd>{_block(v) if isinstance(v, _Block) else _e(v)}</dd>" for k, v in rows
-    )
+    cells = f"<dt>Task</dt><dd>{_block(config.get('task') or '-')}</dd>"  # a task has lines
+    cells += "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in rows)
     audit_class = "ok" if run.audit_ok else "bad"
     cells += f'<dt>Audit log</dt><dd class="{audit_class}" id="audit">{_block(run.audit)}</dd>'
     title = f"Run {manifest.get('run_id') or summary.get('run_id') or run.run_dir.name}"
