@@ -74,5 +74,7 @@ def visible(text: str, *, multiline: bool = False) -> str:
     presentation selectors), for text shown as a block of its own; a name, a path or any
     field shown on one line must not set it. Never raises; a string without such
     characters comes back as it is."""
+    if text.isascii() and text.isprintable():  # most names and lines: nothing to look for
+        return text
     pattern = _MULTILINE if multiline else _ONE_LINE
     return pattern.sub(_escape, text)
