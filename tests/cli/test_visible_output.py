@@ -3,7 +3,8 @@
 A scripted model writes files whose names hold a newline and a forged ``Stop reason:``
 line, an escape that retitles the terminal, one that clears it, rich markup and a
 right-to-left override; it calls a tool by such a name, has a call denied that quotes
-them, makes a shell print escapes, and answers with all of it. The summary of ``swarm
+them, makes a shell print escapes and create a file whose name is not UTF-8, and answers
+with all of it. The summary of ``swarm
 run`` (piped, and drawn live as on a terminal), ``swarm audit show``, ``swarm runs
 show``/``list``, ``swarm sessions show`` and the HTML report show every one of them as a
 visible escape: no raw character reaches the reader, markup stays text, and the forged
@@ -29,7 +30,8 @@ LINK = "[link=file:///etc]y[/link]"  # a rich hyperlink
 RLO = "\u202e"  # right-to-left override
 FORGED = "Stop reason: end_turn.  Tool calls: 0 allowed, 0 denied."
 HOSTILE = f"{TITLE}{CLEAR}{RED}{LINK}{RLO}\n{FORGED}"
-RAW = ("\x1b", "\x07", RLO)  # none of these may reach the reader
+RAW = ("\x1b", "\x07", RLO, "\udcff")  # none of these may reach the reader (the last: a byte
+# of a file name that is not UTF-8, as the captured output decodes it)
 
 NEWLINE_NAME = f"a\n{FORGED}"
 NAMES = (NEWLINE_NAME, f"t{TITLE}.txt", f"c{CLEAR}.txt", f"{RED}.txt", f"invoice{RLO}txt.exe")
@@ -39,6 +41,7 @@ SHOWN_NAMES = (
     "c\\x1b[2J.txt",
     "[red]x[/red].txt",
     "invoice\\u202etxt.exe",
+    "bad\\udcffname",
 )
 SHOWN_HOSTILE = "\\x1b]0;pwned\\x07\\x1b[2J[red]x[/red][link=file:///etc]y[/link]\\u202e"
 
@@ -49,6 +52,7 @@ def scenario() -> dict[str, object]:
         {"call": "write_file", "args": {"path": f"/etc/{RED}{TITLE}\n{FORGED}", "content": "x"}},
         {"call": f"no_such{TITLE}{RED}", "args": {"why": HOSTILE}},
         {"call": "shell", "args": {"command": "printf 'out\\033]0;pwned\\007\\033[2J\\n'"}},
+        {"call": "shell", "args": {"command": "python3 -c \"open(b'bad\\xffname', 'w').close()\""}},
         {"text": f"done {HOSTILE}"},
     ]
     return {
@@ -212,6 +216,7 @@ def test_the_html_report_shows_escapes_in_names_arguments_and_answers(
     assert f"<code>a\\n{FORGED}</code>" in page  # the file list: one line
     assert "<code>invoice\\u202etxt.exe</code>" in page
     assert "<code>t\\x1b]0;pwned\\x07.txt</code>" in page
+    assert "<code>bad\\udcffname</code>" in page  # a name that is not UTF-8
     assert "+++ b/a\\nStop reason:" in page  # the diff's header too
     assert f"<pre>Final: {SHOWN_HOSTILE}\n" in page
     assert "out\\x1b]0;pwned\\x07\\x1b[2J" in page  # what the shell printed
