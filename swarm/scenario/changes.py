@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from swarm._visible import visible
+
 __all__ = [
     "FileChange",
     "SnapshotBudget",
@@ -260,8 +262,9 @@ def _diff(path: str, before: str | None, after: str | None) -> str:
         difflib.unified_diff(
             (before or "").splitlines(keepends=True),
             (after or "").splitlines(keepends=True),
-            fromfile=f"a/{path}" if before is not None else "/dev/null",
-            tofile=f"b/{path}" if after is not None else "/dev/null",
+            # a name with a newline must not add lines to the diff's header
+            fromfile=f"a/{visible(path)}" if before is not None else "/dev/null",
+            tofile=f"b/{visible(path)}" if after is not None else "/dev/null",
         )
     )
     if len(lines) > DIFF_LINES:
