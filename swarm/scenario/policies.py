@@ -1,17 +1,65 @@
-"""Which policy guards each role's tools in a scenario run."""
+"""Which policy guards each role's tools in a scenario run, and whether its rules can
+match anything in this team."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from swarm.errors import ConfigError
 from swarm.guards.policy import Policy, apply_policy, load_policy
+from swarm.guards.reach import unreachable
 from swarm.scenario.spec import Scenario
 from swarm.team import AgentSpec, Team
+from swarm.team.reach import team_reach
+from swarm.toolbox import TOOL_NAMES
 from swarm.tools import Tool
 
-__all__ = ["guard_tools"]
+__all__ = ["check_policies", "guard_tools", "policy_refs", "role_policies"]
+
+
+def policy_refs(
+    specs: Mapping[str, AgentSpec], scenario: Scenario | None
+) -> dict[str, tuple[str, Path | None]]:
+    """Each role's policy as written, and the directory it is relative to: the role's
+    own (from its file's directory), else the scenario's, else ``default``."""
+    here = scenario.path.parent if scenario is not None and scenario.path else None
+    refs: dict[str, tuple[str, Path | None]] = {}
+    for spec in specs.values():
+        if spec.policy:
+            refs[spec.name] = (spec.policy, spec.source.parent if spec.source else here)
+        else:
+            refs[spec.name] = ((scenario.policy if scenario else None) or "default", here)
+    return refs
+
+
+def role_policies(scenario: Scenario, team: Team) -> dict[str, Policy]:
+    """Each role's policy (see ``policy_refs``), one load per file. Raises
+    ``ConfigError`` for a policy that does not load."""
+    loaded: dict[tuple[str, str], Policy] = {}
+    by_role: dict[str, Policy] = {}
+    for role, (ref, base) in policy_refs(team.specs, scenario).items():
+        key = (ref, str(base))
+        if key not in loaded:
+            loaded[key] = load_policy(ref, relative_to=base)
+        by_role[role] = loaded[key]
+    return by_role
+
+
+def check_policies(
+    scenario: Scenario, team: Team, toolbox: dict[str, list[Tool[Any]]] | None = None
+) -> None:
+    """Refuse a policy of the team with a rule that can never match: a tool glob that
+    names no tool a role can have, a ``roles`` glob that names no role (see
+    ``swarm.guards.reach``). ``toolbox`` is what the scenario adds to the built-in tools.
+    Raises ``ConfigError`` naming each file, line and field, with the closest name."""
+    reach = team_reach(
+        team.specs, builtins=TOOL_NAMES, toolbox=toolbox, mcp_servers=team.mcp_servers
+    )
+    problems = unreachable(role_policies(scenario, team).values(), reach)
+    if problems:
+        raise ConfigError.collect(problems)
 
 
 def guard_tools(
@@ -20,21 +68,7 @@ def guard_tools(
     """Each role's tools behind its policy (its own, else the scenario's, else default),
     with the ``deny`` rules of the roles above it as a ceiling; notes in ``idempotent``
     which tools are safe to repeat. Raises ``ConfigError`` for a policy that does not load."""
-    loaded: dict[tuple[str, str], Policy] = {}
-    by_role: dict[str, Policy] = {}
-    for spec in team.specs.values():
-        ref = spec.policy or scenario.policy or "default"
-        base = (
-            spec.source.parent
-            if spec.policy and spec.source
-            else scenario.path.parent
-            if scenario.path
-            else None
-        )
-        key = (ref, str(base))
-        if key not in loaded:
-            loaded[key] = load_policy(ref, relative_to=base)
-        by_role[spec.name] = loaded[key]
+    by_role = role_policies(scenario, team)
 
     def guard(spec: AgentSpec, tools: list[Tool[Any]]) -> list[Tool[Any]]:
         idempotent.update((t.name, t.idempotent) for t in tools)

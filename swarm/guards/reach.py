@@ -1,0 +1,277 @@
+"""Rules that can never match: tool and role globs of a policy checked against a team.
+
+A rule about ``wirte_file`` or for ``roles: [reviewr]`` loads, and never applies: the call
+it was written to stop goes through. ``unreachable`` finds such globs once the team is
+known, each as a ``ConfigError`` naming the policy file, the line, the field
+(``rules.3.deny.1``) and the closest name (``did you mean 'write_file'?``).
+
+What counts as reachable, and why:
+
+- A **tool glob** must match a name swarm can offer the team: a tool some role has (its
+  built-in, Python and scenario tools, its delegation tools, named after the roles it
+  delegates to), *or* any built-in tool, any role's name, and any tool of a declared MCP
+  server, even when no role has them. A policy is often shared by teams (a rule about
+  ``shell`` is right in a team without a shell), so only a glob that matches nothing swarm
+  could ever give this team is an error: a typo. Each glob of a list is checked on its
+  own, since a typo hides in a list beside names that match (``[read_file, wirte_file]``).
+- MCP tools are named ``mcp__SERVER__TOOL`` and known only once the server starts, so a
+  glob that *could* match such a name of a declared server (``mcp__git__*``,
+  ``mcp__git__anything``, ``mcp__*``) counts as matching.
+- A **role glob** must match a role of the team.
+- The policies swarm ships (``builtin:default`` and the others) are written for every team
+  and are not checked; what a user's policy adds to them by ``extend`` is.
+- When the team's tools cannot all be known (a tool reference that does not import, or a
+  policy checked alone: ``swarm validate policy.yaml``) the world is open: only a glob
+  close to a known name (``did you mean``) or shaped almost like an MCP name is an error,
+  and role globs are not checked.
+
+``idle`` lists, as warnings, the rules that are reachable but apply to no tool any role
+of this team has (a rule about ``shell`` in a team without one).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase, translate
+from functools import cache
+from pathlib import Path
+
+from swarm.errors import ConfigError
+from swarm.guards.policy import POLICY_DIR, Policy
+from swarm.guards.rules import Rule
+
+__all__ = ["Reach", "ToolNames", "globs_overlap", "idle", "unreachable"]
+
+_MCP = "mcp__?*__?*"  # the shape of every MCP tool's name
+_ANY_SERVER = "mcp__\ue000__?*"  # the tools of a server no glob names (a private-use name)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolNames:
+    """Tool names, and globs standing for names known only at run time (an MCP server's
+    tools: ``mcp__git__?*``)."""
+
+    names: frozenset[str] = frozenset()
+    patterns: frozenset[str] = frozenset()
+
+    def matched_by(self, glob: str) -> bool:
+        """Whether ``glob`` matches one of the names, or could match a name a pattern
+        stands for."""
+        return any(fnmatchcase(n, glob) for n in self.names) or any(
+            globs_overlap(glob, p) for p in self.patterns
+        )
+
+    def shown(self) -> list[str]:
+        """The names and patterns as a person reads them (``mcp__git__*``), sorted."""
+        return sorted({*self.names, *(p.replace("?*", "*") for p in self.patterns)})
+
+    def __or__(self, other: ToolNames) -> ToolNames:
+        return ToolNames(self.names | other.names, self.patterns | other.patterns)
+
+
+@dataclass(frozen=True, slots=True)
+class Reach:
+    """What a team's policies can be about.
+
+    ``team``: the tools some role of the team has; ``offered``: the other tools swarm
+    could give this team (every built-in tool, every role as a delegation tool, every
+    declared MCP server's tools); ``roles``: the team's roles (``None``: not known).
+    ``closed``: whether a tool outside these cannot exist (``False`` when some of the
+    team's tools could not be resolved, or for a policy checked alone).
+    """
+
+    team: ToolNames = field(default_factory=ToolNames)
+    offered: ToolNames = field(default_factory=ToolNames)
+    roles: frozenset[str] | None = None
+    closed: bool = True
+
+
+def shipped(path: Path | str | None) -> bool:
+    """Whether ``path`` is one of the policies swarm ships."""
+    if path is None:
+        return False
+    try:
+        return Path(path).resolve().is_relative_to(POLICY_DIR.resolve())
+    except OSError:
+        return False
+
+
+def _checked(policies: Iterable[Policy]) -> list[Rule]:
+    """The rules a user wrote (not built in code, not in a shipped policy), each once
+    however many of ``policies`` hold it (two policies extending one file)."""
+    rules: dict[tuple[Path, int], Rule] = {}
+    for policy in policies:
+        for rule in policy.rules:
+            if rule.origin is not None and not shipped(rule.origin.path):
+                rules.setdefault((rule.origin.path.resolve(), rule.origin.index), rule)
+    return list(rules.values())
+
+
+def _could(glob: str, names: ToolNames) -> bool:
+    """Whether ``glob`` can match one of ``names``, or an MCP tool of any server
+    (``mcp__*``: it names no server, so it is right whatever servers there are)."""
+    return names.matched_by(glob) or globs_overlap(glob, _ANY_SERVER)
+
+
+def _close(word: str, choices: Iterable[str]) -> str | None:
+    found = difflib.get_close_matches(word, sorted(set(choices)), n=1)
+    return found[0] if found else None
+
+
+def _key(rule: Rule, j: int, key: str) -> tuple[str | int, ...]:
+    """The key of the ``j``th glob of ``key``: ``("deny", 1)``, or ``("deny",)`` alone."""
+    written = rule.tools if key == rule.action else rule.roles
+    return (key,) if len(written) == 1 and j == 0 else (key, j)
+
+
+def unreachable(policies: Iterable[Policy], reach: Reach) -> list[ConfigError]:
+    """A ``ConfigError`` for each tool glob of the rules of ``policies`` (the team's:
+    each rule is checked once) that matches no tool
+    swarm can offer, and each ``roles`` glob that matches no role (see the module
+    docstring for what counts), with the closest name; ``[]`` when every glob can match.
+    """
+    every = reach.team | reach.offered
+    names = every.shown()
+    problems: list[ConfigError] = []
+    for rule in _checked(policies):
+        assert rule.origin is not None
+        for j, glob in enumerate(rule.tools):
+            if _could(glob, every):
+                continue
+            close = _close(glob, names)
+            mcp_like = glob.startswith("mcp") and not globs_overlap(glob, _MCP)
+            if not reach.closed and close is None and not mcp_like:
+                continue  # maybe a Python tool or a delegation tool we cannot know of
+            hint = f"; did you mean '{close}'?" if close else ""
+            if mcp_like:
+                hint += " (MCP tools are named mcp__SERVER__TOOL)"
+            nowhere = "no role of the team can have" if reach.closed else "swarm does not know"
+            problems.append(
+                rule.origin.error(
+                    f"rule '{rule.id}' names the tool '{glob}', which {nowhere}, so the rule"
+                    f" never applies{hint}",
+                    *_key(rule, j, rule.action),
+                )
+            )
+        if reach.roles is None:
+            continue
+        for j, glob in enumerate(rule.roles):
+            if any(fnmatchcase(role, glob) for role in reach.roles):
+                continue
+            close = _close(glob, reach.roles)
+            hint = f"; did you mean '{close}'?" if close else ""
+            known = ", ".join(sorted(reach.roles))
+            problems.append(
+                rule.origin.error(
+                    f"rule '{rule.id}' is for the role '{glob}', which is not a role of the"
+                    f" team, so the rule never applies{hint} (roles: {known})",
+                    *_key(rule, j, "roles"),
+                )
+            )
+    return problems
+
+
+def idle(policies: Iterable[Policy], reach: Reach) -> list[str]:
+    """Warnings for the user's rules in ``policies`` that no tool of this team can reach
+    (they name only tools the team could have and has not), each naming file and line."""
+    if not reach.closed:
+        return []
+    warnings: list[str] = []
+    for rule in _checked(policies):
+        assert rule.origin is not None
+        if any(reach.team.matched_by(g) for g in rule.tools):
+            continue
+        if not all(_could(g, reach.team | reach.offered) for g in rule.tools):
+            continue  # an error, reported by ``unreachable``
+        tools = ", ".join(f"'{g}'" for g in rule.tools)
+        problem = rule.origin.error(
+            f"rule '{rule.id}' is about {tools}, which no role of this team has: it never"
+            " applies here",
+            rule.action,
+        )
+        warnings.append(str(problem))
+    return warnings
+
+
+# Glob overlap: does some string match both globs? Globs are split into tokens: "*", or
+# a one-character test. Two tests overlap when a character passes both; the characters
+# worth trying are those a bracket names and each one's successor, and "\0" (the sets a
+# bracket's ranges and negation make change only at such characters).
+
+_Token = tuple[str, re.Pattern[str] | None, str]  # kind ("*", "?", "c", "[]"), test, chars
+
+
+def _tokens(glob: str) -> tuple[_Token, ...]:
+    """``glob`` as ``fnmatch`` reads it."""
+    out: list[_Token] = []
+    i, n = 0, len(glob)
+    while i < n:
+        c = glob[i]
+        i += 1
+        if c == "*":
+            if not out or out[-1][0] != "*":
+                out.append(("*", None, ""))
+        elif c == "?":
+            out.append(("?", None, ""))
+        elif c == "[":
+            j = i
+            if j < n and glob[j] == "!":
+                j += 1
+            if j < n and glob[j] == "]":
+                j += 1
+            while j < n and glob[j] != "]":
+                j += 1
+            if j >= n:
+                out.append(("c", None, "["))
+                continue
+            body = glob[i - 1 : j + 1]
+            out.append(("[]", re.compile(translate(body), re.DOTALL), body[1:-1]))
+            i = j + 1
+        else:
+            out.append(("c", None, c))
+    return tuple(out)
+
+
+def _passes(token: _Token, char: str) -> bool:
+    kind, test, chars = token
+    if kind == "?":
+        return True
+    if kind == "c":
+        return char == chars
+    assert test is not None
+    return bool(test.match(char))
+
+
+def _meet(a: _Token, b: _Token) -> bool:
+    """Whether one character passes both one-character tokens."""
+    if a[0] == "c":
+        return _passes(b, a[2])
+    if b[0] == "c":
+        return _passes(a, b[2])
+    chars = a[2] + b[2]
+    candidates = {"\0", *chars, *(chr(ord(c) + 1) for c in chars if ord(c) < 0x10FFFF)}
+    return any(_passes(a, c) and _passes(b, c) for c in candidates)
+
+
+@cache
+def globs_overlap(first: str, second: str) -> bool:
+    """Whether some string matches both ``fnmatch`` globs (``write_*`` and ``*_file``:
+    yes; ``mcp__git__*`` and ``mcp__gti__*``: no)."""
+    a, b = _tokens(first), _tokens(second)
+
+    @cache
+    def meet(i: int, j: int) -> bool:
+        if i == len(a) and j == len(b):
+            return True
+        if i < len(a) and a[i][0] == "*":
+            return meet(i + 1, j) or (j < len(b) and meet(i, j + 1))
+        if j < len(b) and b[j][0] == "*":
+            return meet(i, j + 1) or (i < len(a) and meet(i + 1, j))
+        if i == len(a) or j == len(b):
+            return False
+        return _meet(a[i], b[j]) and meet(i + 1, j + 1)
+
+    return meet(0, 0)
