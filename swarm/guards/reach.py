@@ -14,6 +14,8 @@ What counts as reachable, and why:
   ``shell`` is right in a team without a shell), so only a glob that matches nothing swarm
   could ever give this team is an error: a typo. Each glob of a list is checked on its
   own, since a typo hides in a list beside names that match (``[read_file, wirte_file]``).
+  The ``tools`` globs of a policy's ``guards:`` entries are checked the same way (a rate
+  limit on ``shel`` limits nothing).
 - MCP tools are named ``mcp__SERVER__TOOL`` and known only once the server starts, so a
   glob that *could* match such a name of a declared server (``mcp__git__*``,
   ``mcp__git__anything``, ``mcp__*``) counts as matching.
@@ -127,35 +129,37 @@ def _key(rule: Rule, j: int, key: str) -> tuple[str | int, ...]:
     return (key,) if len(written) == 1 and j == 0 else (key, j)
 
 
-def unreachable(policies: Iterable[Policy], reach: Reach) -> list[ConfigError]:
-    """A ``ConfigError`` for each tool glob of the rules of ``policies`` (the team's:
-    each rule is checked once) that matches no tool
-    swarm can offer, and each ``roles`` glob that matches no role (see the module
-    docstring for what counts), with the closest name; ``[]`` when every glob can match.
-    """
+def _stray(glob: str, reach: Reach) -> str | None:
+    """Why ``glob`` names no tool swarm can offer (the end of a message), or ``None``."""
     every = reach.team | reach.offered
-    names = every.shown()
+    if _could(glob, every):
+        return None
+    close = _close(glob, every.shown())
+    mcp_like = glob.startswith("mcp") and not globs_overlap(glob, _MCP)
+    if not reach.closed and close is None and not mcp_like:
+        return None  # maybe a Python tool or a delegation tool we cannot know of
+    nowhere = "no role of the team can have" if reach.closed else "swarm does not know"
+    hint = f"; did you mean '{close}'?" if close else ""
+    if mcp_like:
+        hint += " (MCP tools are named mcp__SERVER__TOOL)"
+    return f"the tool '{glob}', which {nowhere}, so the {{}} never applies{hint}"
+
+
+def unreachable(policies: Iterable[Policy], reach: Reach) -> list[ConfigError]:
+    """A ``ConfigError`` for each tool glob of the rules of ``policies`` (the team's; each
+    rule is checked once) and of their guards' ``tools`` that matches no tool swarm can
+    offer, and each ``roles`` glob that matches no role (see the module docstring for
+    what counts), with the closest name; ``[]`` when every glob can match.
+    """
+    policies = list(policies)
     problems: list[ConfigError] = []
     for rule in _checked(policies):
         assert rule.origin is not None
         for j, glob in enumerate(rule.tools):
-            if _could(glob, every):
-                continue
-            close = _close(glob, names)
-            mcp_like = glob.startswith("mcp") and not globs_overlap(glob, _MCP)
-            if not reach.closed and close is None and not mcp_like:
-                continue  # maybe a Python tool or a delegation tool we cannot know of
-            hint = f"; did you mean '{close}'?" if close else ""
-            if mcp_like:
-                hint += " (MCP tools are named mcp__SERVER__TOOL)"
-            nowhere = "no role of the team can have" if reach.closed else "swarm does not know"
-            problems.append(
-                rule.origin.error(
-                    f"rule '{rule.id}' names the tool '{glob}', which {nowhere}, so the rule"
-                    f" never applies{hint}",
-                    *_key(rule, j, rule.action),
-                )
-            )
+            why = _stray(glob, reach)
+            if why is not None:
+                message = f"rule '{rule.id}' names {why.format('rule')}"
+                problems.append(rule.origin.error(message, *_key(rule, j, rule.action)))
         if reach.roles is None:
             continue
         for j, glob in enumerate(rule.roles):
@@ -171,6 +175,26 @@ def unreachable(policies: Iterable[Policy], reach: Reach) -> list[ConfigError]:
                     *_key(rule, j, "roles"),
                 )
             )
+    seen: set[tuple[Path, int | None]] = set()
+    for policy in policies:
+        for guard in policy.guards:
+            if guard.source is None or shipped(guard.source):
+                continue
+            where = (Path(guard.source).resolve(), guard.line)
+            if where in seen:
+                continue
+            seen.add(where)
+            for glob in guard.tools:
+                why = _stray(glob, reach)
+                if why is not None:
+                    problems.append(
+                        ConfigError(
+                            f"guard '{guard.use}' covers {why.format('guard')}",
+                            path=guard.source,
+                            line=guard.line,
+                            field="guards.tools",
+                        )
+                    )
     return problems
 
 
