@@ -315,7 +315,7 @@ def _reach_problems(
         # leaves the world open
         with contextlib.suppress(ConfigError):
             toolbox = scenario_tools(scenario)
-    reach = team_reach(specs, builtins=TOOL_NAMES, toolbox=toolbox, mcp_servers=servers)
+    reach = team_reach(specs, toolbox={**_toolbox(), **toolbox}, mcp_servers=servers)
     policies: list[Policy] = []
     for ref, base in set(policy_refs(specs, scenario).values()):
         with contextlib.suppress(ConfigError):  # reported by _policy_problems

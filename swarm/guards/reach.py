@@ -20,6 +20,10 @@ What counts as reachable, and why:
   glob that *could* match such a name of a declared server (``mcp__git__*``,
   ``mcp__git__anything``, ``mcp__*``) counts as matching.
 - A **role glob** must match a role of the team.
+- An **argument** a rule's ``args`` look at must be one that some tool the rule names
+  takes (``comand`` for ``shell`` never holds). Checked only when the arguments of every
+  tool the rule can name are known: not for a glob that could name an MCP tool (``*``
+  does) or a delegation tool.
 - The policies swarm ships (``builtin:default`` and the others) are written for every team
   and are not checked; what a user's policy adds to them by ``extend`` is.
 - When the team's tools cannot all be known (a tool reference that does not import, or a
@@ -35,7 +39,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase, translate
 from functools import cache
@@ -82,13 +86,15 @@ class Reach:
     could give this team (every built-in tool, every role as a delegation tool, every
     declared MCP server's tools); ``roles``: the team's roles (``None``: not known).
     ``closed``: whether a tool outside these cannot exist (``False`` when some of the
-    team's tools could not be resolved, or for a policy checked alone).
+    team's tools could not be resolved, or for a policy checked alone). ``arguments``:
+    the argument names of each tool by name (``None`` or absent: not known).
     """
 
     team: ToolNames = field(default_factory=ToolNames)
     offered: ToolNames = field(default_factory=ToolNames)
     roles: frozenset[str] | None = None
     closed: bool = True
+    arguments: Mapping[str, frozenset[str] | None] = field(default_factory=dict)
 
 
 def shipped(path: Path | str | None) -> bool:
@@ -145,6 +151,41 @@ def _stray(glob: str, reach: Reach) -> str | None:
     return f"the tool '{glob}', which {nowhere}, so the {{}} never applies{hint}"
 
 
+def _stray_arguments(rule: Rule, reach: Reach) -> list[ConfigError]:
+    """A problem for each argument a condition of ``rule`` looks at that none of the
+    tools the rule names takes (checked only when every such tool's arguments are known:
+    a closed world, no MCP or delegation tool among them)."""
+    if not rule.conditions or not reach.closed:
+        return []
+    every = reach.team | reach.offered
+    if any(globs_overlap(g, p) for g in rule.tools for p in (*every.patterns, _ANY_SERVER)):
+        return []
+    named = [n for n in every.names if any(fnmatchcase(n, g) for g in rule.tools)]
+    known = [reach.arguments.get(n) for n in named]
+    if not named or any(k is None for k in known):
+        return []
+    taken = frozenset().union(*(k for k in known if k is not None))
+    assert rule.origin is not None
+    problems = []
+    for condition in rule.conditions:
+        argument = condition.argument.split(".", 1)[0]
+        if argument in taken:
+            continue
+        close = _close(argument, taken)
+        hint = f"; did you mean '{close}'?" if close else ""
+        tools = ", ".join(f"'{n}'" for n in sorted(named))
+        problems.append(
+            rule.origin.error(
+                f"rule '{rule.id}' looks at the argument '{argument}', which {tools} never"
+                f" {'takes' if len(named) == 1 else 'take'}, so the rule never applies{hint}"
+                f" (arguments: {', '.join(sorted(taken))})",
+                "args",
+                condition.argument,
+            )
+        )
+    return problems
+
+
 def unreachable(policies: Iterable[Policy], reach: Reach) -> list[ConfigError]:
     """A ``ConfigError`` for each tool glob of the rules of ``policies`` (the team's; each
     rule is checked once) and of their guards' ``tools`` that matches no tool swarm can
@@ -160,6 +201,7 @@ def unreachable(policies: Iterable[Policy], reach: Reach) -> list[ConfigError]:
             if why is not None:
                 message = f"rule '{rule.id}' names {why.format('rule')}"
                 problems.append(rule.origin.error(message, *_key(rule, j, rule.action)))
+        problems += _stray_arguments(rule, reach)
         if reach.roles is None:
             continue
         for j, glob in enumerate(rule.roles):

@@ -3,6 +3,7 @@ match anything in this team."""
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from swarm.guards.reach import unreachable
 from swarm.scenario.spec import Scenario
 from swarm.team import AgentSpec, Team
 from swarm.team.reach import team_reach
-from swarm.toolbox import TOOL_NAMES
+from swarm.toolbox import make_toolbox
 from swarm.tools import Tool
 
 __all__ = ["check_policies", "guard_tools", "policy_refs", "role_policies"]
@@ -54,8 +55,10 @@ def check_policies(
     names no tool a role can have, a ``roles`` glob that names no role (see
     ``swarm.guards.reach``). ``toolbox`` is what the scenario adds to the built-in tools.
     Raises ``ConfigError`` naming each file, line and field, with the closest name."""
+    with tempfile.TemporaryDirectory() as scratch:  # the built-in tools, for their schemas
+        builtins = make_toolbox(Path(scratch))
     reach = team_reach(
-        team.specs, builtins=TOOL_NAMES, toolbox=toolbox, mcp_servers=team.mcp_servers
+        team.specs, toolbox={**builtins, **(toolbox or {})}, mcp_servers=team.mcp_servers
     )
     problems = unreachable(role_policies(scenario, team).values(), reach)
     if problems:

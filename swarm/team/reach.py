@@ -1,5 +1,5 @@
-"""The tools a team's roles can have, by name, for checking its policies' globs
-(``swarm.guards.reach``) before anything runs: no server is started and no workspace made.
+"""The tools a team's roles can have, by name and arguments, for checking its policies'
+globs (``swarm.guards.reach``) before anything runs: no MCP server is started.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from swarm.tools import Tool
 
 __all__ = ["mcp_names", "team_reach"]
 
+Toolbox = Mapping[str, Tool[Any] | Sequence[Tool[Any]]]
+
 
 def mcp_names(server: str, tool: str | None = None) -> str:
     """The name of an MCP server's tool as the model sees it (``mcp__git__git_status``,
@@ -29,57 +31,77 @@ def _mcp(name: str, tool: str | None) -> ToolNames:
     return ToolNames(names=frozenset({mcp_names(name, tool)}))
 
 
+def _listed(found: Tool[Any] | Sequence[Tool[Any]]) -> list[Tool[Any]]:
+    return [found] if isinstance(found, Tool) else list(found)
+
+
+def arguments_of(tool: Tool[Any]) -> frozenset[str] | None:
+    """The argument names ``tool`` takes, or ``None`` when it takes others too."""
+    schema = tool.input_schema
+    if schema.get("additionalProperties", True) is not False:
+        return None
+    properties = schema.get("properties")
+    return frozenset(properties) if isinstance(properties, Mapping) else None
+
+
 def _role_tools(
-    spec: AgentSpec,
-    builtins: Collection[str],
-    toolbox: Mapping[str, Sequence[Tool[Any]]],
-    mcp_servers: Collection[str],
-) -> tuple[ToolNames, bool]:
-    """The tools ``spec`` has, and whether every entry resolved."""
-    found = ToolNames()
+    spec: AgentSpec, toolbox: Toolbox, mcp_servers: Collection[str]
+) -> tuple[ToolNames, list[Tool[Any]], bool]:
+    """The tools ``spec`` has (MCP ones by name only), and whether every entry resolved."""
+    tools: list[Tool[Any]] = []
+    mcp = ToolNames()
     rest: list[str] = []
     for entry in spec.tools:
         if entry in toolbox:
-            found |= ToolNames(names=frozenset(t.name for t in toolbox[entry]))
-        elif entry in builtins:
-            found |= ToolNames(names=frozenset({entry}))
+            tools += _listed(toolbox[entry])
         elif entry.startswith("mcp:"):
             server, _, tool = entry[4:].partition("/")
             if server in mcp_servers:
-                found |= _mcp(server, tool or None)
+                mcp |= _mcp(server, tool or None)
         else:
             rest.append(entry)  # a Python reference or an entry point
     complete = True
     if rest:
-        tools, problems = resolve_entries(dataclasses.replace(spec, tools=tuple(rest)), {})
-        found |= ToolNames(names=frozenset(t.name for t in tools))
+        found, problems = resolve_entries(dataclasses.replace(spec, tools=tuple(rest)), {})
+        tools += found
         complete = not problems
-    delegation = ToolNames(names=frozenset(spec.delegates))
-    return found | delegation, complete
+    names = ToolNames(names=frozenset({*(t.name for t in tools), *spec.delegates}))
+    return names | mcp, tools, complete
 
 
 def team_reach(
     specs: Mapping[str, AgentSpec],
     *,
-    builtins: Collection[str],
-    toolbox: Mapping[str, Sequence[Tool[Any]]] | None = None,
+    toolbox: Toolbox,
     mcp_servers: Collection[str] = (),
 ) -> Reach:
-    """What the policies of a team of ``specs`` can be about: the tools its roles have
-    (``builtins`` are the built-in tools' names, ``toolbox`` the tools a scenario adds by
-    entry, ``mcp_servers`` the declared servers), and what swarm could offer it besides
-    (every built-in, every role as a delegation tool, every declared server's tools).
+    """What the policies of a team of ``specs`` can be about: the tools its roles have,
+    from ``toolbox`` (what the run gives: the built-in tools and the scenario's, by
+    entry) and the declared ``mcp_servers``, and what swarm could offer it besides (every
+    tool of ``toolbox``, every role as a delegation tool, every declared server's tools),
+    with the arguments of each tool whose schema says so (delegation and MCP tools: not
+    known here).
 
     Never raises: an entry that does not resolve (reported where the team's tools are
     checked) leaves the world open (``Reach.closed`` false).
     """
     team = ToolNames()
+    tools = [t for found in toolbox.values() for t in _listed(found)]
     complete = True
     for spec in specs.values():
-        tools, resolved = _role_tools(spec, builtins, toolbox or {}, mcp_servers)
-        team |= tools
+        names, own, resolved = _role_tools(spec, toolbox, mcp_servers)
+        team |= names
+        tools += own
         complete = complete and resolved
-    offered = ToolNames(names=frozenset({*builtins, *specs}))
+    offered = ToolNames(names=frozenset({*(t.name for t in tools), *specs}))
     for server in mcp_servers:
         offered |= _mcp(server, None)
-    return Reach(team=team, offered=offered, roles=frozenset(specs), closed=complete)
+    arguments: dict[str, frozenset[str] | None] = dict.fromkeys(specs)
+    for tool in tools:
+        known = arguments_of(tool)
+        if tool.name in arguments and arguments[tool.name] != known:
+            known = None  # two tools of one name (in different roles): cannot tell
+        arguments[tool.name] = known
+    return Reach(
+        team=team, offered=offered, roles=frozenset(specs), closed=complete, arguments=arguments
+    )

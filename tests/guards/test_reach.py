@@ -3,7 +3,10 @@ policy checked against the team (swarm.guards.reach, swarm.team.reach)."""
 
 from __future__ import annotations
 
+import functools
+import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,7 +16,8 @@ from swarm.guards.reach import Reach, ToolNames, globs_overlap, idle, unreachabl
 from swarm.mcp.tools import mcp_tool_name
 from swarm.team.reach import mcp_names, team_reach
 from swarm.team.spec import AgentSpec
-from swarm.toolbox import TOOL_NAMES
+from swarm.toolbox import TOOL_NAMES, make_toolbox
+from swarm.tools import Tool
 
 LEAD = AgentSpec(
     name="lead", description="leads", system="x", tools=("read_file",), delegates=("reviewer",)
@@ -24,8 +28,15 @@ REVIEWER = AgentSpec(
 TEAM = {"lead": LEAD, "reviewer": REVIEWER}
 
 
+@functools.cache
+def builtins() -> dict[str, Tool[Any]]:
+    """The built-in tools, as a run gives them (for their names and arguments)."""
+    with tempfile.TemporaryDirectory() as scratch:
+        return make_toolbox(Path(scratch))
+
+
 def reach_of(specs: dict[str, AgentSpec] = TEAM, servers: tuple[str, ...] = ()) -> Reach:
-    return team_reach(specs, builtins=TOOL_NAMES, mcp_servers=servers)
+    return team_reach(specs, toolbox=builtins(), mcp_servers=servers)
 
 
 def policy_file(tmp_path: Path, text: str, name: str = "mine.yaml") -> Path:
@@ -168,6 +179,28 @@ def test_a_policy_alone_refuses_near_misses_of_built_in_tools_only(tmp_path: Pat
     text = "rules:\n  - deny: [wirte_file, reviewer, 'mcp__*']\n    roles: [anyone]\n"
     [found] = unreachable([load_policy(policy_file(tmp_path, text))], alone)
     assert found.field == "rules.0.deny.0"
+
+
+def test_an_argument_no_named_tool_takes_is_refused(tmp_path: Path) -> None:
+    text = (
+        "rules:\n  - allow: '*'\n  - id: no-env\n    deny: [read_file, write_file]\n"
+        "    args:\n      pth: {path: '**/.env'}\n"
+    )
+    [found] = problems(policy_file(tmp_path, text))
+    assert (found.line, found.field) == (6, "rules.1.args.pth")
+    assert "'pth', which 'read_file', 'write_file' never take" in found.message
+    assert "did you mean 'path'?" in found.message
+
+
+def test_arguments_are_checked_only_where_every_named_tool_is_known(tmp_path: Path) -> None:
+    text = (
+        "rules:\n"
+        "  - deny: '*'\n    args: {uri: {glob: 'file://*'}}\n"  # MCP tools may take it
+        "  - deny: reviewer\n    args: {task: {regex: secret}}\n"  # a delegation tool
+        "  - deny: '*_file'\n    args: {content: {regex: secret}}\n"  # write_file's
+        "  - deny: shell\n    args: {command: {shell: [rm]}}\n"
+    )
+    assert problems(policy_file(tmp_path, text)) == []
 
 
 @pytest.mark.parametrize(
