@@ -29,7 +29,7 @@ What counts as reachable, and why:
 - When the team's tools cannot all be known (a tool reference that does not import, or a
   policy checked alone: ``swarm validate policy.yaml``) the world is open: only a glob
   close to a known name (``did you mean``) or shaped almost like an MCP name is an error,
-  and role globs are not checked.
+  and arguments are not checked. A policy alone has no roles to check its ``roles`` by.
 
 ``idle`` lists, as warnings, the rules that are reachable but apply to no tool any role
 of this team has (a rule about ``shell`` in a team without one).
@@ -97,7 +97,7 @@ class Reach:
     arguments: Mapping[str, frozenset[str] | None] = field(default_factory=dict)
 
 
-def shipped(path: Path | str | None) -> bool:
+def _shipped(path: Path | str | None) -> bool:
     """Whether ``path`` is one of the policies swarm ships."""
     if path is None:
         return False
@@ -113,7 +113,7 @@ def _checked(policies: Iterable[Policy]) -> list[Rule]:
     rules: dict[tuple[Path, int], Rule] = {}
     for policy in policies:
         for rule in policy.rules:
-            if rule.origin is not None and not shipped(rule.origin.path):
+            if rule.origin is not None and not _shipped(rule.origin.path):
                 rules.setdefault((rule.origin.path.resolve(), rule.origin.index), rule)
     return list(rules.values())
 
@@ -122,6 +122,12 @@ def _could(glob: str, names: ToolNames) -> bool:
     """Whether ``glob`` can match one of ``names``, or an MCP tool of any server
     (``mcp__*``: it names no server, so it is right whatever servers there are)."""
     return names.matched_by(glob) or globs_overlap(glob, _ANY_SERVER)
+
+
+def _shown(text: str) -> str:
+    """``text`` as written, or escaped when it holds what a reader cannot see or tell from
+    ASCII (``wr\\u0456te_file``: a Cyrillic letter that looks like ``i``)."""
+    return text if text.isascii() and text.isprintable() else ascii(text)[1:-1]
 
 
 def _close(word: str, choices: Iterable[str]) -> str | None:
@@ -135,8 +141,9 @@ def _key(rule: Rule, j: int, key: str) -> tuple[str | int, ...]:
     return (key,) if len(written) == 1 and j == 0 else (key, j)
 
 
-def _stray(glob: str, reach: Reach) -> str | None:
-    """Why ``glob`` names no tool swarm can offer (the end of a message), or ``None``."""
+def _stray(glob: str, reach: Reach, what: str) -> str | None:
+    """Why ``glob`` names no tool swarm can offer (the end of a message about ``what``:
+    the rule, the guard), or ``None``."""
     every = reach.team | reach.offered
     if _could(glob, every):
         return None
@@ -148,7 +155,7 @@ def _stray(glob: str, reach: Reach) -> str | None:
     hint = f"; did you mean '{close}'?" if close else ""
     if mcp_like:
         hint += " (MCP tools are named mcp__SERVER__TOOL)"
-    return f"the tool '{glob}', which {nowhere}, so the {{}} never applies{hint}"
+    return f"the tool '{_shown(glob)}', which {nowhere}, so the {what} never applies{hint}"
 
 
 def _stray_arguments(rule: Rule, reach: Reach) -> list[ConfigError]:
@@ -176,7 +183,7 @@ def _stray_arguments(rule: Rule, reach: Reach) -> list[ConfigError]:
         tools = ", ".join(f"'{n}'" for n in sorted(named))
         problems.append(
             rule.origin.error(
-                f"rule '{rule.id}' looks at the argument '{argument}', which {tools} never"
+                f"rule '{rule.id}' looks at the argument '{_shown(argument)}', which {tools} never"
                 f" {'takes' if len(named) == 1 else 'take'}, so the rule never applies{hint}"
                 f" (arguments: {', '.join(sorted(taken))})",
                 "args",
@@ -197,9 +204,9 @@ def unreachable(policies: Iterable[Policy], reach: Reach) -> list[ConfigError]:
     for rule in _checked(policies):
         assert rule.origin is not None
         for j, glob in enumerate(rule.tools):
-            why = _stray(glob, reach)
+            why = _stray(glob, reach, "rule")
             if why is not None:
-                message = f"rule '{rule.id}' names {why.format('rule')}"
+                message = f"rule '{rule.id}' names {why}"
                 problems.append(rule.origin.error(message, *_key(rule, j, rule.action)))
         problems += _stray_arguments(rule, reach)
         if reach.roles is None:
@@ -212,7 +219,7 @@ def unreachable(policies: Iterable[Policy], reach: Reach) -> list[ConfigError]:
             known = ", ".join(sorted(reach.roles))
             problems.append(
                 rule.origin.error(
-                    f"rule '{rule.id}' is for the role '{glob}', which is not a role of the"
+                    f"rule '{rule.id}' is for the role '{_shown(glob)}', which is not a role of the"
                     f" team, so the rule never applies{hint} (roles: {known})",
                     *_key(rule, j, "roles"),
                 )
@@ -220,18 +227,18 @@ def unreachable(policies: Iterable[Policy], reach: Reach) -> list[ConfigError]:
     seen: set[tuple[Path, int | None]] = set()
     for policy in policies:
         for guard in policy.guards:
-            if guard.source is None or shipped(guard.source):
+            if guard.source is None or _shipped(guard.source):
                 continue
             where = (Path(guard.source).resolve(), guard.line)
             if where in seen:
                 continue
             seen.add(where)
             for glob in guard.tools:
-                why = _stray(glob, reach)
+                why = _stray(glob, reach, "guard")
                 if why is not None:
                     problems.append(
                         ConfigError(
-                            f"guard '{guard.use}' covers {why.format('guard')}",
+                            f"guard '{guard.use}' covers {why}",
                             path=guard.source,
                             line=guard.line,
                             field="guards.tools",
@@ -325,19 +332,20 @@ def _meet(a: _Token, b: _Token) -> bool:
 @cache
 def globs_overlap(first: str, second: str) -> bool:
     """Whether some string matches both ``fnmatch`` globs (``write_*`` and ``*_file``:
-    yes; ``mcp__git__*`` and ``mcp__gti__*``: no)."""
+    yes; ``mcp__git__*`` and ``mcp__gti__*``: no). Time and memory grow with the product
+    of the globs' lengths, never the depth of the stack."""
     a, b = _tokens(first), _tokens(second)
-
-    @cache
-    def meet(i: int, j: int) -> bool:
-        if i == len(a) and j == len(b):
-            return True
-        if i < len(a) and a[i][0] == "*":
-            return meet(i + 1, j) or (j < len(b) and meet(i, j + 1))
-        if j < len(b) and b[j][0] == "*":
-            return meet(i, j + 1) or (i < len(a) and meet(i + 1, j))
-        if i == len(a) or j == len(b):
-            return False
-        return _meet(a[i], b[j]) and meet(i + 1, j + 1)
-
-    return meet(0, 0)
+    # meet[i][j]: the rest of a from i and the rest of b from j have a common string
+    meet = [[False] * (len(b) + 1) for _ in range(len(a) + 1)]
+    meet[len(a)][len(b)] = True
+    for i in range(len(a), -1, -1):
+        for j in range(len(b), -1, -1):
+            if i == len(a) and j == len(b):
+                continue
+            if i < len(a) and a[i][0] == "*":
+                meet[i][j] = meet[i + 1][j] or (j < len(b) and meet[i][j + 1])
+            elif j < len(b) and b[j][0] == "*":
+                meet[i][j] = meet[i][j + 1] or (i < len(a) and meet[i + 1][j])
+            elif i < len(a) and j < len(b):
+                meet[i][j] = meet[i + 1][j + 1] and _meet(a[i], b[j])
+    return meet[0][0]

@@ -203,6 +203,13 @@ def test_arguments_are_checked_only_where_every_named_tool_is_known(tmp_path: Pa
     assert problems(policy_file(tmp_path, text)) == []
 
 
+def test_a_look_alike_letter_is_shown_escaped_and_braces_are_kept(tmp_path: Path) -> None:
+    text = "rules:\n  - deny: [wr\u0456te_file, 'write_{file}']\n"
+    first, second = problems(policy_file(tmp_path, text))
+    assert "the tool 'wr\\u0456te_file'" in first.message
+    assert "the tool 'write_{file}'" in second.message
+
+
 @pytest.mark.parametrize(
     ("first", "second", "overlap"),
     [
@@ -217,6 +224,8 @@ def test_arguments_are_checked_only_where_every_named_tool_is_known(tmp_path: Pa
         ("[abc", "[abc", True),  # an unclosed bracket is a character
         ("", "*", True),
         ("", "?", False),
+        ("a" * 5000 + "*", "b*", False),  # long globs: no recursion limit
+        ("*" + "ab" * 3000, "*b", True),
     ],
 )
 def test_glob_overlap(first: str, second: str, overlap: bool) -> None:
