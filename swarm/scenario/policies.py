@@ -50,28 +50,38 @@ def role_policies(scenario: Scenario, team: Team) -> dict[str, Policy]:
 
 def check_policies(
     scenario: Scenario, team: Team, toolbox: dict[str, list[Tool[Any]]] | None = None
-) -> None:
-    """Refuse a policy of the team with a rule that can never match: a tool glob that
-    names no tool a role can have, a ``roles`` glob that names no role (see
-    ``swarm.guards.reach``). ``toolbox`` is what the scenario adds to the built-in tools.
-    Raises ``ConfigError`` naming each file, line and field, with the closest name."""
+) -> dict[str, Policy]:
+    """Each role's policy (``role_policies``), once none has a rule that can never match:
+    a tool glob that names no tool a role can have, a ``roles`` glob that names no role,
+    an argument no named tool takes (see ``swarm.guards.reach``). ``toolbox`` is what the
+    scenario adds to the built-in tools. Raises ``ConfigError`` naming each file, line and
+    field, with the closest name. A run guards its tools with the very policies checked
+    (``guard_tools(policies=...)``), so no file read later escapes the check."""
     with tempfile.TemporaryDirectory() as scratch:  # the built-in tools, for their schemas
         builtins = make_toolbox(Path(scratch))
     reach = team_reach(
         team.specs, toolbox={**builtins, **(toolbox or {})}, mcp_servers=team.mcp_servers
     )
-    problems = unreachable(role_policies(scenario, team).values(), reach)
+    by_role = role_policies(scenario, team)
+    problems = unreachable(by_role.values(), reach)
     if problems:
         raise ConfigError.collect(problems)
+    return by_role
 
 
 def guard_tools(
-    scenario: Scenario, team: Team, workspace: Path, idempotent: dict[str, bool]
+    scenario: Scenario,
+    team: Team,
+    workspace: Path,
+    idempotent: dict[str, bool],
+    *,
+    policies: Mapping[str, Policy] | None = None,
 ) -> Callable[[AgentSpec, list[Tool[Any]]], list[Tool[Any]]]:
-    """Each role's tools behind its policy (its own, else the scenario's, else default),
-    with the ``deny`` rules of the roles above it as a ceiling; notes in ``idempotent``
-    which tools are safe to repeat. Raises ``ConfigError`` for a policy that does not load."""
-    by_role = role_policies(scenario, team)
+    """Each role's tools behind its policy (its own, else the scenario's, else default:
+    ``policies`` when given, as ``check_policies`` returns them), with the ``deny`` rules
+    of the roles above it as a ceiling; notes in ``idempotent`` which tools are safe to
+    repeat. Raises ``ConfigError`` for a policy that does not load."""
+    by_role = dict(policies) if policies is not None else role_policies(scenario, team)
 
     def guard(spec: AgentSpec, tools: list[Tool[Any]]) -> list[Tool[Any]]:
         idempotent.update((t.name, t.idempotent) for t in tools)

@@ -119,7 +119,7 @@ async def run_scenario(
     """
     team = load_team(scenario)
     # bad references, and rules that can never match, are refused before anything is written
-    check_policies(scenario, team, scenario_tools(scenario))
+    policies = check_policies(scenario, team, scenario_tools(scenario))
     if replay is not None:
         cassette = ReplayTransport(replay)
         await anyio.to_thread.run_sync(cassette.load)  # a bad file is found before the run
@@ -162,7 +162,16 @@ async def run_scenario(
         | {"key": str(record_dir.key), "role_models": role_models_record(team, resolver)}
     )
     run = RunSetup(
-        scenario, team, transport, workspace, record_dir, run_id, config, root_session, resolver
+        scenario,
+        team,
+        transport,
+        workspace,
+        record_dir,
+        run_id,
+        config,
+        root_session,
+        resolver,
+        policies,
     )
     try:
         return await run_segment(
@@ -200,7 +209,7 @@ async def resume_run(
     config = manifest.config
     scenario = config.scenario()
     team = load_team(scenario)
-    check_policies(scenario, team, scenario_tools(scenario))
+    policies = check_policies(scenario, team, scenario_tools(scenario))
     transport = resolve_transport(scenario, model or config.model)
     run_spec = model if model is not None else config.model or scenario.model
     resolver = role_models(
@@ -256,6 +265,7 @@ async def resume_run(
         config,
         manifest.root_session,
         resolver,
+        policies,
     )
     try:
         return await run_segment(run, message, segment, approver, ask_user, on_event)
