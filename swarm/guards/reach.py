@@ -97,24 +97,30 @@ class Reach:
     arguments: Mapping[str, frozenset[str] | None] = field(default_factory=dict)
 
 
-def _shipped(path: Path | str | None) -> bool:
-    """Whether ``path`` is one of the policies swarm ships."""
-    if path is None:
-        return False
+@cache
+def _real(path: str) -> Path | None:
+    """``path`` resolved (``None`` when it cannot be)."""
     try:
-        return Path(path).resolve().is_relative_to(POLICY_DIR.resolve())
+        return Path(path).resolve()
     except OSError:
-        return False
+        return None
+
+
+def _shipped(path: Path | str) -> bool:
+    """Whether ``path`` is one of the policies swarm ships."""
+    real, shipped = _real(str(path)), _real(str(POLICY_DIR))
+    return real is not None and shipped is not None and real.is_relative_to(shipped)
 
 
 def _checked(policies: Iterable[Policy]) -> list[Rule]:
     """The rules a user wrote (not built in code, not in a shipped policy), each once
     however many of ``policies`` hold it (two policies extending one file)."""
-    rules: dict[tuple[Path, int], Rule] = {}
+    rules: dict[tuple[Path | str, int], Rule] = {}
     for policy in policies:
         for rule in policy.rules:
             if rule.origin is not None and not _shipped(rule.origin.path):
-                rules.setdefault((rule.origin.path.resolve(), rule.origin.index), rule)
+                where = _real(str(rule.origin.path)) or str(rule.origin.path)
+                rules.setdefault((where, rule.origin.index), rule)
     return list(rules.values())
 
 
@@ -224,12 +230,12 @@ def unreachable(policies: Iterable[Policy], reach: Reach) -> list[ConfigError]:
                     *_key(rule, j, "roles"),
                 )
             )
-    seen: set[tuple[Path, int | None]] = set()
+    seen: set[tuple[Path | str, int | None]] = set()
     for policy in policies:
         for guard in policy.guards:
             if guard.source is None or _shipped(guard.source):
                 continue
-            where = (Path(guard.source).resolve(), guard.line)
+            where = (_real(guard.source) or guard.source, guard.line)
             if where in seen:
                 continue
             seen.add(where)
