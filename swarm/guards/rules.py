@@ -24,7 +24,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fnmatch import translate
 from pathlib import Path, PurePath
-from types import MappingProxyType
 from typing import Any, Literal
 
 import pydantic
@@ -271,9 +270,7 @@ class RuleOrigin:
 
     path: Path
     index: int
-    lines: Mapping[tuple[str | int, ...], int] = field(
-        default_factory=lambda: MappingProxyType({}), repr=False
-    )
+    lines: Mapping[tuple[str | int, ...], int] = field(default_factory=dict, repr=False)
 
     def error(self, message: str, *key: str | int) -> ConfigError:
         """A ``ConfigError`` at ``key`` of the rule (``field`` like ``rules.3.deny.1``)."""
