@@ -66,6 +66,7 @@ from swarm.guards.rules import (
     ConditionSpec,
     Decision,
     Rule,
+    RuleOrigin,
     Unjudgeable,
 )
 from swarm.run import CallRecord, current_call
@@ -324,6 +325,7 @@ def _build(
                 reason=rule.reason,
                 policy=name,
                 policy_hash=digest,
+                origin=RuleOrigin(document.path, i, _lines_under(document, ("rules", i))),
             )
         )
     guards: list[PolicyGuardSpec] = []
@@ -347,6 +349,12 @@ def _build(
         protect_swarm=inherited.protect_swarm if spec.protect_swarm is None else spec.protect_swarm,
         files=(*inherited.files, path) if path is not None else inherited.files,
     )
+
+
+def _lines_under(document: Document, prefix: tuple[str | int, ...]) -> dict[Any, int]:
+    """The lines of the keys under ``prefix``, keyed from there."""
+    n = len(prefix)
+    return {k[n:]: v for k, v in document.lines.items() if k[:n] == prefix}
 
 
 def _guard_spec(spec: _GuardFile, i: int, document: Document) -> PolicyGuardSpec:

@@ -26,7 +26,7 @@ from swarm.scenario.manifest import RunConfig, RunManifest, manifest_document
 from swarm.scenario.models import role_models, role_models_record
 from swarm.scenario.outcome import CallTally, RunOutcome
 from swarm.scenario.pinning import check_unchanged
-from swarm.scenario.policies import role_policies, run_policy
+from swarm.scenario.policies import check_policies, run_policy
 from swarm.scenario.record import RunRecord, default_runs_dir, new_run_id, read_journal
 from swarm.scenario.recover import (
     crashed_segments,
@@ -119,7 +119,8 @@ async def run_scenario(
     re-raises.
     """
     team = load_team(scenario)
-    scenario_tools(scenario)  # bad references are refused before anything is written
+    # bad references, and rules that can never match, are refused before anything is written
+    policies = check_policies(scenario, team, scenario_tools(scenario))
     if replay is not None:
         cassette = ReplayTransport(replay)
         await anyio.to_thread.run_sync(cassette.load)  # a bad file is found before the run
@@ -157,7 +158,6 @@ async def run_scenario(
         sandbox=sandbox_line(scenario),
     )
     root_session = uuid.uuid4().hex
-    policies = [run_policy(scenario), *role_policies(scenario, team).values()]
     record_dir.write_manifest(
         manifest_document(
             scenario,
@@ -168,12 +168,21 @@ async def run_scenario(
             run_id,
             root_session,
             config,
-            policies=policies,
+            policies=[run_policy(scenario), *policies.values()],
         )
         | {"key": str(record_dir.key), "role_models": role_models_record(team, resolver)}
     )
     run = RunSetup(
-        scenario, team, transport, workspace, record_dir, run_id, config, root_session, resolver
+        scenario,
+        team,
+        transport,
+        workspace,
+        record_dir,
+        run_id,
+        config,
+        root_session,
+        resolver,
+        policies,
     )
     try:
         return await run_segment(
@@ -218,6 +227,7 @@ async def resume_run(
     )
     scenario = config.scenario()
     team = load_team(scenario)
+    policies = check_policies(scenario, team, scenario_tools(scenario))
     transport = resolve_transport(scenario, model or config.model)
     run_spec = model if model is not None else config.model or scenario.model
     resolver = role_models(
@@ -274,6 +284,7 @@ async def resume_run(
         config,
         manifest.root_session,
         resolver,
+        policies,
     )
     try:
         return await run_segment(run, message, segment, approver, ask_user, on_event)

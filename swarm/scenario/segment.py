@@ -23,6 +23,7 @@ from swarm.budget import BudgetLimits
 from swarm.context.sqlite import SQLiteContextStore
 from swarm.event_codec import event_to_dict
 from swarm.events import StreamEvent
+from swarm.guards.policy import Policy
 from swarm.guards.protect import ProtectedPaths
 from swarm.run import Approver, CallObserver, current_scope
 from swarm.scenario.changes import snapshot, workspace_changes
@@ -49,7 +50,8 @@ __all__ = ["RunSetup", "Segment", "load_team", "run_segment"]
 @dataclass(frozen=True, slots=True)
 class RunSetup:
     """What every segment of a run shares: the scenario and its team, the model, the
-    workspace, the record, the run's id and config, and the entry agent's session."""
+    workspace, the record, the run's id and config, the entry agent's session, and each
+    role's policy as checked before the run (``None``: loaded when the team is built)."""
 
     scenario: Scenario
     team: Team
@@ -60,6 +62,7 @@ class RunSetup:
     config: RunConfig
     root_session: str
     resolver: ModelResolver
+    policies: Mapping[str, Policy] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +115,9 @@ async def run_segment(
     write its summary, also when it is cancelled (which is re-raised)."""
     protected = protected_paths(run.record.dir, run.workspace)
     policy = run_policy(run.scenario)
-    policies = role_policies(run.scenario, run.team)
+    policies = (
+        dict(run.policies) if run.policies is not None else role_policies(run.scenario, run.team)
+    )
     readonly = await anyio.to_thread.run_sync(
         run_controls, run.scenario, run.team, run.workspace, policies, policy
     )
@@ -184,7 +189,9 @@ async def _run_with(
         run.transport,
         context_factory=session_store,
         resolve_model=run.resolver,
-        guard_tools=guard_tools(scenario, team, run.workspace, idempotent, protected=readonly),
+        guard_tools=guard_tools(
+            scenario, team, run.workspace, idempotent, policies=run.policies, protected=readonly
+        ),
     )
     entry_spec = team.specs[team.entry]
     entry = agents[team.entry]
