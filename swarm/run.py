@@ -52,7 +52,9 @@ class CallRecord:
     arguments that do not validate or parse). ``audit_hash`` is the hash of the audit
     record last written for the call, when an audit log observes the run. ``after``
     names the after-call hooks that replaced the result; ``saved_output`` is the file a
-    too-large result was saved to.
+    too-large result was saved to. ``protect`` are the ``protect:`` globs of the policies
+    in force for the call (noted by ``swarm.guards.protect.ProtectGuard``); ``protected``
+    says what a command did to protected paths that was undone after it.
     """
 
     call_id: str
@@ -71,6 +73,8 @@ class CallRecord:
     audit_hash: str | None = None
     after: tuple[str, ...] = ()
     saved_output: str | None = None
+    protect: tuple[str, ...] | None = None
+    protected: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,9 @@ handler runs (written and fsynced first, so a crash mid-call leaves it on disk) 
     decision: arguments (secrets redacted), args_hash, decision, guard, rule, policy,
               policy_hash, reason, sandbox (the sandbox confining the processes
               the call starts, e.g. "bubblewrap 0.8.0, network none"; null for other tools)
-    finish:   outcome (ok, error, denied, invalid, interrupted), duration (seconds), error
+    finish:   outcome (ok, error, denied, invalid, interrupted), duration (seconds), error;
+              rule "protected-path" and undone (lines) when a command's change to a
+              protected path was taken away after it
     prev, hash, mac (with a key)
 
 ``hash`` is the SHA-256 of the record's canonical JSON (sorted keys, no spaces, without
@@ -19,9 +21,11 @@ first), so ``verify_log`` finds any record edited, removed, inserted or reordere
 nobody can recompute the chain after changing it. With an ``anchor`` file, the head (count,
 last hash and MAC) is rewritten in place after each record, so cutting records from the
 end is seen as well. A call that a crash cut short gets a ``finish`` record with outcome
-``interrupted`` when the run is resumed (``record_interrupted``). Records are
-rendered by a structlog processor chain and written with one ``write`` under a lock, so
-concurrent agents never interleave lines. One process should append to a log at a time.
+``interrupted`` when the run is resumed (``record_interrupted``); a ``resume`` record
+says a resume went on although files that define the run had changed
+(``record_resume``). Records are rendered by a structlog processor chain and written
+with one ``write`` under a lock, so concurrent agents never interleave lines. One
+process should append to a log at a time.
 """
 
 from __future__ import annotations
@@ -211,7 +215,7 @@ class AuditLog:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
     def _write(
-        self, event: Literal["decision", "finish"], fields: dict[str, Any]
+        self, event: Literal["decision", "finish", "resume"], fields: dict[str, Any]
     ) -> tuple[int, str]:
         """Render and append one record; return how many records the log then holds,
         and the record's hash.
@@ -252,7 +256,9 @@ class AuditLog:
                 self._syncing = None
                 done.set()
 
-    async def _append(self, event: Literal["decision", "finish"], fields: dict[str, Any]) -> str:
+    async def _append(
+        self, event: Literal["decision", "finish", "resume"], fields: dict[str, Any]
+    ) -> str:
         records, digest = self._write(event, fields)
         if self.fsync:
             await self._sync(records)
@@ -299,6 +305,11 @@ class AuditLog:
                 "error": result.text if result.is_error else None,
                 **({"after": list(call.after)} if call.after else {}),
                 **({"saved_output": call.saved_output} if call.saved_output else {}),
+                **(
+                    {"rule": "protected-path", "undone": list(call.protected)}
+                    if call.protected
+                    else {}
+                ),
             },
         )
 
@@ -316,6 +327,20 @@ class AuditLog:
                 "outcome": "interrupted",
                 "duration": None,
                 "error": "the run stopped before this call's end was recorded",
+            },
+        )
+
+    async def record_resume(self, run_id: str, accepted_changes: list[dict[str, str]]) -> None:
+        """Write a ``resume`` record saying the run went on although the files that
+        define it changed since it started (``accepted_changes``: path and how, as
+        ``swarm.scenario.pinning.ChangedFile`` gives them), as the person resuming
+        accepted (``--accept-changed-team``); rule ``accept-changed-team``."""
+        await self._append(
+            "resume",
+            {
+                "run_id": run_id,
+                "rule": "accept-changed-team",
+                "changed": accepted_changes,
             },
         )
 

@@ -237,6 +237,12 @@ def _add_records(sub: Any) -> None:
     resume.add_argument("message", nargs="*", help="a new message (needed if the run finished)")
     resume.add_argument("--model", help="a model spec to continue with")
     resume.add_argument("--plain", action="store_true", help="plain lines, no live view")
+    resume.add_argument(
+        "--accept-changed-team",
+        action="store_true",
+        help="go on although the team, policies, scenario or MCP declarations changed since"
+        " the run started (recorded in the audit log)",
+    )
     resume.add_argument("--runs-dir", type=Path, help=_RUNS_DIR_HELP)
     resume.set_defaults(handler=_later("swarm.cli.records", "cmd_sessions_resume"))
 

@@ -362,6 +362,7 @@ def cmd_sessions_resume(args: argparse.Namespace) -> int:
                 approver=prompt.approve if prompt else None,
                 ask_user=prompt.ask_user if prompt else None,
                 on_event=view,
+                accept_changed_team=args.accept_changed_team,
             )
 
     try:

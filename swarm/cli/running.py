@@ -32,7 +32,7 @@ from swarm.scenario import (
 )
 from swarm.scenario.record import default_runs_dir, new_run_id
 from swarm.scenario.runner import NO_MODEL_HELP, RunOutcome, default_workspace
-from swarm.scenario.sandboxing import sandbox_line
+from swarm.scenario.sandboxing import sandbox_line, swarm_code_line
 from swarm.team import Team
 from swarm.types import StopReason
 
@@ -102,6 +102,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     console.print(f"workspace: {workspace}", markup=False, highlight=False, soft_wrap=True)
     tracing = _tracing(args, team.entry, scenario)
     console.print(f"sandbox: {sandbox_line(scenario)}", markup=False, highlight=False)
+    own_code = swarm_code_line(scenario, team, workspace)
+    if own_code is not None:
+        console.print(f"swarm code: {own_code}", markup=False, highlight=False, soft_wrap=True)
 
     def json_line(event: StreamEvent) -> None:
         if piped_away:

@@ -15,6 +15,8 @@
     guards:                     # guards by factory name (see swarm.guards.registry)
       - use: path
     sandbox: required           # or {mode: required, network: none, env: [NAME, ...]}
+    protect: [deploy/**, Makefile]  # more paths no tool may change (see swarm.guards.protect)
+    protect_swarm: true         # swarm's own code, when the workspace holds it (default)
 
 Precedence: any matching ``deny`` wins, then ``ask``, then ``allow``; the order of rules
 only says which one is reported. A policy that extends another gets its rules, guards and
@@ -26,6 +28,12 @@ default first. A name is looked up in the extending file's directory, then
 ``required`` (no working sandbox: such tools are denied, rule ``sandbox-required``),
 ``auto`` or ``off``; ``network`` ``none`` or ``host``; ``env`` the variables of swarm's
 environment commands get. A policy that extends another overrides it field by field.
+
+``protect`` lists path globs, relative to the workspace, that no tool may change (rule
+``protected-path``), beside what every run protects (its team, policies, scenario, MCP
+declarations, ``.git/config``, hooks and info); a policy gets those of the ones it extends,
+and a sub-agent those of every role above it. ``protect_swarm: false`` lets tools change
+swarm's own code when the workspace holds it (an editable checkout).
 """
 
 from __future__ import annotations
@@ -49,6 +57,7 @@ from swarm.guards.approval import ask
 from swarm.guards.base import PermissionGuard
 from swarm.guards.ceiling import CeilingGuard
 from swarm.guards.limits import role_of
+from swarm.guards.protect import ProtectedPaths, ProtectGlob, ProtectGuard
 from swarm.guards.registry import GuardContext, guard_factory
 from swarm.guards.rules import (
     UNPARSEABLE,
@@ -128,6 +137,8 @@ class _PolicyFile(_Model):
     rules: list[_RuleFile] = []
     guards: list[_GuardFile] = []
     sandbox: SandboxFile | None = None
+    protect: list[ProtectGlob] = []
+    protect_swarm: bool | None = None
 
     @pydantic.field_validator("sandbox", mode="before")
     @classmethod
@@ -165,7 +176,10 @@ class Policy:
     """A loaded policy: rules (inherited ones first), the default action, the guards it
     adds, and where it came from (``path``; ``hash`` is the SHA-256 of the file).
     ``sandbox`` is what it says about sandboxing (``None``: nothing; the toolbox's own
-    settings apply)."""
+    settings apply). ``protect`` are the path globs no tool may change (its own and those
+    of the policies it extends); ``protect_swarm`` whether swarm's own code is protected
+    when the workspace holds it; ``files`` every file it was loaded from (``extend`` chain
+    first)."""
 
     name: str
     rules: tuple[Rule, ...] = ()
@@ -175,6 +189,9 @@ class Policy:
     path: Path | None = None
     hash: str = ""
     sandbox: SandboxSettings | None = None
+    protect: tuple[str, ...] = ()
+    protect_swarm: bool = True
+    files: tuple[Path, ...] = ()
     _by_tool: dict[str, tuple[Rule, ...]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
@@ -328,6 +345,9 @@ def _build(
         path=path,
         hash=digest,
         sandbox=merge_sandbox(spec.sandbox, inherited.sandbox),
+        protect=tuple(dict.fromkeys((*inherited.protect, *spec.protect))),
+        protect_swarm=inherited.protect_swarm if spec.protect_swarm is None else spec.protect_swarm,
+        files=(*inherited.files, path) if path is not None else inherited.files,
     )
 
 
@@ -558,6 +578,7 @@ def apply_policy(
     role: str | None = None,
     workspace: str | Path | None = None,
     ceiling: Mapping[str, Policy] | None = None,
+    protected: ProtectedPaths | None = None,
 ) -> list[Tool[Any]]:
     """Copies of ``tools`` guarded by ``policy`` for ``role``.
 
@@ -565,8 +586,10 @@ def apply_policy(
     roles to their policies (so the ``deny`` rules of every role above the caller apply
     too), the ``PolicyGuard``, then the policy's guards that cover the tool (built once
     and shared by all tools, so a rate limit counts across them), then the tool's own
-    guards. ``workspace`` roots the ``path`` guard. Raises ``ConfigError`` (naming the
-    policy file and line) when a guard cannot be built.
+    guards. ``workspace`` roots the ``path`` guard. With ``protected`` (the run's
+    protected paths), a ``ProtectGuard`` comes first: it denies writes to them and to the
+    ``protect`` globs of ``policy`` and of every role above the caller. Raises
+    ``ConfigError`` (naming the policy file and line) when a guard cannot be built.
     """
     context = GuardContext(Path(workspace) if workspace is not None else None, role)
     built: list[tuple[PolicyGuardSpec, PermissionGuard]] = []
@@ -578,6 +601,9 @@ def apply_policy(
     first: tuple[PermissionGuard, ...] = (PolicyGuard(policy, role=role),)
     if ceiling:
         first = (CeilingGuard(ceiling, own=policy), *first)
+    if protected is not None:
+        policies = {**(ceiling or {}), **({role: policy} if role is not None else {})}
+        first = (ProtectGuard(protected, policies, role=role), *first)
     return [
         tool.copy(
             guards=(*first, *[g for spec, g in built if spec.covers(tool.name)], *tool.guards)

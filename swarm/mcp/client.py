@@ -126,7 +126,8 @@ class McpConnections:
     A server starts on its first ``list_tools`` or ``call`` and is shared by every caller;
     leaving the context stops them all. ``workspace`` is the stdio servers' working
     directory and the one writable directory of their sandbox; ``hidden`` are paths they
-    must not see (run records); ``sandbox`` and ``find`` choose the sandbox tier (a server's
+    must not see (run records); ``readonly`` paths they see read-only (the run's protected
+    paths); ``sandbox`` and ``find`` choose the sandbox tier (a server's
     ``network`` setting is used in place of the settings' network); ``environ`` is where
     ``command_environment`` reads ``PATH``, ``HOME`` and ``LANG`` (default: this process).
     """
@@ -137,6 +138,7 @@ class McpConnections:
         *,
         workspace: Path,
         hidden: tuple[Path, ...] = (),
+        readonly: tuple[Path, ...] = (),
         sandbox: SandboxSettings | None = None,
         find: SandboxFinder = find_sandbox,
         environ: Mapping[str, str] | None = None,
@@ -144,6 +146,7 @@ class McpConnections:
         self.servers = dict(servers)
         self.workspace = Path(workspace)
         self.hidden = hidden
+        self.readonly = readonly
         self.settings = sandbox or SandboxSettings()
         self.find = find
         self.environ = environ
@@ -327,6 +330,7 @@ class McpConnections:
                 self.workspace.resolve(),
                 network=server.network,
                 env=env,
+                readonly=self.readonly,
                 hidden=self.hidden,
                 readable=_declared_paths(server.command, server.args),
                 limits=budget.per_process,

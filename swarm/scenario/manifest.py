@@ -3,14 +3,15 @@ and read back to resume the run."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from swarm.errors import ConfigError
-from swarm.guards.policy import load_policy
+from swarm.guards.policy import Policy, load_policy
+from swarm.scenario.pinning import defining_files
 from swarm.scenario.record import file_hash
 from swarm.scenario.spec import Scenario, load_scenario
 from swarm.team import Team
@@ -126,8 +127,12 @@ def manifest_document(
     run_id: str,
     root_session: str,
     config: RunConfig,
+    *,
+    policies: Iterable[Policy] = (),
 ) -> dict[str, Any]:
-    """What the run is, written as ``manifest.json`` before its first model call."""
+    """What the run is, written as ``manifest.json`` before its first model call;
+    ``defined_by`` pins the hashes of the files that define it (see
+    ``swarm.scenario.pinning``), with ``policies`` the ones its roles use."""
     policy = scenario.policy or "default"
     base = scenario.path.parent if scenario.path else None
     try:
@@ -150,4 +155,5 @@ def manifest_document(
         "workspace": str(workspace),
         "root_session": root_session,
         "config": config.to_dict(),
+        "defined_by": defining_files(scenario, policies),
     }

@@ -10,6 +10,7 @@ from typing import Any
 
 from swarm.errors import ConfigError
 from swarm.guards.policy import Policy, apply_policy, load_policy
+from swarm.guards.protect import ProtectedPaths
 from swarm.guards.reach import unreachable
 from swarm.scenario.spec import Scenario
 from swarm.team import AgentSpec, Team
@@ -17,7 +18,13 @@ from swarm.team.reach import team_reach
 from swarm.toolbox import make_toolbox
 from swarm.tools import Tool
 
-__all__ = ["check_policies", "guard_tools", "policy_refs", "role_policies"]
+__all__ = ["check_policies", "guard_tools", "policy_refs", "role_policies", "run_policy"]
+
+
+def run_policy(scenario: Scenario) -> Policy:
+    """The scenario's policy (``default`` when it names none). Raises ``ConfigError``."""
+    base = scenario.path.parent if scenario.path else None
+    return load_policy(scenario.policy or "default", relative_to=base)
 
 
 def policy_refs(
@@ -76,17 +83,25 @@ def guard_tools(
     idempotent: dict[str, bool],
     *,
     policies: Mapping[str, Policy] | None = None,
+    protected: ProtectedPaths | None = None,
 ) -> Callable[[AgentSpec, list[Tool[Any]]], list[Tool[Any]]]:
     """Each role's tools behind its policy (its own, else the scenario's, else default:
     ``policies`` when given, as ``check_policies`` returns them), with the ``deny`` rules
-    of the roles above it as a ceiling; notes in ``idempotent`` which tools are safe to
-    repeat. Raises ``ConfigError`` for a policy that does not load."""
+    of the roles above it as a ceiling and, with ``protected``, the run's protected paths
+    (and every ``protect`` glob of the role's and its ancestors' policies) refused to
+    every tool; notes in ``idempotent`` which tools are safe to repeat. Raises
+    ``ConfigError`` for a policy that does not load."""
     by_role = dict(policies) if policies is not None else role_policies(scenario, team)
 
     def guard(spec: AgentSpec, tools: list[Tool[Any]]) -> list[Tool[Any]]:
         idempotent.update((t.name, t.idempotent) for t in tools)
         return apply_policy(
-            tools, by_role[spec.name], role=spec.name, workspace=workspace, ceiling=by_role
+            tools,
+            by_role[spec.name],
+            role=spec.name,
+            workspace=workspace,
+            ceiling=by_role,
+            protected=protected,
         )
 
     return guard

@@ -25,7 +25,8 @@ from swarm.run import Approver, CallObserver
 from swarm.scenario.manifest import RunConfig, RunManifest, manifest_document
 from swarm.scenario.models import role_models, role_models_record
 from swarm.scenario.outcome import CallTally, RunOutcome
-from swarm.scenario.policies import check_policies
+from swarm.scenario.pinning import check_unchanged
+from swarm.scenario.policies import check_policies, run_policy
 from swarm.scenario.record import RunRecord, default_runs_dir, new_run_id, read_journal
 from swarm.scenario.recover import (
     crashed_segments,
@@ -158,7 +159,17 @@ async def run_scenario(
     )
     root_session = uuid.uuid4().hex
     record_dir.write_manifest(
-        manifest_document(scenario, team, transport, model, workspace, run_id, root_session, config)
+        manifest_document(
+            scenario,
+            team,
+            transport,
+            model,
+            workspace,
+            run_id,
+            root_session,
+            config,
+            policies=[run_policy(scenario), *policies.values()],
+        )
         | {"key": str(record_dir.key), "role_models": role_models_record(team, resolver)}
     )
     run = RunSetup(
@@ -190,6 +201,7 @@ async def resume_run(
     approver: Approver | None = None,
     ask_user: Callable[[str], Awaitable[str]] | None = None,
     on_event: Callable[[StreamEvent], None] | None = None,
+    accept_changed_team: bool = False,
 ) -> RunOutcome:
     """Continue a stopped run (Ctrl-C, or a crash at any instant) from its record, as a
     new segment of the same run.
@@ -207,6 +219,12 @@ async def resume_run(
     manifest = RunManifest.from_dict(document, path=record.manifest)
     record.check_audit()
     config = manifest.config
+    accepted = check_unchanged(
+        document.get("defined_by"),
+        Path(config.team),
+        accept=accept_changed_team,
+        manifest=record.manifest,
+    )
     scenario = config.scenario()
     team = load_team(scenario)
     policies = check_policies(scenario, team, scenario_tools(scenario))
@@ -254,6 +272,7 @@ async def resume_run(
         dict(state.sessions) | dict((summary or {}).get("sessions") or {}),
         interrupted_calls(record),
         run_model=not (message is None and finished),
+        accepted_changes=tuple(accepted),
     )
     run = RunSetup(
         scenario,

@@ -23,14 +23,16 @@ from swarm.budget import BudgetLimits
 from swarm.context.sqlite import SQLiteContextStore
 from swarm.event_codec import event_to_dict
 from swarm.events import StreamEvent
-from swarm.guards.policy import Policy, load_policy
+from swarm.guards.policy import Policy
+from swarm.guards.protect import ProtectedPaths
 from swarm.run import Approver, CallObserver, current_scope
 from swarm.scenario.changes import snapshot, workspace_changes
 from swarm.scenario.manifest import RunConfig
 from swarm.scenario.outcome import CallTally, EventTally, RunOutcome, build_outcome
-from swarm.scenario.policies import guard_tools
+from swarm.scenario.pinning import ChangedFile
+from swarm.scenario.policies import guard_tools, role_policies, run_policy
 from swarm.scenario.record import Journal, RunRecord
-from swarm.scenario.sandboxing import protected_paths
+from swarm.scenario.sandboxing import protected_paths, run_controls
 from swarm.scenario.script import ScriptedModel
 from swarm.scenario.spec import Scenario
 from swarm.scenario.summary import RunSummary
@@ -67,14 +69,16 @@ class RunSetup:
 class Segment:
     """One stretch of a run: its number, the segments before it (as ``summary.json``
     lists them), the agents' sessions so far, the audit decisions a crash left
-    unfinished, and whether the model is asked at all (not when a crash came after the
-    run's last turn)."""
+    unfinished, whether the model is asked at all (not when a crash came after the
+    run's last turn), and the files that define the run and changed since it started,
+    which the resume accepted (recorded in the audit log)."""
 
     number: int
     before: list[dict[str, Any]] = field(default_factory=list)
     sessions: dict[str, str] = field(default_factory=dict)
     interrupted: list[dict[str, Any]] = field(default_factory=list)
     run_model: bool = True
+    accepted_changes: tuple[ChangedFile, ...] = ()
 
 
 def load_team(scenario: Scenario) -> Team:
@@ -110,22 +114,43 @@ async def run_segment(
     """Run ``segment`` of ``run`` on ``message`` (``None``: go on from the history) and
     write its summary, also when it is cancelled (which is re-raised)."""
     protected = protected_paths(run.record.dir, run.workspace)
+    policy = run_policy(run.scenario)
+    policies = (
+        dict(run.policies) if run.policies is not None else role_policies(run.scenario, run.team)
+    )
+    readonly = await anyio.to_thread.run_sync(
+        run_controls, run.scenario, run.team, run.workspace, policies, policy
+    )
     toolbox: dict[str, Tool[Any] | list[Tool[Any]]] = {
-        **make_toolbox(run.workspace, ask=ask_user, protected=protected),
+        **make_toolbox(
+            run.workspace,
+            ask=ask_user,
+            protected=protected,
+            readonly=readonly,
+            evidence=run.record.dir / "protected",
+        ),
         **scenario_tools(run.scenario),
     }
     if not run.team.mcp_servers:
-        return await _run_with(run, message, segment, approver, on_event, observers, toolbox)
+        return await _run_with(
+            run, message, segment, approver, on_event, observers, toolbox, readonly
+        )
     from swarm.mcp.client import McpConnections
     from swarm.mcp.tools import mcp_toolbox
 
-    base = run.scenario.path.parent if run.scenario.path else None
-    policy = load_policy(run.scenario.policy or "default", relative_to=base)
+    # servers serve every role: they get the widest set, every policy's protect globs
+    widest = readonly.widened(g for p in (policy, *policies.values()) for g in p.protect)
     async with McpConnections(
-        run.team.mcp_servers, workspace=run.workspace, hidden=protected, sandbox=policy.sandbox
+        run.team.mcp_servers,
+        workspace=run.workspace,
+        hidden=protected,
+        readonly=await anyio.to_thread.run_sync(widest.mounts),
+        sandbox=policy.sandbox,
     ) as servers:
         toolbox.update(await mcp_toolbox(run.team.specs.values(), servers))
-        return await _run_with(run, message, segment, approver, on_event, observers, toolbox)
+        return await _run_with(
+            run, message, segment, approver, on_event, observers, toolbox, readonly
+        )
 
 
 async def _run_with(
@@ -136,8 +161,10 @@ async def _run_with(
     on_event: Callable[[StreamEvent], None] | None,
     observers: tuple[CallObserver, ...],
     toolbox: Mapping[str, Tool[Any] | Sequence[Tool[Any]]],
+    readonly: ProtectedPaths,
 ) -> RunOutcome:
-    """Run one segment with ``toolbox`` (built-in tools, and the MCP servers' tools)."""
+    """Run one segment with ``toolbox`` (built-in tools, and the MCP servers' tools) and
+    the run's protected paths ``readonly``."""
     scenario, team, record = run.scenario, run.team, run.record
     sessions: dict[str, str] = dict(segment.sessions)
     idempotent: dict[str, bool] = {}
@@ -162,7 +189,9 @@ async def _run_with(
         run.transport,
         context_factory=session_store,
         resolve_model=run.resolver,
-        guard_tools=guard_tools(scenario, team, run.workspace, idempotent, policies=run.policies),
+        guard_tools=guard_tools(
+            scenario, team, run.workspace, idempotent, policies=run.policies, protected=readonly
+        ),
     )
     entry_spec = team.specs[team.entry]
     entry = agents[team.entry]
@@ -192,6 +221,8 @@ async def _run_with(
     ):
         for decision in segment.interrupted:
             await audit.record_interrupted(decision)
+        if segment.accepted_changes:
+            await audit.record_resume(run.run_id, [c.to_dict() for c in segment.accepted_changes])
         scope = team_scope(
             team.entry,
             limits=limits,

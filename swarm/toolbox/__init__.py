@@ -22,6 +22,7 @@ from swarm.sandbox.select import SandboxFinder, ToolSandbox, find_sandbox
 from swarm.toolbox._paths import Workspace
 
 if TYPE_CHECKING:
+    from swarm.guards.protect import ProtectedPaths
     from swarm.toolbox.ask import Ask
     from swarm.toolbox.shell import safe_environment
     from swarm.tools import Tool
@@ -51,6 +52,8 @@ def make_toolbox(
     shell_env: Mapping[str, str] | None = None,
     sandbox: SandboxSettings | None = None,
     protected: Iterable[str | Path] = (),
+    readonly: ProtectedPaths | None = None,
+    evidence: Path | None = None,
     find: SandboxFinder = find_sandbox,
 ) -> dict[str, Tool[Any]]:
     """The built-in tools for ``workspace`` (created if missing), by name (``TOOL_NAMES``).
@@ -81,7 +84,7 @@ def make_toolbox(
     root = Path(workspace)
     root.mkdir(parents=True, exist_ok=True)
     hidden = tuple(Path(p) for p in protected)
-    space = Workspace(root, protected=hidden)
+    space = Workspace(root, protected=hidden, readonly=readonly)
     # the tools' modules (the shell's sandbox and process handling) load with the first toolbox
     from swarm.toolbox.ask import ask_tool
     from swarm.toolbox.files import file_tools
@@ -102,6 +105,7 @@ def make_toolbox(
             env=shell_env,
             sandbox=ToolSandbox(sandbox or SandboxSettings(), find),
             protected=hidden,
+            evidence=evidence,
         ),
         notes_tool(space, output_limit=output_limit),
         todo_tool(space),

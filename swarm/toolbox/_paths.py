@@ -13,8 +13,13 @@ import os
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from swarm.errors import ToolError
+from swarm.run import current_call
+
+if TYPE_CHECKING:
+    from swarm.guards.protect import ProtectedPaths
 
 __all__ = ["RUNS_DIR", "SKIPPED_DIRS", "STATE_DIR", "Parts", "Workspace", "glob_matcher"]
 
@@ -36,11 +41,19 @@ class Workspace:
 
     The tools check confinement themselves, whatever policy guards the calls. ``protected``
     are absolute paths (run records) that no file tool reads, writes or lists even when
-    they lie inside; the workspace's own ``.swarm/runs`` always is. Raises
-    ``ValueError`` for a protected path that is not absolute.
+    they lie inside; the workspace's own ``.swarm/runs`` always is. ``readonly`` are the
+    run's protected paths (``swarm.guards.protect``): read, never written, with the
+    ``protect`` globs a policy guard noted on the current call. Raises ``ValueError`` for
+    a protected path that is not absolute.
     """
 
-    def __init__(self, root: str | Path, *, protected: Iterable[Path] = ()) -> None:
+    def __init__(
+        self,
+        root: str | Path,
+        *,
+        protected: Iterable[Path] = (),
+        readonly: ProtectedPaths | None = None,
+    ) -> None:
         given = Path(os.path.abspath(root))
         self.root = Path(os.path.realpath(root))
         self._aliases = (self.root, given)
@@ -53,6 +66,7 @@ class Workspace:
                 if parts is not None:
                     hidden.add(parts)
         self._protected = frozenset(hidden)
+        self.readonly = readonly
 
     def locate(self, path: str, *, writable: bool = False) -> Parts:
         """The components of ``path`` (relative to the workspace root, or absolute).
@@ -61,7 +75,8 @@ class Workspace:
         when ``path`` holds a NUL, leads outside the workspace (through ``..``, as an
         absolute path elsewhere, or starting with ``~``), names protected run records, or,
         with ``writable``, lies in swarm's own ``.swarm`` folder, which the file tools may
-        not change. Symlinks are refused later, by the walk that opens the path.
+        not change, or is a protected path (``readonly``). Symlinks are refused later, by
+        the walk that opens the path.
         """
         if "\x00" in path:
             raise ToolError(f"{path!r} is not a valid path (it holds a NUL character)")
@@ -83,6 +98,14 @@ class Workspace:
                 f"'{path}' is in {STATE_DIR}/, which holds swarm's own notes, tasks and run"
                 " records; the file tools do not change it (use the notes and todo tools)"
             )
+        if writable and self.readonly is not None:
+            call = current_call()
+            paths = self.readonly.widened(call.protect or () if call is not None else ())
+            if paths.covers(self.root.joinpath(*parts)):
+                raise ToolError(
+                    f"'{path}' is protected (it controls the run, or runs later outside the"
+                    " sandbox); the file tools do not change it"
+                )
         return parts
 
     def is_protected(self, parts: Parts) -> bool:

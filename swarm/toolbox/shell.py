@@ -29,7 +29,8 @@ import anyio.abc
 from swarm._log import logger
 from swarm.audit.redact import holds_credential, secret_key
 from swarm.errors import ToolError
-from swarm.run import current_call, current_scope
+from swarm.guards.protect import PROTECTED_RULE, Fingerprint, ProtectedPaths
+from swarm.run import CallRecord, current_call, current_scope
 from swarm.sandbox import (
     Confinement,
     Launch,
@@ -302,6 +303,22 @@ async def _run(
     return ToolOutput(text, details=details)
 
 
+async def _undo(
+    guarded: ProtectedPaths,
+    before: Mapping[Path, Fingerprint],
+    evidence: Path | None,
+    call: CallRecord | None,
+) -> list[str]:
+    """Take away what a command did to protected paths; the lines saying so, also noted
+    on the call for the audit log. Runs whatever cancelled the command."""
+    with anyio.CancelScope(shield=True):
+        swept = await anyio.to_thread.run_sync(guarded.sweep, before, evidence)
+    lines = [f"[{PROTECTED_RULE}] {item.describe()}" for item in swept]
+    if lines and call is not None:
+        call.protected = (*call.protected, *lines)
+    return lines
+
+
 def safe_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """``environ`` (default: this process's environment) without what looks like a
     secret: variables named like one (``OPENAI_API_KEY``, ``GITHUB_TOKEN``,
@@ -326,6 +343,7 @@ def shell_tool(
     env: Mapping[str, str] | None = None,
     sandbox: ToolSandbox | None = None,
     protected: tuple[Path, ...] = (),
+    evidence: Path | None = None,
 ) -> Tool[Mapping[str, Any]]:
     """The ``shell`` tool of ``workspace``.
 
@@ -334,8 +352,12 @@ def shell_tool(
     whole environment (``None``: built from scratch, see ``command_environment``, with
     the variables the sandbox settings name). ``sandbox`` gives the settings used when
     no policy noted its own on the call, and how the tier is found; ``protected`` paths
-    are hidden from commands. A call whose settings require a sandbox that does not work
-    is an error result saying how to get one; nothing runs.
+    are hidden from commands. The workspace's ``readonly`` paths (with the ``protect``
+    globs noted on the call) are read-only to commands; what a command changed there all
+    the same (a path that did not exist when it started, a parent directory swapped) is
+    taken away when it ends, into ``evidence`` when given, and the result says so (rule
+    ``protected-path``). A call whose settings require a sandbox that does not work is an
+    error result saying how to get one; nothing runs.
     """
     given = dict(env) if env is not None else None
     own = sandbox or ToolSandbox()
@@ -375,27 +397,53 @@ def shell_tool(
         limit = timeout if timeout_seconds is None else min(timeout_seconds, timeout)
         chosen, settings = choose()
         state.mkdir(exist_ok=True)  # so a command cannot make swarm's state dir its own
+        call = current_call()
+        guarded = workspace.readonly
+        if guarded is not None and call is not None and call.protect:
+            guarded = guarded.widened(call.protect)
+        before: Mapping[Path, Fingerprint] = {}
+        readonly: tuple[Path, ...] = ()
+        if guarded is not None:
+            before, readonly = await anyio.to_thread.run_sync(guarded.before_command)
         described = chosen.describe(settings.network)
-        with command_budget(settings.limits) as budget:
-            confinement = Confinement(
-                workspace.root,
-                network=settings.network,
-                env=given if given is not None else command_environment(settings.env),
-                readonly=(state,),
-                hidden=protected,
-                limits=budget.per_process,
-            )
-            with chosen.launch(("bash", "-c", command), confinement) as launch:
-                limits = None if chosen.tier == "none" else budget.per_process
-                return await _run(
-                    in_budget(launch, budget),
-                    described,
-                    limit,
-                    progress,
-                    output_limit,
-                    limits,
-                    budget=budget,
+        undone: list[str] = []
+        try:
+            with command_budget(settings.limits) as budget:
+                confinement = Confinement(
+                    workspace.root,
+                    network=settings.network,
+                    env=given if given is not None else command_environment(settings.env),
+                    readonly=(state, *readonly),
+                    hidden=protected,
+                    limits=budget.per_process,
                 )
+                with chosen.launch(("bash", "-c", command), confinement) as launch:
+                    limits = None if chosen.tier == "none" else budget.per_process
+                    output = await _run(
+                        in_budget(launch, budget),
+                        described,
+                        limit,
+                        progress,
+                        output_limit,
+                        limits,
+                        budget=budget,
+                    )
+        except ToolError as exc:
+            if guarded is not None:
+                undone = await _undo(guarded, before, evidence, call)
+            if undone:
+                raise ToolError(f"{exc}\n" + "\n".join(undone)) from None
+            raise
+        except BaseException:  # cancelled: still leave nothing at a protected path
+            if guarded is not None:
+                await _undo(guarded, before, evidence, call)
+            raise
+        if guarded is not None:
+            undone = await _undo(guarded, before, evidence, call)
+        if undone:
+            text = output.content if isinstance(output.content, str) else ""
+            output = ToolOutput(text + "\n" + "\n".join(undone), details=output.details)
+        return output
 
     return Tool(
         "shell",

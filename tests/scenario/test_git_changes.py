@@ -1,5 +1,7 @@
-"""A run that changes ``.git`` says so: ``.git/config`` and a new hook are listed in
-``changes.json`` and in the end summary, and new objects are counted."""
+"""A run that changes ``.git`` says so: a changed file and a new ref are listed in
+``changes.json`` and in the end summary, and new objects are counted; ``.git/config`` and
+the hooks are protected, so what a command planted there is undone (and nothing of it is
+listed)."""
 
 from __future__ import annotations
 
@@ -23,6 +25,8 @@ with (git / "config").open("a") as config:
 hook = git / "hooks" / "post-checkout"
 hook.write_text("#!/bin/sh\\ntouch /tmp/planted\\n")
 hook.chmod(0o755)
+(git / "description").write_text("planted\\n")
+(git / "refs" / "tags" / "planted").write_text("0" * 40 + "\\n")
 pathlib.Path("work.txt").write_text("done\\n")
 subprocess.run(["git", "-c", "user.name=a", "-c", "user.email=a@b.invalid", "-c",
                 "core.fsmonitor=false", "add", "work.txt"], check=True)
@@ -52,20 +56,24 @@ async def test_a_run_that_changes_git_config_and_hooks_lists_them(tmp_path: Path
     workspace = tmp_path / "ws"
     workspace.mkdir()
     await anyio.run_process(["git", "init", "-q", str(workspace)])
+    config = (workspace / ".git" / "config").read_bytes()
     outcome = await run_scenario(
         load_scenario(tmp_path / "scenario.yaml"), workspace=workspace, runs_dir=tmp_path / "runs"
     )
-    assert (workspace / ".git" / "hooks" / "post-checkout").exists()  # the shell call ran
+    assert (workspace / "work.txt").exists()  # the shell call ran
+    assert (workspace / ".git" / "config").read_bytes() == config  # protected: undone
+    assert not (workspace / ".git" / "hooks" / "post-checkout").exists()
     changes = json.loads((outcome.record_dir / "changes.json").read_text())
     listed = {item["path"]: (item["kind"], item.get("detail", "")) for item in changes["files"]}
-    assert listed[".git/config"] == ("changed", "")
-    assert listed[".git/hooks/post-checkout"] == ("added", "")
+    assert ".git/config" not in listed and ".git/hooks/post-checkout" not in listed
+    assert listed[".git/description"] == ("changed", "")
+    assert listed[".git/refs/tags/planted"] == ("added", "")
     assert listed[".git/index"] == ("added", "")
     kind, detail = listed[".git/objects"]
     assert kind == "added" and detail == "1 object added"
     console = Console(record=True, width=200)
     print_summary(console, outcome)
     shown = console.export_text()
-    assert "~ .git/config  (changed)" in shown
-    assert "+ .git/hooks/post-checkout  (added)" in shown
+    assert "~ .git/description  (changed)" in shown
+    assert "+ .git/refs/tags/planted  (added)" in shown
     assert "+ .git/objects  (added: 1 object added)" in shown

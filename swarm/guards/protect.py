@@ -1,0 +1,456 @@
+"""Protected paths: what controls a run, and what runs later outside the sandbox, no tool
+may change.
+
+A run's team directory, its policies, its scenario, the MCP declarations (``mcp.json``,
+``.mcp.json``), the workspace's ``.claude/`` and the workspace repository's
+``.git/config``, ``.git/hooks/`` and ``.git/info/`` (also where a ``.git`` file points),
+swarm's own code when the workspace holds it, and every path a policy lists under
+``protect:`` (globs relative to the workspace) are read-only to every tool:
+
+- ``ProtectGuard`` denies a call whose path argument names one (rule ``protected-path``),
+  before the tool runs, and notes on the call the globs in force (its role's policy and
+  every ancestor's: a sub-agent's set is only ever wider than its parent's);
+- the file tools' ``Workspace`` refuses them as well;
+- processes see them read-only (``Confinement.readonly``), and ``ProtectedPaths.sweep``
+  takes away, after a command, whatever appeared at or replaced a protected path.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import pydantic
+
+from swarm.errors import GuardError
+from swarm.guards.base import PermissionGuard
+from swarm.guards.limits import role_of
+from swarm.guards.paths import path_arguments
+from swarm.guards.rules import path_glob
+from swarm.run import current_call
+
+if TYPE_CHECKING:
+    from swarm.tools import Tool
+
+__all__ = [
+    "PROTECTED_RULE",
+    "Fingerprint",
+    "ProtectGlob",
+    "ProtectGuard",
+    "ProtectedPaths",
+    "Swept",
+    "git_controls",
+    "imported_code",
+    "swarm_code",
+]
+
+PROTECTED_RULE = "protected-path"
+"""The rule id of a denial, or a removal, because a path is protected."""
+
+WORKSPACE_CONTROLS = ("mcp.json", ".mcp.json", ".claude")
+"""Entries of the workspace that configure agents (Claude Code's and MCP's files)."""
+
+GIT_CONTROLS = ("config", "config.worktree", "commondir", "hooks", "info")
+"""What in a git directory runs code, or says what runs, at the user's next git command
+(``commondir`` would point git at another directory's config and hooks)."""
+
+READING_TOOLS = frozenset({"read_file", "list_files", "search"})
+"""Built-in tools that only read: their path arguments may name protected paths."""
+
+_WILD = frozenset("*?[")
+_MAX_SAVED = 1 << 20  # bytes of one protected file kept to put back
+_MAX_KEPT = 32 << 20  # bytes of originals kept in all
+_MAX_ENTRIES = 4000  # entries of one protected directory looked at after each command
+
+
+def _glob(value: str) -> str:
+    text = value.strip().removeprefix("./")
+    if not text or text.startswith("/") or ".." in text.split("/") or "\x00" in text:
+        raise ValueError("give a glob relative to the workspace, without '..' (e.g. deploy/**)")
+    return text.rstrip("/") or text
+
+
+ProtectGlob = Annotated[str, pydantic.AfterValidator(_glob)]
+"""A ``protect:`` entry: a path glob relative to the workspace (``**`` spans directories)."""
+
+
+def git_controls(workspace: Path) -> tuple[Path, ...]:
+    """``config``, ``hooks`` and ``info`` of the workspace's repository: in ``.git``, or
+    where a ``.git`` file points (``gitdir:``) and its ``commondir``; the ``.git`` file
+    too, since changing it points git at other hooks. Whether or not they exist."""
+    dot = workspace / ".git"
+    dirs = [dot]
+    extra: list[Path] = []
+    if dot.is_file() and not dot.is_symlink():
+        extra.append(dot)
+        try:
+            text = dot.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            text = ""
+        for line in text.splitlines():
+            if line.startswith("gitdir:"):
+                gitdir = Path(os.path.normpath(workspace / line.removeprefix("gitdir:").strip()))
+                dirs = [gitdir]
+                common = gitdir / "commondir"
+                if common.is_file():
+                    where = common.read_text(encoding="utf-8", errors="replace").strip()
+                    dirs.append(Path(os.path.normpath(gitdir / where)))
+    return (*extra, *(d / name for d in dirs for name in GIT_CONTROLS))
+
+
+def swarm_code(workspace: Path) -> tuple[Path, ...]:
+    """swarm's own code that lies in ``workspace`` (an editable checkout): the directory
+    of the imported ``swarm`` package, and swarm's interpreter's environment when it lies
+    inside too. ``()`` when the workspace holds neither."""
+    import swarm
+
+    root = Path(os.path.realpath(workspace))
+    package = Path(os.path.realpath(Path(swarm.__file__).parent))
+    found = [package] if package.is_relative_to(root) else []
+    prefix = Path(os.path.realpath(sys.prefix))
+    if prefix != root and prefix.is_relative_to(root):
+        found.append(prefix)
+    return tuple(found)
+
+
+def imported_code(workspace: Path) -> tuple[Path, ...]:
+    """The files of the Python modules this process imported from ``workspace`` (a
+    team's or scenario's Python tools kept there): swarm runs them, unconfined, at the
+    next run."""
+    root = Path(os.path.realpath(workspace))
+    found: list[Path] = []
+    for module in list(sys.modules.values()):
+        file = getattr(module, "__file__", None)
+        if isinstance(file, str):
+            path = Path(os.path.realpath(file))
+            if path.is_relative_to(root):
+                found.append(path)
+    return tuple(found)
+
+
+Fingerprint = tuple[int, ...]
+"""What a protected path is at one moment: its identity and state, and its contents'."""
+
+
+@dataclass(frozen=True, slots=True)
+class Swept:
+    """What ``ProtectedPaths.sweep`` did about one protected path a command changed:
+    ``path`` (relative to the workspace), ``what`` happened (``appeared``, ``changed``,
+    ``removed``), where the command's version went (``kept``, ``None``: deleted) and
+    whether the original was put back."""
+
+    path: str
+    what: str
+    kept: Path | None = None
+    restored: bool = False
+
+    def describe(self) -> str:
+        """One line for the tool result and the audit log."""
+        where = f" (kept as evidence in {self.kept})" if self.kept else ""
+        if self.what == "appeared":
+            return (
+                f"'{self.path}' is protected; what the command created there was taken away{where}"
+            )
+        back = "; the original was put back" if self.restored else ""
+        return f"'{self.path}' is protected; the command's change was undone{where}{back}"
+
+
+@dataclass(frozen=True, slots=True)
+class ProtectedPaths:
+    """The protected paths of a run: ``paths`` (absolute, fixed when the run starts) and
+    ``globs`` (relative to ``workspace``, expanded on disk when a command starts).
+
+    ``originals`` keeps the bytes and mode of the protected files inside the workspace as
+    the run found them (up to 1 MiB each), so a change that got past the sandbox (or was
+    made with no sandbox) can be undone.
+    """
+
+    workspace: Path
+    paths: tuple[Path, ...] = ()
+    globs: tuple[str, ...] = ()
+    originals: dict[Path, tuple[bytes, int]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+
+    @classmethod
+    def of_run(
+        cls,
+        workspace: Path,
+        controls: Iterable[Path] = (),
+        *,
+        globs: Iterable[str] = (),
+        protect_swarm: bool = True,
+    ) -> ProtectedPaths:
+        """A run's protected paths: ``controls`` (its team directory, policy files,
+        scenario), the workspace's MCP and Claude files, its repository's git controls,
+        swarm's code in it unless ``protect_swarm`` is false, the Python modules swarm
+        imported from it (``imported_code``), and ``globs``."""
+        root = Path(os.path.realpath(workspace))
+        found = [Path(os.path.abspath(p)) for p in controls]
+        found += [root / name for name in WORKSPACE_CONTROLS]
+        found += git_controls(root)
+        if protect_swarm:
+            found += swarm_code(root)
+        found += imported_code(root)
+        real = [Path(os.path.realpath(p)) for p in found]
+        paths = tuple(dict.fromkeys(p for p in (*found, *real)))
+        made = cls(root, paths, tuple(dict.fromkeys(globs)))
+        made.save()
+        return made
+
+    def widened(self, globs: Iterable[str]) -> ProtectedPaths:
+        """These paths with ``globs`` added (the same saved originals)."""
+        more = tuple(dict.fromkeys((*self.globs, *globs)))
+        return self if more == self.globs else replace(self, globs=more, originals=self.originals)
+
+    def covers(self, path: str | os.PathLike[str]) -> bool:
+        """Whether the absolute ``path`` (normalised, and with symlinks resolved) is a
+        protected path or lies below one."""
+        given = Path(os.path.normpath(os.path.abspath(path)))
+        for candidate in dict.fromkeys((given, Path(os.path.realpath(given)))):
+            if any(candidate == p or candidate.is_relative_to(p) for p in self.paths):
+                return True
+            if self.globs and candidate.is_relative_to(self.workspace):
+                parts = candidate.relative_to(self.workspace).parts
+                for end in range(1, len(parts) + 1):
+                    if self._matches("/".join(parts[:end])):
+                        return True
+        return False
+
+    def _matches(self, relative: str) -> bool:
+        return any(path_glob(glob).match(relative) for glob in self.globs)
+
+    def present(self) -> tuple[Path, ...]:
+        """The protected paths that exist now (the globs expanded on disk)."""
+        found = [p for p in self.paths if os.path.lexists(p)]
+        for glob in self.globs:
+            found += self._expand(glob)
+        return tuple(dict.fromkeys(found))
+
+    def _expand(self, glob: str) -> Iterator[Path]:
+        parts = glob.split("/")
+        fixed = 0
+        while fixed < len(parts) and not _WILD & set(parts[fixed]):
+            fixed += 1
+        start = self.workspace.joinpath(*parts[:fixed])
+        if fixed == len(parts):
+            if os.path.lexists(start):
+                yield start
+            return
+        if not start.is_dir() or start.is_symlink():
+            return
+        pattern = path_glob(glob)
+        for top, dirs, files in os.walk(start):
+            for name in (*dirs, *files):
+                full = Path(top) / name
+                if pattern.match(full.relative_to(self.workspace).as_posix()):
+                    yield full
+            dirs[:] = [d for d in dirs if not pattern.match(_rel(Path(top) / d, self.workspace))]
+
+    def mounts(self) -> tuple[Path, ...]:
+        """The present protected paths inside the workspace: what a sandbox binds
+        read-only (one outside is not writable there anyway, and binding it could show
+        what the sandbox hides, such as a file in the home)."""
+        return tuple(p for p in self.present() if p.is_relative_to(self.workspace))
+
+    def before_command(self) -> tuple[dict[Path, Fingerprint], tuple[Path, ...]]:
+        """What a command's launch needs: the ``fingerprints`` to ``sweep`` against after
+        it, and the ``mounts`` to bind read-only; saves the originals of files a glob
+        protects that were not saved yet."""
+        self.save()
+        return self.fingerprints(), self.mounts()
+
+    def fingerprints(self) -> dict[Path, Fingerprint]:
+        """What each present protected path inside the workspace is now (for ``sweep``);
+        a path below another one is part of that one's fingerprint."""
+        inside = [p for p in self.present() if p.is_relative_to(self.workspace)]
+        tops = [p for p in inside if not any(p != q and p.is_relative_to(q) for q in inside)]
+        return {path: _fingerprint(path) for path in tops}
+
+    def save(self) -> None:
+        """Keep the bytes of the protected files inside the workspace as they are now
+        (once per path; up to 1 MiB a file and 32 MiB in all)."""
+        kept = sum(len(data) for data, _mode in self.originals.values())
+        for path in self.present():
+            if not path.is_relative_to(self.workspace):
+                continue
+            for file in _files(path):
+                if file in self.originals:
+                    continue
+                try:
+                    info = os.lstat(file)
+                    if info.st_size > _MAX_SAVED or kept + info.st_size > _MAX_KEPT:
+                        continue
+                    self.originals[file] = (file.read_bytes(), info.st_mode & 0o777)
+                    kept += info.st_size
+                except OSError:
+                    continue
+
+    def sweep(self, before: Mapping[Path, Fingerprint], evidence: Path | None) -> list[Swept]:
+        """Undo what a command did to protected paths, given their ``fingerprints`` at
+        its start: what appeared at one, or replaced or changed one, is moved into
+        ``evidence`` (deleted when ``None``) and the saved originals below it are put
+        back; a protected path the command removed is put back from them."""
+        swept: list[Swept] = []
+        now = self.fingerprints()
+        for path, mark in now.items():
+            if before.get(path) == mark:
+                continue
+            what = "appeared" if path not in before else "changed"
+            kept = _take_away(path, self.workspace, evidence)
+            swept.append(Swept(_rel(path, self.workspace), what, kept, self._restore(path)))
+        for path in before:
+            if path not in now and self._restore(path):
+                swept.append(Swept(_rel(path, self.workspace), "removed", None, True))
+        return swept
+
+    def _restore(self, path: Path) -> bool:
+        """Put back the saved files at and below ``path`` (making the directories
+        between); whether any was."""
+        back = False
+        if not path.parent.is_dir():
+            return False
+        for file, (data, mode) in self.originals.items():
+            if (file == path or file.is_relative_to(path)) and not os.path.lexists(file):
+                try:
+                    file.parent.mkdir(parents=True, exist_ok=True)
+                    file.write_bytes(data)
+                    file.chmod(mode)
+                except OSError:
+                    continue
+                back = True
+        return back
+
+
+def _rel(path: Path, root: Path) -> str:
+    return path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path)
+
+
+def _files(path: Path) -> Iterator[Path]:
+    """The regular files at and below ``path`` (the first ``_MAX_ENTRIES`` of a tree)."""
+    if path.is_symlink() or not path.is_dir():
+        if path.is_file() and not path.is_symlink():
+            yield path
+        return
+    seen = 0
+    for top, _dirs, files in os.walk(path):
+        for name in files:
+            seen += 1
+            if seen > _MAX_ENTRIES:
+                return
+            full = Path(top) / name
+            if full.is_file() and not full.is_symlink():
+                yield full
+
+
+def _fingerprint(path: Path) -> Fingerprint:
+    """The identity and state of ``path`` and, for a directory, of the first
+    ``_MAX_ENTRIES`` entries below it (``ctime`` included: a program cannot set it)."""
+    marks: list[int] = []
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return ()
+    marks += [info.st_dev, info.st_ino, info.st_mode, info.st_size, info.st_mtime_ns]
+    marks.append(info.st_ctime_ns)
+    if not stat.S_ISDIR(info.st_mode):
+        return tuple(marks)
+    seen = 0
+    for top, dirs, files in os.walk(path):
+        dirs.sort()
+        for name in sorted((*dirs, *files)):
+            seen += 1
+            if seen > _MAX_ENTRIES:
+                return tuple(marks)
+            try:
+                entry = os.lstat(os.path.join(top, name))
+            except OSError:
+                continue
+            marks += [hash(name), entry.st_ino, entry.st_mode, entry.st_size]
+            marks += [entry.st_mtime_ns, entry.st_ctime_ns]
+    return tuple(marks)
+
+
+def _take_away(path: Path, root: Path, evidence: Path | None) -> Path | None:
+    """Move ``path`` into ``evidence`` (or delete it); where it went."""
+    try:
+        if evidence is not None:
+            evidence.mkdir(mode=0o700, parents=True, exist_ok=True)
+            name = _rel(path, root).replace("/", "__").lstrip(".") or "entry"
+            target = evidence / f"{len(list(evidence.iterdir())) + 1}-{name}"
+            shutil.move(path, target)
+            return target
+    except OSError:
+        pass
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
+    return target
+
+
+class ProtectGuard(PermissionGuard):
+    """Denies a call whose path argument names a protected path (rule ``protected-path``).
+
+    ``protected`` are the run's fixed protected paths; ``policies`` map each role to its
+    policy (``protect`` globs), and the globs in force for a call are the calling role's
+    and those of every role above it in the call's path. The guard notes them on the
+    call (``CallRecord.protect``) for the tools that start processes. Tools that only read
+    (``READING_TOOLS``) are not refused.
+    """
+
+    def __init__(
+        self, protected: ProtectedPaths, policies: Mapping[str, Any], *, role: str | None = None
+    ) -> None:
+        self.protected = protected
+        self.policies = policies
+        self.role = role
+
+    @property
+    def name(self) -> str:
+        """``protect``: how denials and audit records name this guard."""
+        return "protect"
+
+    def globs_for(self, path: str | None) -> tuple[str, ...]:
+        """The ``protect`` globs in force for a call by the agent at ``path``."""
+        roles = [role_of(s) for s in path.split("/")] if path else []
+        if self.role is not None and self.role not in roles:
+            roles.append(self.role)
+        globs: list[str] = []
+        for role in roles:
+            policy = self.policies.get(role)
+            if policy is not None:
+                globs += policy.protect
+        return tuple(dict.fromkeys(globs))
+
+    async def check(self, tool: Tool[Any], **kwargs: Any) -> dict[str, Any]:
+        call = current_call()
+        globs = self.globs_for(call.path if call is not None else None)
+        if call is not None:
+            call.protect = globs
+        if tool.name in READING_TOOLS:
+            return kwargs
+        paths = self.protected.widened(globs)
+        for name in path_arguments(tool):
+            values = kwargs.get(name)
+            for value in values if isinstance(values, list | tuple) else (values,):
+                if not isinstance(value, str | os.PathLike):
+                    continue
+                if paths.covers(os.path.join(paths.workspace, os.fspath(value))):
+                    if call is not None:
+                        call.guard, call.rule = self.name, PROTECTED_RULE
+                    raise GuardError(
+                        f"'{os.fspath(value)}' is protected: it controls this run or runs"
+                        " later outside the sandbox (team, policies, scenario, MCP and"
+                        " Claude settings, git config and hooks, or a policy's protect:"
+                        " list), and no tool may change it",
+                        guard=self.name,
+                        rule=PROTECTED_RULE,
+                    )
+        return kwargs
