@@ -142,8 +142,9 @@ Fingerprint = tuple[int, ...]
 class Swept:
     """What ``ProtectedPaths.sweep`` did about one protected path a command changed:
     ``path`` (relative to the workspace), ``what`` happened (``appeared``, ``changed``,
-    ``removed``), where the command's version went (``kept``, ``None``: deleted) and
-    whether the original was put back."""
+    ``removed``, ``linked``: a directory on the way to one became a link), where the
+    command's version went (``kept``, ``None``: deleted) and whether the original was put
+    back."""
 
     path: str
     what: str
@@ -153,6 +154,11 @@ class Swept:
     def describe(self) -> str:
         """One line for the tool result and the audit log."""
         where = f" (kept as evidence in {self.kept})" if self.kept else ""
+        if self.what == "linked":
+            return (
+                f"'{self.path}' leads to a protected path and was made a link; the link was"
+                f" taken away{where}"
+            )
         if self.what == "appeared":
             return (
                 f"'{self.path}' is protected; what the command created there was taken away{where}"
@@ -297,7 +303,7 @@ class ProtectedPaths:
         its start: what appeared at one, or replaced or changed one, is moved into
         ``evidence`` (deleted when ``None``) and the saved originals below it are put
         back; a protected path the command removed is put back from them."""
-        swept: list[Swept] = []
+        swept = self._unlink(evidence)
         now = self.fingerprints()
         for path, mark in now.items():
             if before.get(path) == mark:
@@ -310,9 +316,37 @@ class ProtectedPaths:
                 swept.append(Swept(_rel(path, self.workspace), "removed", None, True))
         return swept
 
+    def _unlink(self, evidence: Path | None) -> list[Swept]:
+        """Take away every symbolic link a command left where a directory on the way to a
+        protected path was (``mv .git .git-old && ln -s /etc .git``), so that nothing
+        ``sweep`` then does (fingerprint, take away, put back) follows one out of the
+        workspace. The protected paths inside the workspace were real (no link on the way)
+        when the run started, so any link on the way now is the command's."""
+        swept: list[Swept] = []
+        for path in self._inside():
+            link = _link_on_the_way(path, self.workspace)
+            if link is not None and os.path.islink(link):
+                kept = _take_away(link, self.workspace, evidence)
+                swept.append(Swept(_rel(link, self.workspace), "linked", kept))
+        return swept
+
+    def _inside(self) -> list[Path]:
+        """The protected paths inside the workspace, and the fixed directories of the
+        globs (``deploy`` for ``deploy/**``)."""
+        found = [p for p in self.paths if p.is_relative_to(self.workspace)]
+        for glob in self.globs:
+            fixed = []
+            for part in glob.split("/"):
+                if _WILD & set(part):
+                    break
+                fixed.append(part)
+            if fixed:
+                found.append(self.workspace.joinpath(*fixed))
+        return found
+
     def _restore(self, path: Path) -> bool:
         """Put back the saved files at and below ``path`` (making the directories
-        between); whether any was."""
+        between, never through a symbolic link); whether any was."""
         back = False
         if not path.parent.is_dir():
             return False
@@ -320,12 +354,33 @@ class ProtectedPaths:
             if (file == path or file.is_relative_to(path)) and not os.path.lexists(file):
                 try:
                     file.parent.mkdir(parents=True, exist_ok=True)
-                    file.write_bytes(data)
-                    file.chmod(mode)
+                    if _link_on_the_way(file, self.workspace) is not None:
+                        continue  # made meanwhile by another command: never write through it
+                    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                    fd = os.open(file, flags, mode)
+                    with os.fdopen(fd, "wb") as handle:
+                        handle.write(data)
+                    os.chmod(file, mode, follow_symlinks=False)
                 except OSError:
                     continue
                 back = True
         return back
+
+
+def _link_on_the_way(path: Path, root: Path) -> Path | None:
+    """The first entry between ``root`` (excluded) and ``path`` (excluded) that is not a
+    real directory (a symbolic link, or a file), ``None`` when every one is, or is
+    missing."""
+    current = root
+    for part in path.relative_to(root).parts[:-1]:
+        current = current / part
+        try:
+            info = os.lstat(current)
+        except OSError:
+            return None
+        if not stat.S_ISDIR(info.st_mode):
+            return current
+    return None
 
 
 def _rel(path: Path, root: Path) -> str:
@@ -378,7 +433,10 @@ def _fingerprint(path: Path) -> Fingerprint:
 
 
 def _take_away(path: Path, root: Path, evidence: Path | None) -> Path | None:
-    """Move ``path`` into ``evidence`` (or delete it); where it went."""
+    """Move ``path`` into ``evidence`` (or delete it); where it went (``None``: deleted).
+    Only ``path`` itself is moved: a symbolic link is moved as the link."""
+    if _link_on_the_way(path, root) is not None:
+        return None  # its directory is a link now (a command running meanwhile): leave it
     try:
         if evidence is not None:
             evidence.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -392,7 +450,7 @@ def _take_away(path: Path, root: Path, evidence: Path | None) -> Path | None:
         shutil.rmtree(path, ignore_errors=True)
     else:
         path.unlink(missing_ok=True)
-    return target
+    return None
 
 
 class ProtectGuard(PermissionGuard):

@@ -187,3 +187,23 @@ def test_a_repository_the_team_creates_works_and_plants_nothing(tmp_path: Path, 
     assert done.returncode == 0 and len(done.stdout.splitlines()) == 1
     subprocess.run(["git", "-C", str(ws), "status"], check=True, capture_output=True)
     assert not (tmp_path / "pwned").exists()
+
+
+@pytest.mark.parametrize("swapped", [".git", "team"])
+def test_a_protected_paths_directory_swapped_for_a_link_leads_nothing_outside(
+    repo: Path, tmp_path: Path, tier: str, swapped: str
+) -> None:
+    # What swarm does after the command (take away, put back) must not follow a link the
+    # command left where a protected path's directory was: outside stays as it was.
+    outside = tmp_path / "outside"
+    for name in ("config", "hooks/pre-commit.sample", "info/exclude", "dev.yaml", "evil.yaml"):
+        (outside / name).parent.mkdir(parents=True, exist_ok=True)
+        (outside / name).write_text(f"outside {name}\n")
+    before = {p: p.read_bytes() for p in outside.rglob("*") if p.is_file()}
+    shell = _shell(repo, tier, tmp_path / "evidence")
+    said = shell(f"mv {swapped} {swapped}-old && ln -s {outside} {swapped}")
+    after = {p: p.read_bytes() for p in outside.rglob("*") if p.is_file()}
+    assert after == before, said
+    assert not (repo / swapped).is_symlink(), said
+    # bubblewrap's read-only mount of the team directory cannot be moved at all (EBUSY)
+    assert "[protected-path]" in said or "Device or resource busy" in said, said
