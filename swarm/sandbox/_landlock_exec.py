@@ -51,12 +51,16 @@ def _confine(options: Options, abi: int, last_cap: int) -> None:
     """Mounts (with namespaces), Landlock, the unix-socket filter, no capabilities, and
     the workspace as working directory."""
     deny, more = kernel.mount_confinement(
-        options.namespaces, write=options.write, deny=options.deny, readonly=options.readonly
+        options.namespaces,
+        write=options.write,
+        deny=options.deny,
+        readonly=options.readonly,
+        shm_size=options.tmpfs_size,
     )
     block_tcp = options.network == "none" and options.namespaces == "none"
     write = options.write + more
     kernel.restrict(abi, read=options.read, write=write, deny=deny, block_tcp=block_tcp)
-    kernel.deny_unix_sockets()
+    kernel.deny_shared_kernel_state()
     kernel.drop_capabilities(last_cap)
     os.chdir(options.workspace)
 
@@ -216,6 +220,7 @@ class Options:
         "network",
         "read",
         "readonly",
+        "tmpfs_size",
         "workspace",
         "write",
     )
@@ -230,6 +235,7 @@ class Options:
         self.deny: list[str] = []
         self.readonly: list[str] = []
         self.limit: list[str] = []
+        self.tmpfs_size = ""
 
     def limits(self) -> dict[str, int]:
         """The resource limits (``--limit=cpu=600``...), by ``_limits_exec``'s names."""

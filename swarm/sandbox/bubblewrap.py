@@ -57,7 +57,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from swarm._log import logger
-from swarm.sandbox._paths import ROOT_SECRETS, TOOLCHAIN_SECRETS
+from swarm.sandbox import _seccomp
+from swarm.sandbox._paths import ROOT_SECRETS, SYSTEM_ROOTS, TOOLCHAIN_SECRETS, etc_secrets
 from swarm.sandbox.base import Confinement, Launch, Network, SandboxUnavailable
 from swarm.sandbox.limits import cap_pid_namespace
 
@@ -127,7 +128,9 @@ def bwrap_arguments(confinement: Confinement, *, home: Path) -> list[str]:
     ]
     if confinement.network == "none":
         args.append("--unshare-net")
-    args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    confined = confinement.read != "host"
+    args += _system_view() if confined else ["--ro-bind", "/", "/"]
+    args += ["--dev", "/dev", "--proc", "/proc"]
     # Kernel knobs a uid 0 writes without any capability (core_pattern runs a program as
     # root outside; sysrq-trigger reboots): bubblewrap covers these only when the
     # directory looks writable, which /proc/sys (mode 555) does not without capabilities.
@@ -136,9 +139,15 @@ def bwrap_arguments(confinement: Confinement, *, home: Path) -> list[str]:
     if os.geteuid() == 0:
         for name in ROOT_SECRETS:
             args += _hide(_real(name))
+    if confined:
+        # Found by mode: root would read them whatever the mode says.
+        for name in etc_secrets():
+            if not any(_below(Path(name), Path(secret)) for secret in ROOT_SECRETS):
+                args += _hide(Path(name))
+    size = _size(confinement.tmpfs_size)
     for private in PRIVATE_DIRS:
-        args += ["--tmpfs", private]
-    args += ["--tmpfs", "/run"]
+        args += [*size, "--tmpfs", private]
+    args += [*size, "--tmpfs", "/run"]
     if confinement.network == "host":
         # /etc/resolv.conf often points into /run: DNS needs it back.
         resolv = _real("/etc/resolv.conf")
@@ -149,9 +158,13 @@ def bwrap_arguments(confinement: Confinement, *, home: Path) -> list[str]:
     if home != Path("/") and home.is_dir() and home not in emptied:
         emptied.append(home)
     for directory in emptied:
-        args += ["--tmpfs", str(directory)]
-    args += _toolchains(confinement.env.get("PATH", ""), home)
-    args += _behind_private(confinement.env.get("PATH", ""), emptied, confinement.readable)
+        args += [*size, "--tmpfs", str(directory)]
+    path_variable = confinement.env.get("PATH", "")
+    args += _toolchains(path_variable, home)
+    extra = () if confinement.read == "host" else confinement.read
+    args += _behind_private(
+        path_variable, emptied, (*confinement.readable, *extra), everywhere=confined
+    )
     writable = [_real(confinement.workspace), *(_real(p) for p in confinement.writable)]
     if Path("/") in writable:
         raise ValueError("a sandbox cannot make '/' writable: choose a workspace directory")
@@ -162,29 +175,71 @@ def bwrap_arguments(confinement: Confinement, *, home: Path) -> list[str]:
             if _below(secret, directory):
                 args += _hide(secret)
     for path in confinement.readonly:
-        args += ["--ro-bind-try", str(_real(path)), str(_real(path))]
+        args += _readonly(path)
     for path in confinement.hidden:
-        args += _hide(_real(path))
+        real = _real(path)
+        if not confined or any(_below(real, d) for d in writable):
+            args += _hide(real)
+    if confined:
+        args += ["--remount-ro", "/"]  # the view's own root: nothing written there
     args += ["--chdir", str(writable[0])]
     return args
 
 
+def _size(size: int | None) -> list[str]:
+    """The ``--size`` before a ``--tmpfs`` (nothing for the kernel's default)."""
+    return [] if size is None else ["--size", str(size)]
+
+
+def _readonly(path: Path) -> list[str]:
+    """Arguments binding ``path`` (a file or directory) read-only onto itself, when it
+    exists; a path missing at launch is made unwritable where it would appear (an empty
+    read-only directory over it cannot be, as its parent may be missing too)."""
+    real = _real(path)
+    if real.exists():
+        return ["--ro-bind", str(real), str(real)]
+    return []
+
+
+def _system_view() -> list[str]:
+    """Arguments making the read-only view of the machine when reads are confined: the
+    program and library directories (a symbolic link such as ``/bin -> usr/bin`` made
+    as one), ``/etc`` and ``/sys``. Everything else (``/opt``, ``/srv``, ``/var``,
+    ``/mnt``, ``/media``, other projects) is absent."""
+    args: list[str] = []
+    for root in (*SYSTEM_ROOTS, "/etc", "/sys"):
+        if os.path.islink(root):
+            args += ["--symlink", os.readlink(root), root]
+        elif os.path.isdir(root):
+            args += ["--ro-bind", root, root]
+    return args
+
+
 def _behind_private(
-    path_variable: str, emptied: list[Path], readable: tuple[Path, ...] = ()
+    path_variable: str,
+    emptied: list[Path],
+    readable: tuple[Path, ...] = (),
+    *,
+    everywhere: bool = False,
 ) -> list[str]:
     """Arguments binding back, read-only, what the private ``/tmp``, ``/var/tmp``,
     ``/dev/shm`` and ``/run`` would hide but commands need: ``PATH`` directories there,
     swarm's own Python (its virtual environment and the installation it comes from, also
     when that lies in an emptied home), so a checkout and its venv in ``/tmp`` still run,
     and the ``readable`` paths of the confinement. Nothing from a home's well-known
-    secrets."""
+    secrets. With ``everywhere`` (reads confined, so the machine is not bound as a whole)
+    these are bound wherever they lie, but for those the system's directories hold, and a
+    ``PATH`` directory of a virtual environment brings the environment with it."""
     private = [Path(p) for p in (*PRIVATE_DIRS, "/run")]
     pythons = {_real(sys.prefix), _real(sys.base_prefix)}
-    entries = [Path(e) for e in path_variable.split(os.pathsep) if os.path.isabs(e)]
+    entries = [_real(e) for e in path_variable.split(os.pathsep) if os.path.isabs(e)]
+    if everywhere:
+        entries += [e.parent for e in entries if (e.parent / "pyvenv.cfg").is_file()]
     wanted = {_real(p) for p in readable}
+    system = [Path(p) for p in SYSTEM_ROOTS]
     args: list[str] = []
     bound: set[Path] = set()
-    for candidate in [*sorted(pythons), *(_real(e) for e in entries), *sorted(wanted)]:
+    for candidate in [*sorted(pythons), *entries, *sorted(wanted)]:
         if candidate in bound or not (candidate.is_dir() or candidate in wanted):
             continue
         if not candidate.exists():
@@ -193,7 +248,13 @@ def _behind_private(
         home = next((h for h in emptied if h in candidate.parents), None)
         if home is not None and candidate.relative_to(home).parts[0] in SECRETS:
             continue
-        if in_private or (home is not None and (candidate in pythons or candidate in wanted)):
+        # A home's toolchains are _toolchains' (with their credentials hidden).
+        anywhere = everywhere and home is None and not any(_below(candidate, r) for r in system)
+        if (
+            in_private
+            or anywhere
+            or (home is not None and (candidate in pythons or candidate in wanted))
+        ):
             bound.add(candidate)
             args += ["--ro-bind", str(candidate), str(candidate)]
     return args
@@ -366,6 +427,10 @@ class Bubblewrap:
         namespace = _Namespace(read_fd)
         options += ["--info-fd", str(write_fd)]
         fds = [write_fd]
+        seccomp = _seccomp_fd(confinement.network)
+        if seccomp is not None:
+            options += ["--seccomp", str(seccomp)]
+            fds.append(seccomp)
         cap = None
         if confinement.limits.processes is not None:
             cap = _ProcessCap(namespace, read_fd, confinement.limits.processes)
@@ -381,10 +446,30 @@ class Bubblewrap:
             )
         finally:
             os.close(write_fd)
+            if seccomp is not None:
+                os.close(seccomp)
             if cap is not None:
                 cap.close()
             namespace.wait_gone()
             os.close(read_fd)
+
+
+@functools.cache
+def _seccomp_program(deny_unix: bool) -> bytes | None:
+    program = _seccomp.program(os.uname().machine, deny_unix=deny_unix)
+    return None if program is None else _seccomp.encode(program)
+
+
+def _seccomp_fd(network: Network) -> int | None:
+    """A descriptor bubblewrap reads the seccomp filter from (``_seccomp``: no keyrings,
+    and under network none no unix sockets); ``None`` on a machine it has none for."""
+    program = _seccomp_program(network == "none")
+    if program is None:
+        return None
+    fd = os.memfd_create("swarm-seccomp")
+    os.write(fd, program)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
 GATE = ("bash", "--norc", "-c", 'read -r -u {fd} _ || exit 125; exec "$@"', "swarm-gate")

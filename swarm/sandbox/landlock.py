@@ -66,7 +66,14 @@ from pathlib import Path
 from typing import Literal
 
 from swarm.sandbox import _landlock_exec, _landlock_kernel
-from swarm.sandbox._paths import HOME_SECRETS, ROOT_SECRETS, TOOLCHAIN_SECRETS, is_within
+from swarm.sandbox._paths import (
+    HOME_SECRETS,
+    ROOT_SECRETS,
+    SYSTEM_ROOTS,
+    TOOLCHAIN_SECRETS,
+    etc_secrets,
+    is_within,
+)
 from swarm.sandbox.base import Confinement, Launch, Network, SandboxUnavailable
 
 __all__ = ["LandlockSandbox", "NetworkMethod", "landlock_abi"]
@@ -79,7 +86,7 @@ network and mount namespaces (needs root), ``userns`` the same inside a new user
 cannot be enforced)."""
 
 _NAMESPACES = {"netns": "plain", "userns": "user", "landlock-tcp": "none"}
-_SYSTEM_ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
+_HOST_PRIVATE = ("/tmp", "/var/tmp", "/run", "/dev", "/root", "/home")
 _KERNEL_ROOTS = ("/proc", "/sys")
 _LAUNCHER = Path(_landlock_exec.__file__)
 
@@ -203,6 +210,8 @@ class LandlockSandbox:
             options += [f"--env-file={env_file}", f"--network={confinement.network}"]
             options.append(f"--namespaces={_NAMESPACES[method or 'landlock-tcp']}")
             options += [f"--limit={o[2:]}" for o in confinement.limits.options()]
+            if confinement.tmpfs_size is not None:
+                options.append(f"--tmpfs-size={confinement.tmpfs_size}")
             yield Launch(
                 argv=(sys.executable, "-I", "-S", str(_LAUNCHER), *options, "--", *argv),
                 env={},
@@ -224,9 +233,17 @@ class LandlockSandbox:
         # A workspace that is the home gets it (its secrets still hidden); one below the
         # home or elsewhere leaves the rest of the home out of reach.
         deny = [*([] if self._home in writes else [self._home]), *never]
+        if confinement.read == "host":
+            # The machine, less what bubblewrap's view of it empties or makes private.
+            reads = [Path("/")]
+            deny += [Path(p) for p in _HOST_PRIVATE if Path(p) not in writes]
+        else:
+            reads = [Path(p) for p in (*SYSTEM_ROOTS, "/etc", *_KERNEL_ROOTS)]
+            reads += [p.resolve() for p in (*confinement.read, *confinement.readable)]
+            # Found by mode: root would read them whatever the mode says.
+            deny += [Path(p) for p in etc_secrets()]
         if os.geteuid() == 0:
             deny += [Path(p) for p in ROOT_SECRETS]
-        reads = [Path(p) for p in (*_SYSTEM_ROOTS, *_KERNEL_ROOTS)]
         extra = env.get("PATH", os.defpath).split(os.pathsep)
         extra += [sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix]
         for entry in extra:

@@ -369,6 +369,8 @@ def shell_tool(
             readonly=(state,),
             hidden=protected,
             limits=settings.limits,
+            read=settings.read,
+            tmpfs_size=settings.tmpfs_size,
         )
         described = chosen.describe(settings.network)
         with chosen.launch(("bash", "-c", command), confinement) as launch:
