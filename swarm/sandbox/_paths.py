@@ -105,14 +105,15 @@ def etc_secrets(root: str = "/etc") -> tuple[str, ...]:
     list): hidden from every command when reads are confined, since a command run as root
     would read them regardless of the mode. Scanned once per process, and again when a
     directory of ``/etc`` has changed (an entry added, removed, renamed, or the
-    directory's own mode), looked at no more than once per ``ETC_RECHECK`` seconds: a
-    file's mode changed in place is seen at the next change of its directory, or by a new
-    swarm process."""
+    directory's own mode), looked at at every call for ``/etc`` itself and no more than
+    once per ``ETC_RECHECK`` seconds for the directories below it: a file's mode changed
+    in place is seen at the next change of its directory, or by a new swarm process."""
     global _etc_cache, _etc_checked
     cached = _etc_cache
     now = time.monotonic()
     if cached is not None and cached[0] and cached[0][0][0] == root:
-        if now - _etc_checked < ETC_RECHECK:
+        # /etc itself at every call (one stat): a file added at its top is seen at once.
+        if now - _etc_checked < ETC_RECHECK and _unchanged(cached[0][:1]):
             return cached[1]
         if _unchanged(cached[0]):
             _etc_checked = now
