@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING
 
 from swarm._lazy import lazy_exports
 from swarm.sandbox.base import (
+    TMPFS_SIZE,
     Confinement,
     Launch,
     Mode,
@@ -65,6 +66,7 @@ __all__ = [
     "find_sandbox",
     "probe_bubblewrap",
     "SeatbeltSandbox",
+    "TMPFS_SIZE",
     "landlock_abi",
 ]
 

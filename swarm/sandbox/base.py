@@ -23,6 +23,7 @@ __all__ = [
     "Mode",
     "Network",
     "Reads",
+    "TMPFS_SIZE",
     "Sandbox",
     "SandboxSettings",
     "SandboxUnavailable",
