@@ -23,14 +23,18 @@ What a command sees (built by ``bwrap_arguments``, in this order, later mounts o
   left in its PID namespace dies with it.
 
 Resource limits (``Confinement.limits``, see ``swarm.sandbox.limits``) are set on
-bubblewrap itself, by ``prlimit`` in front of it, and so on everything it starts; with a
-process limit, the command waits inside the sandbox (``GATE``: bash reading a pipe) until
-a thread has set the ``pid_max`` of its PID namespace; should swarm die meanwhile, the
-pipe ends and so does the sandbox. (bubblewrap's own ``--block-fd`` runs the command on
-once the pipe ends, unwatched and uncapped.) ``bwrap`` itself is started with a
-parent-death signal (``setpriv --pdeathsig KILL``, where util-linux has it): bubblewrap
-0.8 sets one only in the sandbox, and its outer process was seen waiting forever after
-swarm was SIGKILLed.
+bubblewrap itself, by ``prlimit`` in front of it, and so on everything it starts. The
+command starts behind a gate (``GATE``: bash reading a pipe only swarm can write): with a
+process limit it waits there until a thread has set the ``pid_max`` of its PID
+namespace; then the gate leaves a watcher in the sandbox and runs the command. When the
+pipe ends (the launch is over, or swarm died, SIGKILLed or not, at any moment of the
+set-up) the gate that has not yet said go never runs the command, and the watcher kills
+every process of the PID namespace, whose end then ends bubblewrap too. Parent-death
+signals alone left a sandbox running under load: they are set after the process starts
+(a window in which swarm may die), and bubblewrap 0.8 sets one only inside. (bubblewrap's
+own ``--block-fd`` runs the command on once the pipe ends, unwatched and uncapped.)
+``bwrap`` is still started with a parent-death signal (``setpriv --pdeathsig KILL``,
+where util-linux has it), so its outer process goes at once in the usual case.
 
 The command's environment is exactly ``Confinement.env``; bubblewrap is started with that
 environment too (inside the sandbox its own ``/proc/1/environ`` is visible), and with
@@ -354,20 +358,26 @@ class _Namespace:
             time.sleep(0.005)
 
 
-class _ProcessCap:
-    """Holds the command back (``GATE``, on ``block_fd``) until its PID namespace is
-    capped at ``processes`` (see ``swarm.sandbox.limits``), from a thread of its own;
-    when the cap cannot be set, says why once and lets the command run with the other
-    limits."""
+class _Gate:
+    """The pipe the command's gate (``GATE``, on ``block_fd``) reads: ``go`` once its PID
+    namespace is capped at ``processes`` (see ``swarm.sandbox.limits``; set from a thread
+    of its own), at once without a cap; then end of file when the launch ends or swarm
+    dies, however (only swarm holds the other end), and the gate's watcher kills every
+    process of the sandbox. When the cap cannot be set, says why once and lets the command
+    run with the other limits."""
 
-    def __init__(self, namespace: _Namespace, info_fd: int, processes: int) -> None:
+    def __init__(self, namespace: _Namespace, info_fd: int, processes: int | None) -> None:
         self.block_fd, self._release_fd = os.pipe()
         self._namespace = namespace
         self._info_fd = info_fd
         self._processes = processes
         self._done = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="swarm-pid-cap", daemon=True)
-        self._thread.start()
+        self._thread: threading.Thread | None = None
+        if processes is None:
+            os.write(self._release_fd, b"go\n")
+        else:
+            self._thread = threading.Thread(target=self._run, name="swarm-pid-cap", daemon=True)
+            self._thread.start()
 
     def _run(self) -> None:
         init = None
@@ -375,7 +385,7 @@ class _ProcessCap:
             readable, _, _ = select.select([self._info_fd], [], [], 0.05)
             if readable or self._namespace.found() is not None:
                 init = self._namespace.found()
-        if init is not None:
+        if init is not None and self._processes is not None:
             problem = cap_pid_namespace(init[0], self._processes)
             if problem is not None and problem not in _WARNED:
                 _WARNED.add(problem)
@@ -384,9 +394,11 @@ class _ProcessCap:
             os.write(self._release_fd, b"go\n")
 
     def close(self) -> None:
-        """Stop waiting, and release what the launch held."""
+        """Stop waiting, and release what the launch held (the gate's watcher then ends
+        whatever is left in the sandbox)."""
         self._done.set()
-        self._thread.join()
+        if self._thread is not None:
+            self._thread.join()
         os.close(self.block_fd)
         os.close(self._release_fd)
 
@@ -431,11 +443,9 @@ class Bubblewrap:
         if seccomp is not None:
             options += ["--seccomp", str(seccomp)]
             fds.append(seccomp)
-        cap = None
-        if confinement.limits.processes is not None:
-            cap = _ProcessCap(namespace, read_fd, confinement.limits.processes)
-            argv = (*GATE[:3], GATE[3].format(fd=cap.block_fd), *GATE[4:], *argv)
-            fds.append(cap.block_fd)
+        cap = _Gate(namespace, read_fd, confinement.limits.processes)
+        argv = (*GATE[:3], GATE[3].format(fd=cap.block_fd), *GATE[4:], *argv)
+        fds.append(cap.block_fd)
         try:
             yield Launch(
                 (*_outer(confinement), self.executable, *options, "--", *argv),
@@ -448,8 +458,7 @@ class Bubblewrap:
             os.close(write_fd)
             if seccomp is not None:
                 os.close(seccomp)
-            if cap is not None:
-                cap.close()
+            cap.close()
             namespace.wait_gone()
             os.close(read_fd)
 
@@ -472,8 +481,20 @@ def _seccomp_fd(network: Network) -> int | None:
     return fd
 
 
-GATE = ("bash", "--norc", "-c", 'read -r -u {fd} _ || exit 125; exec "$@"', "swarm-gate")
-"""What runs first in the sandbox when the command must wait for its process cap."""
+GATE = (
+    "bash",
+    "--norc",
+    "-c",
+    "read -r -u {fd} _ || exit 125; "
+    "{{ read -r -u {fd} _; kill -KILL -1; }} </dev/null >/dev/null 2>&1 & "
+    'exec "$@" {fd}<&-',
+    "swarm-gate",
+)
+"""What runs first in the sandbox: it waits for ``go`` (the process cap set), leaves a
+watcher that kills every process of the sandbox (``kill -1`` in its PID namespace) once
+the pipe ends, then runs the command. The pipe ends when swarm ends the launch or dies,
+whatever killed it and whenever: no parent-death signal, no race with the set-up (a gate
+that reads the end before ``go`` never runs the command)."""
 
 
 @functools.cache
