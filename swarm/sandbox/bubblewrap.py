@@ -103,7 +103,15 @@ def _real(path: Path | str) -> Path:
 
 
 def _below(path: Path, parent: Path) -> bool:
-    return path == parent or parent in path.parents
+    # On strings: pathlib's ``parents`` costs tens of microseconds per test, per launch.
+    inner, outer = str(path), str(parent)
+    return inner == outer or inner.startswith(outer if outer == "/" else outer + "/")
+
+
+@functools.lru_cache(maxsize=4)
+def _etc_hidden(found: tuple[str, ...]) -> tuple[str, ...]:
+    """Of the entries of ``/etc`` hidden by mode, those ``ROOT_SECRETS`` do not hide already."""
+    return tuple(n for n in found if not any(_below(Path(n), Path(r)) for r in ROOT_SECRETS))
 
 
 def _hide(path: Path) -> list[str]:
@@ -145,9 +153,8 @@ def bwrap_arguments(confinement: Confinement, *, home: Path) -> list[str]:
             args += _hide(_real(name))
     if confined:
         # Found by mode: root would read them whatever the mode says.
-        for name in etc_secrets():
-            if not any(_below(Path(name), Path(secret)) for secret in ROOT_SECRETS):
-                args += _hide(Path(name))
+        for name in _etc_hidden(etc_secrets()):
+            args += _hide(Path(name))
     size = _size(confinement.tmpfs_size)
     for private in PRIVATE_DIRS:
         args += [*size, "--tmpfs", private]
