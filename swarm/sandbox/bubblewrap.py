@@ -239,13 +239,13 @@ def _behind_private(
     when that lies in an emptied home), so a checkout and its venv in ``/tmp`` still run,
     and the ``readable`` paths of the confinement. Nothing from a home's well-known
     secrets. With ``everywhere`` (reads confined, so the machine is not bound as a whole)
-    these are bound wherever they lie, but for those the system's directories hold, and a
+    these are bound wherever they lie, but for those the system's directories hold. A
     ``PATH`` directory of a virtual environment brings the environment with it."""
     private = [Path(p) for p in (*PRIVATE_DIRS, "/run")]
     pythons = {_real(sys.prefix), _real(sys.base_prefix)}
     entries = [_real(e) for e in path_variable.split(os.pathsep) if os.path.isabs(e)]
-    if everywhere:
-        entries += [e.parent for e in entries if (e.parent / "pyvenv.cfg").is_file()]
+    # A virtual environment's bin brings the environment (its pyvenv.cfg, site-packages).
+    entries += [e.parent for e in entries if (e.parent / "pyvenv.cfg").is_file()]
     wanted = {_real(p) for p in readable}
     system = [Path(p) for p in SYSTEM_ROOTS]
     args: list[str] = []

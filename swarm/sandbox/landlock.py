@@ -6,9 +6,12 @@ command, and ``-I`` keeps the workspace off ``sys.path`` so a planted module can
 before the confinement). The launcher confines the command, runs it and kills whatever it
 left behind (see its docstring).
 
-What the command gets: read and execute on the system (``/usr``, ``/bin``, ``/sbin``,
-``/lib*``, ``/etc``, ``/opt``, ``/proc``, ``/sys``), on the directories of its ``PATH``
-and on the Python installation; every right on the workspace, the extra writable
+What the command gets (reads confined, the default): read and execute on the system
+(``/usr``, ``/bin``, ``/sbin``, ``/lib*``, ``/etc`` less its entries that are not
+world-readable, ``/proc``, ``/sys``), on the directories of its ``PATH`` (a virtual
+environment's ``bin``: the whole environment), on the Python installation and on the paths
+the policy's ``read:`` names; with ``read: host``, on everything but the homes, ``/tmp``,
+``/var/tmp``, ``/run`` and ``/dev``; every right on the workspace, the extra writable
 directories and a private ``HOME`` and ``TMPDIR`` (made per launch, removed after); read and
 write on ``/dev/null``, ``zero``, ``full``, ``random``, ``urandom``, ``tty``, ``ptmx`` and
 ``pts`` (no disk, no ``/dev/kmsg``). Nothing else: the real home (``~/.ssh``, ``~/.aws``,
@@ -17,8 +20,8 @@ write on ``/dev/null``, ``zero``, ``full``, ``random``, ``urandom``, ``tty``, ``
 through a root above them. As root, the command keeps uid 0 but no capability, and
 ``/etc/shadow``, ``/etc/gshadow``, ``/etc/sudoers``, ``/etc/sudoers.d``, ``/etc/ssh`` and
 ``/etc/ssl/private`` (``ROOT_SECRETS``) are carved out of ``/etc``. A seccomp filter makes
-``socket(AF_UNIX, ...)`` fail with EACCES on x86_64 and aarch64 (``socketpair`` still
-works): Landlock up to ABI 7 cannot stop a
+``socket(AF_UNIX, ...)`` fail with EACCES and the keyring calls with EPERM on x86_64 and
+aarch64 (``_seccomp``; ``socketpair`` still works): Landlock up to ABI 7 cannot stop a
 ``connect()`` to a socket file, and a root command that reached ``/run/systemd/private`` or
 ``docker.sock`` could start anything outside. With ABI 6 or later the command cannot signal
 processes outside its domain nor reach their abstract sockets; Landlock forbids ptrace of
@@ -245,6 +248,13 @@ class LandlockSandbox:
         if os.geteuid() == 0:
             deny += [Path(p) for p in ROOT_SECRETS]
         extra = env.get("PATH", os.defpath).split(os.pathsep)
+        # A virtual environment's bin needs the environment: Python reads ../pyvenv.cfg
+        # and its site-packages (without them a venv under /tmp did not start at all).
+        extra += [
+            os.path.dirname(e.rstrip("/"))
+            for e in extra
+            if os.path.isabs(e) and os.path.isfile(os.path.join(e, "..", "pyvenv.cfg"))
+        ]
         extra += [sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix]
         for entry in extra:
             if not entry or not os.path.isabs(entry):
