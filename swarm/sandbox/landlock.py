@@ -238,7 +238,7 @@ class LandlockSandbox:
         deny = [*([] if self._home in writes else [self._home]), *never]
         if confinement.read == "host":
             # The machine, less what bubblewrap's view of it empties or makes private.
-            reads = [Path("/")]
+            reads = [Path("/"), *(p.resolve() for p in confinement.readable)]
             deny += [Path(p) for p in _HOST_PRIVATE if Path(p) not in writes]
         else:
             reads = [Path(p) for p in (*SYSTEM_ROOTS, "/etc", *_KERNEL_ROOTS)]
