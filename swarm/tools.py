@@ -458,7 +458,9 @@ class Tool(Generic[T]):
             result = await self.handler(**arguments)
         else:
             call = functools.partial(self.handler, **arguments)
-            result = await anyio.to_thread.run_sync(call)
+            # Abandoned on cancellation: the timeout or the run's limit answers now, even
+            # while the handler loops in Python; the thread goes on until it returns.
+            result = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
             if inspect.isawaitable(result):
                 result = await result
         return _coerce_output(result)

@@ -1,4 +1,9 @@
-"""Reading an audit log as people do: one row per call, filtered, in a rich table."""
+"""Reading an audit log as people do: one row per call, filtered, in a rich table.
+
+Every value from the log (paths, tool names, arguments, reasons, errors: what the model
+chose) goes into the table as a rich ``Text`` made ``visible``: markup in it is never
+interpreted, and nothing in it can act on the terminal or start a line of its own.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from swarm._text import plural
+from swarm._visible import visible
 
 __all__ = ["AuditRow", "audit_rows", "audit_table", "read_log"]
 
@@ -87,10 +93,15 @@ _STYLES = {"allow": "green", "deny": "bold red", "invalid": "yellow"}
 def _details(row: AuditRow) -> str:
     d, f = row.decision, row.finish or {}
     if d.get("decision") != "allow":
-        return str(d.get("reason") or "")
+        return visible(str(d.get("reason") or ""))
     if f.get("error"):
-        return str(f["error"])
-    return json.dumps(d.get("arguments"), ensure_ascii=False)
+        return visible(str(f["error"]))
+    return visible(json.dumps(d.get("arguments"), ensure_ascii=False))
+
+
+def _field(record: dict[str, Any], name: str, default: str = "") -> str:
+    """One field of a record as it may be shown: on one line, nothing hidden."""
+    return visible(str(record.get(name, default)))
 
 
 def audit_table(
@@ -113,7 +124,7 @@ def audit_table(
     records, skipped = read_log(path)
     rows = audit_rows(records, role=role, tool=tool, decision=decision, run_id=run_id)
     table = _compact_table(rows, width) if compact else _wide_table(rows, width)
-    table.title = f"audit log {path}"
+    table.title = Text(visible(f"audit log {path}"))
     shown = plural(len(rows), "call")
     if skipped:
         shown += f"; {plural(len(skipped), 'unreadable line')} skipped (run `swarm audit verify`)"
@@ -126,15 +137,15 @@ def _compact_table(rows: list[AuditRow], width: int) -> Table:
     table.add_column(overflow="fold")
     for row in rows:
         d, f = row.decision, row.finish or {}
-        verdict = str(d.get("decision"))
+        verdict = _field(d, "decision")
         duration = f.get("duration")
         line = Text.assemble(
-            (str(d.get("time", ""))[11:19], "dim"),
+            (_field(d, "time")[11:19], "dim"),
             " ",
             (verdict, _STYLES.get(verdict, "")),
-            f" {d.get('path', '')} {d.get('tool', '')}",
+            f" {_field(d, 'path')} {_field(d, 'tool')}",
             (f"  {_rule(d)}", "dim"),
-            f"  {f.get('outcome', 'running')}",
+            f"  {_field(f, 'outcome', 'running')}",
             f" {duration * 1000:.1f} ms" if isinstance(duration, int | float) else "",
         )
         details = _details(row)
@@ -146,7 +157,7 @@ def _compact_table(rows: list[AuditRow], width: int) -> Table:
 
 
 def _rule(d: dict[str, Any]) -> str:
-    return ":".join(str(p) for p in (d.get("policy"), d.get("rule")) if p) or "-"
+    return visible(":".join(str(p) for p in (d.get("policy"), d.get("rule")) if p)) or "-"
 
 
 def _wide_table(rows: list[AuditRow], width: int) -> Table:
@@ -160,18 +171,17 @@ def _wide_table(rows: list[AuditRow], width: int) -> Table:
         )
     for row in rows:
         d, f = row.decision, row.finish or {}
-        verdict = str(d.get("decision"))
-        rule = _rule(d)
+        verdict = _field(d, "decision")
         duration = f.get("duration")
         details = _details(row)
         table.add_row(
-            str(d.get("time", ""))[11:19],
-            str(d.get("path", "")),
-            str(d.get("tool", "")),
+            Text(_field(d, "time")[11:19]),
+            Text(_field(d, "path")),
+            Text(_field(d, "tool")),
             Text(verdict, style=_STYLES.get(verdict, "")),
-            rule,
-            str(f.get("outcome", "running")),
-            f"{duration * 1000:.1f}" if isinstance(duration, int | float) else "-",
-            details if len(details) <= width else details[: width - 3] + "...",
+            Text(_rule(d)),
+            Text(_field(f, "outcome", "running")),
+            Text(f"{duration * 1000:.1f}" if isinstance(duration, int | float) else "-"),
+            Text(details if len(details) <= width else details[: width - 3] + "..."),
         )
     return table

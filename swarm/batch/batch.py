@@ -21,6 +21,7 @@ from swarm.batch.job import Job, JobReport, receive_record
 from swarm.batch.tasks import BatchTask, load_tasks
 from swarm.errors import ConfigError
 from swarm.guards.policy import load_policy
+from swarm.scenario.policies import check_policies
 from swarm.scenario.record import default_runs_dir, new_run_id
 from swarm.scenario.spec import Limits, Scenario, Script
 from swarm.team import Team
@@ -218,8 +219,9 @@ def _plan(
     if not team.is_dir():
         raise ConfigError("the team must be a directory of role files", path=team)
     # what every task shares is checked here, once, rather than failing every task
-    Team.load(team, entry=base.entry)
+    loaded = Team.load(team, entry=base.entry)
     load_policy(base.policy or "default")
+    check_policies(base, loaded)  # a rule that can never match fails the batch, not each task
     if model is not None and not any(
         model == prefix or model.startswith(prefix + ":") for prefix in provider_prefixes()
     ):

@@ -14,15 +14,25 @@ import logging
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
 from typing import Any
 
 from swarm import _log as swarm_log
+from swarm._visible import visible
 from swarm.cli.commands import Later, add_commands  # arguments only: no command's code
 from swarm.cli.exits import BAD_INPUT, FAILED, INTERRUPTED, OK
 from swarm.errors import ConfigError, SwarmError
 
 __all__ = ["main"]
+
+
+def _visible_event(_logger: Any, _method: str, event: MutableMapping[str, Any]) -> Any:
+    """A structlog processor: a log line's message made ``visible`` (it may quote a path
+    or an error a model chose, and the console renderer prints it as it is; the other
+    values it prints with ``repr``, which escapes them already)."""
+    if isinstance(event.get("event"), str):
+        event["event"] = visible(event["event"])
+    return event
 
 
 def _configure_logging(verbose: bool) -> None:
@@ -41,6 +51,7 @@ def _configure_logging(verbose: bool) -> None:
             ),
             processors=[
                 structlog.processors.add_log_level,
+                _visible_event,
                 structlog.dev.ConsoleRenderer(colors=False),
             ],
         )
@@ -158,13 +169,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = handler(args)
         return code
     except ConfigError as exc:
-        sys.stderr.write(f"error: {exc}\n")
+        sys.stderr.write(f"error: {visible(str(exc), multiline=True)}\n")
         return BAD_INPUT
     except KeyboardInterrupt:
         sys.stderr.write("\ninterrupted\n")
         return INTERRUPTED
     except SwarmError as exc:
-        sys.stderr.write(f"error: {exc}\n")
+        sys.stderr.write(f"error: {visible(str(exc), multiline=True)}\n")
         return FAILED
     except BrokenPipeError:
         # the reader of stdout left (`| head`): nothing more can be shown, and Python's

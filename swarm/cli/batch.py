@@ -11,6 +11,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from swarm._visible import visible
 from swarm.batch import (
     BatchResult,
     BatchSummary,
@@ -90,7 +91,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
     for result in summary.results:
         if not result.ok:
             why = result.error or "; ".join(result.problems) or f"ended {result.stop_reason}"
-            print(f"  {result.id}: {why.splitlines()[0] if why else ''}")
+            print(visible(f"  {result.id}: {why.splitlines()[0] if why else ''}"))
     return OK if summary.failed == 0 else FAILED
 
 
@@ -154,7 +155,7 @@ def test_on_executor(args: argparse.Namespace, files: list[Path]) -> int:
 def _verdict(scenario: Scenario, report: JobReport, record: Path | None) -> list[str]:
     label = f"{scenario.path}::{scenario.name}"
     if report.error is not None:
-        return [f"{label} ERROR  {report.error}"]
+        return [visible(f"{label} ERROR  {report.error}")]
     took = f"({report.duration:.2f}s)"
     if report.passed:
         return [f"{label} PASSED {took}"]
@@ -163,7 +164,7 @@ def _verdict(scenario: Scenario, report: JobReport, record: Path | None) -> list
     kept = report.workspace is not None and Path(report.workspace).is_dir()  # on this node
     return [
         f"{label} FAILED {took}",
-        *(f"    {problem}" for problem in problems),
+        *(f"    {visible(problem)}" for problem in problems),  # they quote the model
         f"    run record: {record}",
         *([f"    workspace:  {report.workspace}"] if kept else []),
     ]

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from swarm._visible import visible
 from swarm.events import (
     ContextCompacted,
     Error,
@@ -33,7 +34,7 @@ from swarm.events import (
 )
 from swarm.scenario.script import role_of
 
-__all__ = ["DENIED_PREFIX", "AgentBoard", "AgentState", "one_line", "printable"]
+__all__ = ["DENIED_PREFIX", "AgentBoard", "AgentState", "one_line"]
 
 DENIED_PREFIX = "Permission denied"
 FLASH_SECONDS = 3.0
@@ -42,22 +43,14 @@ _ENDS = {"end_turn": "done", "max_tokens": "done", "budget": "budget", "cancelle
 _MAIN_ARGUMENT = ("command", "path", "task", "pattern", "query", "question", "url")
 
 
-_CONTROL = {
-    code: f"\\x{code:02x}" for code in (*range(0x20), *range(0x7F, 0xA0)) if chr(code) not in "\n\t"
-}
-
-
-def printable(text: str) -> str:
-    """``text`` with control characters written out (``\\x1b``): what a model or a tool
-    wrote must not move the cursor, retitle the terminal or write to the clipboard
-    (rich passes the escape character through)."""
-    return text.translate(_CONTROL)
-
-
 def one_line(text: str, width: int = 80) -> str:
-    """The first non-empty line of ``text``, printable, cut to ``width`` characters."""
-    text = printable(text.replace("\r", "\n"))
-    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
+    """The first non-empty line of ``text``, cut to ``width`` characters, with what a
+    model or a tool wrote that could act on the terminal or hide text made visible
+    (``visible``)."""
+    line = next(
+        (part.strip() for part in text.replace("\r", "\n").splitlines() if part.strip()), ""
+    )
+    line = visible(line)
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
@@ -73,10 +66,10 @@ class _Call:
         except ValueError:
             parsed = None
         if not isinstance(parsed, dict) or not parsed:
-            return self.name
+            return visible(self.name)
         key = next((k for k in _MAIN_ARGUMENT if isinstance(parsed.get(k), str)), None)
         value = parsed[key] if key else json.dumps(parsed, default=str)
-        return f"{self.name}({one_line(str(value), 48)})"
+        return f"{visible(self.name)}({one_line(str(value), 48)})"
 
 
 @dataclass(slots=True)
@@ -117,7 +110,7 @@ class AgentState:
         """The rule (or, without one, the reason) of the latest denial."""
         found = _RULE.search(self.last_denial)
         if found:
-            return found.group(1)
+            return visible(found.group(1))
         return one_line(self.last_denial.split(":", 1)[-1].split(". The call")[0], 50)
 
 
@@ -208,7 +201,11 @@ class AgentBoard:
     def activity(self, state: AgentState) -> str:
         """What the agent is doing, in a few words: ``thinking``, ``calling
         shell(pytest -q)``, ``waiting on tester#1``, ``denied: <rule>`` (for a few
-        seconds after a denial), ``done``, ``error: <reason>``, ``budget``, ``cancelled``."""
+        seconds after a denial), ``done``, ``error: <reason>``, ``budget``, ``cancelled``;
+        what the model chose in it (a tool's name, an argument) made ``visible``."""
+        return visible(self._activity(state))
+
+    def _activity(self, state: AgentState) -> str:
         if state.finished is not None:
             if state.error or state.finished == "error":
                 return f"error: {state.error}" if state.error else "error"

@@ -3,14 +3,16 @@ what the stages before it could read.
 
 The stages: the scenario file (when given), each role file, the role names, the delegation
 graph, each role's tools, each policy a role or the scenario names (and the ones they
-extend), and the scenario's script. A file with a bad key is checked again without that key
-(``swarm.config.without_keys``), so a typo in ``budget`` does not hide an unknown
-delegate; a role file that cannot be read at all still stands in the graph under its
-file's name, so the roles that delegate to it are not reported too.
+extend), the rules of those policies that can never match in this team
+(``swarm.guards.reach``), and the scenario's script. A file with a bad key is checked
+again without that key (``swarm.config.without_keys``), so a typo in ``budget`` does not
+hide an unknown delegate; a role file that cannot be read at all still stands in the graph
+under its file's name, so the roles that delegate to it are not reported too.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import tempfile
 from collections.abc import Mapping
@@ -19,13 +21,17 @@ from typing import Any
 
 from swarm.config import load_document, without_keys
 from swarm.errors import ConfigError
-from swarm.guards.policy import check_policy
+from swarm.guards.policy import Policy, check_policy, load_policy
+from swarm.guards.reach import Reach, ToolNames, idle, unreachable
 from swarm.mcp.config import load_mcp_servers
 from swarm.scenario import Scenario, Script, scenario_from_document
+from swarm.scenario.policies import policy_refs
 from swarm.scenario.tooling import scenario_tools
 from swarm.team import DEFAULT_MAX_DEPTH, AgentSpec, MultiFormatLoader, Team
+from swarm.team.reach import team_reach
 from swarm.team.spec import check_name, index_specs, role_spec
 from swarm.team.teamfile import TeamFile, load_team_file, mcp_warnings
+from swarm.toolbox import TOOL_NAMES
 from swarm.tools import Tool
 from swarm.transports.resolver import missing_key, model_spec
 from swarm.transports.spec import transport_from_spec
@@ -63,7 +69,8 @@ def validate(target: Path, entry: str | None = None) -> tuple[list[ConfigError],
     warnings."""
     problems: list[ConfigError] = []
     if is_policy_file(target):
-        return _one_policy(str(target), Path(), lambda m: ConfigError(m, path=target)), []
+        found = _one_policy(str(target), Path(), lambda m: ConfigError(m, path=target))
+        return found or _policy_alone(target), []
     scenario: Scenario | None = None
     directory = target
     max_depth = DEFAULT_MAX_DEPTH
@@ -101,6 +108,9 @@ def validate(target: Path, entry: str | None = None) -> tuple[list[ConfigError],
             ]
         problems += _tool_problems(specs, scenario, servers)
         problems += _policy_problems(specs, scenario)
+        found, idle_rules = _reach_problems(team.specs if team else specs, scenario, servers)
+        problems += found
+        warnings += idle_rules
     elif scenario is not None:
         problems += _policy_problems({}, scenario)
     if scenario is not None:
@@ -291,6 +301,34 @@ def _policy_problems(
         base = scenario.path.parent if scenario.path else None
         problems += _one_policy(scenario.policy, base, lambda m: scenario.error(m, "policy"))
     return problems
+
+
+def _reach_problems(
+    specs: Mapping[str, AgentSpec], scenario: Scenario | None, servers: Mapping[str, Any]
+) -> tuple[list[ConfigError], list[str]]:
+    """The rules of the team's policies that can never match (errors) or never apply in
+    this team (warnings); see ``swarm.guards.reach``. A policy that does not load is
+    reported by ``_policy_problems``."""
+    toolbox: dict[str, list[Tool[Any]]] = {}
+    if scenario is not None:
+        # a reference that does not load is reported by _tool_problems; its entry then
+        # leaves the world open
+        with contextlib.suppress(ConfigError):
+            toolbox = scenario_tools(scenario)
+    reach = team_reach(specs, toolbox={**_toolbox(), **toolbox}, mcp_servers=servers)
+    policies: list[Policy] = []
+    for ref, base in set(policy_refs(specs, scenario).values()):
+        with contextlib.suppress(ConfigError):  # reported by _policy_problems
+            policies.append(load_policy(ref, relative_to=base))
+    return unreachable(policies, reach), idle(policies, reach)
+
+
+def _policy_alone(target: Path) -> list[ConfigError]:
+    """The rules of a policy checked without a team that can never match: a glob close
+    to a built-in tool's name, or shaped almost like an MCP tool's (the team's Python and
+    delegation tools, and its roles, are not known here)."""
+    reach = Reach(offered=ToolNames(names=frozenset(TOOL_NAMES)), closed=False)
+    return unreachable([load_policy(target, relative_to=Path())], reach)
 
 
 def _one_policy(ref: str, base: Path | None, located: Any) -> list[ConfigError]:

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from swarm._text import plural
+from swarm._visible import visible
 from swarm.cli.checks import is_policy_file, validate
 from swarm.cli.exits import BAD_INPUT, OK
 from swarm.errors import ConfigError
@@ -37,10 +38,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
         raise ConfigError("not a file or a directory", path=args.target)
     problems, warnings = validate(args.target, args.entry)
     for warning in warnings:
-        print(f"warning: {warning}")
+        print(visible(f"warning: {warning}"))
     if problems:
         for problem in problems:
-            sys.stderr.write(f"{problem}\n")
+            sys.stderr.write(f"{visible(str(problem))}\n")
         sys.stderr.write(f"{len(problems)} problem{'s' if len(problems) != 1 else ''} found\n")
         return BAD_INPUT
     if is_policy_file(args.target):

@@ -10,6 +10,7 @@ from collections.abc import Callable
 import anyio
 import anyio.to_thread
 
+from swarm._visible import visible
 from swarm.guards.approval import ApprovalDecision, ApprovalRequest
 
 __all__ = ["TerminalPrompt", "interactive"]
@@ -50,9 +51,9 @@ class TerminalPrompt:
         shown = json.dumps(dict(request.arguments), default=str)
         if len(shown) > 400:
             shown = shown[:399] + "…"
+        who, tool, reason = (visible(str(v)) for v in (request.path, request.tool, request.reason))
         answer = await self._ask(
-            f"\n[{request.path}] wants to call {request.tool} {shown}\n"
-            f"  {request.reason}\n  allow? [y/N] "
+            f"\n[{who}] wants to call {tool} {shown}\n  {reason}\n  allow? [y/N] "
         )
         if answer.lower() in ("y", "yes"):
             return ApprovalDecision.approve(reason="approved at the terminal")
@@ -60,4 +61,4 @@ class TerminalPrompt:
 
     async def ask_user(self, question: str) -> str:
         """The ``ask_user`` tool's way to reach the person."""
-        return await self._ask(f"\nThe agents ask: {question}\n> ")
+        return await self._ask(f"\nThe agents ask: {visible(question, multiline=True)}\n> ")

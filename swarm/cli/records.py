@@ -1,4 +1,8 @@
-"""``swarm audit``, ``swarm sessions`` and ``swarm runs``: what a run left behind."""
+"""``swarm audit``, ``swarm sessions`` and ``swarm runs``: what a run left behind.
+
+What a record holds that a model chose (names, paths, reasons, errors, answers, messages)
+is shown ``visible`` and handed to rich as ``Text``, never as markup.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import contextlib
 import json
 import sqlite3
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from swarm._text import cost_text, plural
+from swarm._visible import visible
 from swarm.audit import (
     AuditHead,
     NotALog,
@@ -251,7 +257,7 @@ def cmd_audit_verify(args: argparse.Namespace) -> int:
         raise ConfigError(str(exc)) from None
     except (OSError, ValueError) as exc:
         raise ConfigError(f"cannot verify the audit log: {exc}", path=log) from None
-    print(report)
+    print(visible(str(report), multiline=True))
     return OK if report.ok else FAILED
 
 
@@ -276,13 +282,13 @@ def cmd_sessions_list(args: argparse.Namespace) -> int:
     for info in sessions:
         created = [info.created_at[:16].replace("T", " ")] if wide else []
         table.add_row(
-            info.session_id[:12],
-            names.get(info.session_id, "-"),
+            Text(visible(info.session_id[:12])),
+            Text(visible(names.get(info.session_id, "-"))),
             str(info.message_count),
             f"{info.input_tokens:,}",
             f"{info.output_tokens:,}",
             *created,
-            Text(" ".join(info.preview.split()), no_wrap=True, overflow="ellipsis"),
+            Text(visible(" ".join(info.preview.split())), no_wrap=True, overflow="ellipsis"),
         )
     console.print(f"sessions in {db}", soft_wrap=True, markup=False, highlight=False)
     console.print(table)
@@ -326,8 +332,9 @@ def cmd_sessions_show(args: argparse.Namespace) -> int:
             return await store.get_history()
 
     for message in anyio.run(read):
-        print(f"--- {message.role}")
-        print(_render(message))
+        print(f"--- {visible(str(message.role))}")
+        # indented: no line of a message can pass for the next message's header
+        print(textwrap.indent(visible(_render(message), multiline=True), "  "))
     return OK
 
 
@@ -396,10 +403,11 @@ def cmd_runs_list(args: argparse.Namespace) -> int:
         usage = totals.get("usage") or data.get("usage") or {}
         calls = data.get("calls", {})
         scenario = data.get("scenario", "-")
+        name = scenario.get("name", "-") if isinstance(scenario, dict) else scenario
         table.add_row(
-            data.get("run_id", run.name),
-            scenario.get("name", "-") if isinstance(scenario, dict) else str(scenario),
-            _end_of(data),
+            Text(visible(str(data.get("run_id", run.name)))),
+            Text(visible(str(name))),
+            Text(visible(_end_of(data))),
             str(totals.get("segments", 1)),
             f"{usage.get('input_tokens', 0) + usage.get('output_tokens', 0):,}",
             str(calls.get("allowed", 0) + calls.get("denied", 0)),
@@ -420,7 +428,9 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
     console = Console(soft_wrap=True)  # lines as they are: ids and paths stay whole
     scenario = data.get("scenario")
     name = scenario.get("name") if isinstance(scenario, dict) else scenario
-    console.print(f"[bold]Run {data.get('run_id')}[/bold] ({name})")
+    console.print(
+        Text.assemble((visible(f"Run {data.get('run_id')}"), "bold"), visible(f" ({name})"))
+    )
     if data.get("no_summary"):
         console.print(
             "No summary: the run is going on, or was killed. Resume it with: "
@@ -429,24 +439,26 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
         )
         console.print(f"Record: {run}", markup=False)
         return OK
-    console.print(f"Stop reason: {_end_of(data)}")
-    console.print(f"Final answer:\n{data.get('final_text') or '(none)'}", markup=False)
+    console.print(Text(visible(f"Stop reason: {_end_of(data)}")))
+    answer = visible(str(data.get("final_text") or "(none)"), multiline=True)
+    console.print(Text("Final answer:\n" + textwrap.indent(answer, "  ")))  # as in the summary
     calls = data.get("calls", {})
     console.print(f"Tool calls: {calls.get('allowed', 0)} allowed, {calls.get('denied', 0)} denied")
     for denied in data.get("denied_calls", []):
-        console.print(f"  [red]denied[/red] {denied['path']} {denied['tool']}: {denied['reason']}")
+        line = f" {denied.get('path')} {denied.get('tool')}: {denied.get('reason')}"
+        console.print(Text.assemble(("  denied", "red"), visible(line)))
     for error in data.get("errors", []):
-        console.print(f"  [red]error[/red] {error}")
+        console.print(Text.assemble(("  error", "red"), " ", visible(str(error))))
     segments = data.get("segments") or []
     for segment in segments:
         usage = segment.get("usage") or {}
         tokens = int(usage.get("input_tokens") or 0) + int(usage.get("output_tokens") or 0)
-        console.print(
+        line = (
             f"Segment {segment.get('segment')}: {segment.get('stop_reason')}"
             + (" (interrupted)" if segment.get("interrupted") else "")
-            + f", {tokens:,} tokens, {segment.get('duration_seconds') or 0:.1f}s",
-            markup=False,
+            + f", {tokens:,} tokens, {segment.get('duration_seconds') or 0:.1f}s"
         )
+        console.print(Text(visible(line)))
     totals = data.get("totals")
     if totals:
         usage = totals["usage"]
@@ -458,7 +470,7 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
         )
     tree = data.get("usage_tree")
     if tree:
-        console.print(_tree_lines(tree))
+        console.print(Text(_tree_lines(tree)))
     head = data.get("audit")
     if head:
         console.print(
@@ -470,13 +482,17 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
 
 
 def _tree_lines(node: dict[str, Any], depth: int = 0) -> str:
-    name = node["path"].rsplit("/", 1)[-1]
+    name = visible(str(node["path"]).rsplit("/", 1)[-1])
     cost = node.get("cost_usd")
     line = (
         f"{'  ' * depth}{name}: {node['input_tokens'] + node['output_tokens']:,} tokens,"
         f" {plural(node['iterations'], 'iteration')}, subtree {node['subtree_tokens']:,}"
         + f", {cost_text(cost, failed=node.get('stop_reason') not in (None, 'end_turn'))}"
-        + (f" [{node['stop_reason']}]" if node.get("stop_reason") not in (None, "end_turn") else "")
+        + (
+            visible(f" [{node['stop_reason']}]")
+            if node.get("stop_reason") not in (None, "end_turn")
+            else ""
+        )
     )
     return "\n".join([line, *(_tree_lines(child, depth + 1) for child in node["children"])])
 

@@ -15,6 +15,7 @@ import anyio
 from rich.console import Console
 
 from swarm._text import plural
+from swarm._visible import visible
 from swarm.cli.batch import test_on_executor
 from swarm.cli.exits import FAILED, OK, Stopped, run_until_stopped
 from swarm.cli.prompt import TerminalPrompt, interactive
@@ -93,7 +94,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     prompt = TerminalPrompt() if interactive() and not args.json else None
     team = Team.load(scenario.team, entry=scenario.entry)
     for warning in team.warnings:
-        sys.stderr.write(f"warning: {warning}\n")
+        sys.stderr.write(visible(f"warning: {warning}") + "\n")
     run_id = new_run_id()
     runs_dir = (args.runs_dir or scenario.runs_dir or default_runs_dir()).absolute()
     board = AgentBoard(team.entry, frozenset(team.specs))
@@ -268,7 +269,7 @@ def cmd_test(args: argparse.Namespace) -> int:
         try:
             outcome = anyio.run(_run_quietly, scenario, args.model, workspace)
         except ConfigError as exc:
-            print(f"{label} ERROR  {exc}")
+            print(visible(f"{label} ERROR  {exc}", multiline=True))
             failed += 1
             shutil.rmtree(workspace, ignore_errors=True)  # the run never started
             continue
@@ -277,8 +278,8 @@ def cmd_test(args: argparse.Namespace) -> int:
         if problems:
             failed += 1
             print(f"{label} FAILED ({took:.2f}s)")
-            for problem in problems:
-                print(f"    {problem}")
+            for problem in problems:  # they quote what the model wrote
+                print(f"    {visible(problem)}")
             print(f"    run record: {outcome.record_dir}")
             print(f"    workspace:  {workspace}")  # a failed run's files are kept to look at
         else:

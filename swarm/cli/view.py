@@ -8,6 +8,7 @@ stdout is a terminal; ``LineView`` prints one line per thing worth knowing other
 from __future__ import annotations
 
 import contextlib
+import textwrap
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,8 +21,9 @@ from rich.text import Text
 from rich.tree import Tree
 
 from swarm._text import cost_text, plural
+from swarm._visible import visible
 from swarm.budget import UsageNode
-from swarm.cli.board import DENIED_PREFIX, AgentBoard, AgentState, one_line, printable
+from swarm.cli.board import DENIED_PREFIX, AgentBoard, AgentState, one_line
 from swarm.events import (
     ContextCompacted,
     Error,
@@ -70,7 +72,9 @@ def render_board(board: AgentBoard, *, max_lines: int | None = None) -> Tree:
         else:
             colour = "green" if activity == "done" else "red"
             mark = "✓" if activity == "done" else "✗"
-        text = Text.assemble((mark + " ", colour), (state.name, "bold"), "  ", (activity, colour))
+        text = Text.assemble(
+            (mark + " ", colour), (visible(state.name), "bold"), "  ", (activity, colour)
+        )
         text.append(
             f"  {_duration(state.elapsed(now))}  it {state.iterations}  {state.tokens:,} tok",
             style="dim",
@@ -80,7 +84,7 @@ def render_board(board: AgentBoard, *, max_lines: int | None = None) -> Tree:
         if state.compactions:
             text.append(f"  compacted {state.compactions}x", style="magenta")
         if running and state.progress:
-            text.append(f"\n  {state.progress}", style="dim italic")
+            text.append(f"\n  {visible(state.progress)}", style="dim italic")
         return text
 
     def grow(node: Tree, state: AgentState) -> None:
@@ -194,7 +198,7 @@ class LineView:
                 pass
         if line is not None and not self.closed:
             try:
-                self.out.write(printable(f"[{state.path}] {line}") + "\n")
+                self.out.write(visible(f"[{state.path}] {line}") + "\n")
                 self.out.flush()
             except BrokenPipeError:  # `swarm run ... | head`: the run goes on, unseen
                 self.closed = True
@@ -217,7 +221,7 @@ def usage_table(tree: UsageNode) -> Table:
     def add(node: UsageNode, depth: int) -> None:
         cost = estimate_cost(node.model, node.usage) if node.model else None
         table.add_row(
-            "  " * depth + node.path.rsplit("/", 1)[-1],
+            Text("  " * depth + visible(node.path.rsplit("/", 1)[-1])),
             str(node.iterations),
             f"{node.usage.input_tokens:,}",
             f"{node.usage.output_tokens:,}",
@@ -237,21 +241,23 @@ def print_summary(console: Console, outcome: RunOutcome, board: AgentBoard | Non
     denial with its agent's path, the files added, changed and deleted in the workspace,
     the totals, and where the record is."""
     parts: list[RenderableType] = [Text("\nFinal answer", style="bold")]
-    parts.append(Text(printable(outcome.final_text) or "(no answer)"))
+    # indented, as every line the model wrote is: none of its lines can pass for one of ours
+    answer = textwrap.indent(visible(outcome.final_text, multiline=True), "  ")
+    parts.append(Text(answer or "  (no answer)"))
     if outcome.usage_tree is not None:
         if console.is_terminal:
             parts.append(usage_table(outcome.usage_tree))
         else:
             tree = outcome.usage_tree.render(_node_cost)
-            parts.append(Text("Usage per agent (and subtree):\n" + tree))
+            parts.append(Text("Usage per agent (and subtree):\n" + visible(tree, multiline=True)))
     errors = _errors(outcome, board)
     if errors:
         parts.append(Text(f"Errors ({len(errors)}):", style="bold red"))
-        parts += [Text(f"  {path}: {reason}", style="red") for path, reason in errors]
+        parts += [Text(visible(f"  {path}: {reason}"), style="red") for path, reason in errors]
     if outcome.denied_calls:
         parts.append(Text(f"Denied calls ({len(outcome.denied_calls)}):", style="bold red"))
     for path, tool, reason in outcome.denied_calls:
-        parts.append(Text(printable(f"  denied: {path} {tool}: {reason}"), style="red"))
+        parts.append(Text(visible(f"  denied: {path} {tool}: {reason}"), style="red"))
     parts.append(_files(outcome))
     cost = tree_cost(outcome.usage_tree)
     shown_cost = cost_text(cost, failed=outcome.stop_reason != StopReason.end_turn)
@@ -290,10 +296,13 @@ def _files(outcome: RunOutcome) -> Text:
         ("changed", "~", "yellow"),
         ("deleted", "-", "red"),
     ):
-        for path in changes.of_kind(kind):
-            text.append(f"\n  {mark} {printable(path)}  ({kind})", style=style)
+        for change in changes.files:
+            if change.kind == kind:
+                said = f"{kind}: {visible(change.detail)}" if change.detail else kind
+                text.append(f"\n  {mark} {visible(change.path)}  ({said})", style=style)
     if changes.truncated:
-        text.append("\n  (the workspace has more files than were compared)", style="dim")
+        why = changes.reason or "the workspace has more files than were compared"
+        text.append(f"\n  (the comparison of files stopped short: {why})", style="dim")
     return text
 
 

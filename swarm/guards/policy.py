@@ -57,6 +57,7 @@ from swarm.guards.rules import (
     ConditionSpec,
     Decision,
     Rule,
+    RuleOrigin,
     Unjudgeable,
 )
 from swarm.run import CallRecord, current_call
@@ -307,6 +308,7 @@ def _build(
                 reason=rule.reason,
                 policy=name,
                 policy_hash=digest,
+                origin=RuleOrigin(document.path, i, _lines_under(document, ("rules", i))),
             )
         )
     guards: list[PolicyGuardSpec] = []
@@ -327,6 +329,12 @@ def _build(
         hash=digest,
         sandbox=merge_sandbox(spec.sandbox, inherited.sandbox),
     )
+
+
+def _lines_under(document: Document, prefix: tuple[str | int, ...]) -> dict[Any, int]:
+    """The lines of the keys under ``prefix``, keyed from there."""
+    n = len(prefix)
+    return {k[n:]: v for k, v in document.lines.items() if k[:n] == prefix}
 
 
 def _guard_spec(spec: _GuardFile, i: int, document: Document) -> PolicyGuardSpec:

@@ -23,11 +23,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fnmatch import translate
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from typing import Any, Literal
 
 import pydantic
 
+from swarm.errors import ConfigError
 from swarm.guards.shell import CommandPattern, CommandPatternSpec, PatternSet, invocations_of
 from swarm.guards.shellparse import Invocation, ShellSyntaxError
 
@@ -38,6 +39,7 @@ __all__ = [
     "ConditionSpec",
     "Decision",
     "Rule",
+    "RuleOrigin",
     "Unjudgeable",
 ]
 
@@ -261,10 +263,34 @@ def _lookup(arguments: Mapping[str, Any], name: str) -> Any:
 
 
 @dataclass(frozen=True, slots=True)
+class RuleOrigin:
+    """Where a rule was written: the policy file, the rule's index in its ``rules:`` list,
+    and the line of each of its keys (``("deny", 1)`` is the second glob of ``deny``), so
+    a check made once the team is known can point into the file."""
+
+    path: Path
+    index: int
+    lines: Mapping[tuple[str | int, ...], int] = field(default_factory=dict, repr=False)
+
+    def error(self, message: str, *key: str | int) -> ConfigError:
+        """A ``ConfigError`` at ``key`` of the rule (``field`` like ``rules.3.deny.1``)."""
+        path: tuple[str | int, ...] = key
+        while path and path not in self.lines:
+            path = path[:-1]
+        return ConfigError(
+            message,
+            path=self.path,
+            line=self.lines.get(path),
+            field=".".join(map(str, ("rules", self.index, *key))),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class Rule:
     """One rule: ``action`` on tools matching ``tools`` (globs), for roles matching
     ``roles`` (empty: every role), when every condition holds. ``policy`` and
-    ``policy_hash`` name the file the rule was written in."""
+    ``policy_hash`` name the file the rule was written in, ``origin`` where in it (``None``
+    for rules built in code)."""
 
     id: str
     action: Action
@@ -274,6 +300,7 @@ class Rule:
     reason: str | None = None
     policy: str = ""
     policy_hash: str = ""
+    origin: RuleOrigin | None = field(default=None, repr=False, compare=False)
     _tools: re.Pattern[str] = field(init=False, repr=False, compare=False)
     _roles: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
     needs: frozenset[str] = field(init=False, repr=False, compare=False)

@@ -15,6 +15,7 @@ from swarm.mcp.config import McpHttpServer, McpServer, McpStdioServer, load_mcp_
 __all__ = [
     "McpConnections",
     "McpHttpServer",
+    "McpPathGuard",
     "McpServer",
     "McpStdioServer",
     "McpUnavailable",
@@ -27,6 +28,7 @@ __all__ = [
 _LAZY = {
     "McpConnections": "swarm.mcp.client",
     "McpUnavailable": "swarm.mcp.client",
+    "McpPathGuard": "swarm.mcp.paths",
     "mcp_tool": "swarm.mcp.tools",
     "mcp_toolbox": "swarm.mcp.tools",
     "team_server": "swarm.mcp.serve",

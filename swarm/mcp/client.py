@@ -38,6 +38,7 @@ from swarm.mcp.config import McpHttpServer, McpServer, McpStdioServer
 from swarm.sandbox import SandboxSettings, find_sandbox
 from swarm.sandbox.base import Confinement
 from swarm.sandbox.bubblewrap import GATE
+from swarm.sandbox.cgroup import command_budget, in_budget
 from swarm.sandbox.environment import command_environment
 from swarm.sandbox.select import SandboxFinder
 
@@ -327,24 +328,27 @@ class McpConnections:
         settings = dataclasses.replace(self.settings, network=server.network, limits=limits)
         sandbox = self.find(settings)
         env = command_environment(settings.env, environ=self.environ) | dict(server.env)
-        confinement = Confinement(
-            self.workspace.resolve(),
-            network=server.network,
-            env=env,
-            hidden=self.hidden,
-            readable=_declared_paths(server.command, server.args),
-            limits=limits,
-            read=settings.read,
-            tmpfs_size=settings.tmpfs_size,
-        )
-        with sandbox.launch((server.command, *server.args), confinement) as launch:
-            argv = _without_info_fd(launch.argv, launch.pass_fds)
-            yield StdioServerParameters(
-                command=argv[0],
-                args=list(argv[1:]),
-                env=dict(launch.env),
-                cwd=server.cwd if sandbox.tier == "none" and server.cwd else launch.cwd,
+        # The server and all it starts share one memory and process budget (a cgroup).
+        with command_budget(limits) as budget:
+            confinement = Confinement(
+                self.workspace.resolve(),
+                network=server.network,
+                env=env,
+                hidden=self.hidden,
+                readable=_declared_paths(server.command, server.args),
+                limits=budget.per_process,
+                read=settings.read,
+                tmpfs_size=settings.tmpfs_size,
             )
+            with sandbox.launch((server.command, *server.args), confinement) as bare:
+                launch = in_budget(bare, budget)
+                argv = _without_info_fd(launch.argv, launch.pass_fds)
+                yield StdioServerParameters(
+                    command=argv[0],
+                    args=list(argv[1:]),
+                    env=dict(launch.env),
+                    cwd=server.cwd if sandbox.tier == "none" and server.cwd else launch.cwd,
+                )
 
 
 def _describe(exc: BaseException) -> str:

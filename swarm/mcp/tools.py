@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ import mcp_types as types
 from swarm._log import logger
 from swarm.errors import ConfigError, ToolError
 from swarm.mcp.client import McpConnections, McpUnavailable
+from swarm.mcp.paths import Location, McpPathGuard, path_fields
 from swarm.messages import ImageBlock, TextBlock
 from swarm.team.spec import AgentSpec
 from swarm.tools import Progress, Tool, ToolOutput
@@ -53,12 +55,15 @@ def parse_mcp_entry(entry: str) -> tuple[str, str | None] | None:
 @dataclass(frozen=True, slots=True)
 class McpToolInfo:
     """The ``context`` of an MCP tool: where it comes from and what the server says of it
-    (``read_only``/``destructive`` are the server's hints, ``None`` when it gives none)."""
+    (``read_only``/``destructive`` are the server's hints, ``None`` when it gives none);
+    ``path_fields`` are the argument locations its schema says name paths (see
+    ``swarm.mcp.paths.path_fields``)."""
 
     server: str
     tool: str
     read_only: bool | None = None
     destructive: bool | None = None
+    path_fields: frozenset[Location] = frozenset()
     validator: Any = field(default=None, repr=False, compare=False)
 
 
@@ -119,13 +124,22 @@ def _blocks(result: types.CallToolResult) -> list[TextBlock | ImageBlock]:
     return blocks
 
 
-def mcp_tool(connections: McpConnections, server: str, definition: types.Tool) -> Tool[Any]:
+def mcp_tool(
+    connections: McpConnections,
+    server: str,
+    definition: types.Tool,
+    *,
+    readonly: Iterable[str | os.PathLike[str]] = (),
+) -> Tool[Any]:
     """The swarm tool calling ``definition`` (a tool of ``server``) through ``connections``.
 
     A call's progress notifications become ``ToolOutputDelta`` events; images in its result
     are kept; an error result from the server, or a server that crashed or timed out,
-    becomes an error result for the model. Raises ``ValueError`` when the tool's swarm name
-    cannot be a tool name (letters, digits, '_' and '-', at most 64).
+    becomes an error result for the model. Its own guard (``McpPathGuard``) denies a path
+    argument outside ``connections.workspace``, in ``connections.hidden``, or, unless the
+    server marks the tool read-only, in ``readonly`` (absolute paths, or paths and globs
+    relative to the workspace). Raises ``ValueError`` when the tool's swarm name cannot be
+    a tool name (letters, digits, '_' and '-', at most 64).
     """
     name = mcp_tool_name(server, definition.name)
     if not _TOOL_NAME.fullmatch(name):
@@ -134,8 +148,14 @@ def mcp_tool(connections: McpConnections, server: str, definition: types.Tool) -
     read_only = hints.read_only_hint if hints else None
     destructive = hints.destructive_hint if hints else None
     info = McpToolInfo(
-        server, definition.name, read_only, destructive, _validator(name, definition.input_schema)
+        server,
+        definition.name,
+        read_only,
+        destructive,
+        path_fields(definition.input_schema),
+        _validator(name, definition.input_schema),
     )
+    paths = McpPathGuard(connections.workspace, hidden=connections.hidden, readonly=readonly)
 
     async def call(_swarm_progress_: Progress, **arguments: Any) -> ToolOutput:
         async def report(progress: float, total: float | None, message: str | None) -> None:
@@ -161,20 +181,28 @@ def mcp_tool(connections: McpConnections, server: str, definition: types.Tool) -
         context=info,
         schema=definition.input_schema,
         idempotent=bool(read_only) or bool(hints and hints.idempotent_hint),
+        guards=(paths,),
     )
 
 
 async def mcp_toolbox(
-    specs: Iterable[AgentSpec], connections: McpConnections
+    specs: Iterable[AgentSpec],
+    connections: McpConnections,
+    *,
+    readonly: Iterable[str | os.PathLike[str]] = (),
 ) -> dict[str, list[Tool[Any]]]:
     """The tools of every ``mcp:`` entry of ``specs`` whose server ``connections`` holds,
     keyed by entry, for ``AgentSpec.to_agent`` (and ``build_team``'s toolbox).
+
+    Path arguments are confined as ``mcp_tool`` says: to ``connections.workspace``, never
+    ``connections.hidden``, and never ``readonly`` (the run's read-only protected paths)
+    for a tool its server does not mark read-only.
 
     Starts each server named, side by side (tools are listed once per server). Raises
     ``ConfigError`` naming the role file and line for an entry naming a tool the server
     lacks (an optional entry is dropped with a warning), or a server that does not start.
     """
-    specs = list(specs)
+    specs, readonly = list(specs), tuple(readonly)
     wanted_servers = {
         parsed[0]
         for spec in specs
@@ -193,7 +221,9 @@ async def mcp_toolbox(
         tools: dict[str, Tool[Any]] = {}
         for definition in definitions:
             try:
-                tools[definition.name] = mcp_tool(connections, server, definition)
+                tools[definition.name] = mcp_tool(
+                    connections, server, definition, readonly=readonly
+                )
             except ValueError as exc:
                 log.warning(f"MCP server '{server}': tool skipped: {exc}")
         listed[server] = tools

@@ -4,8 +4,11 @@ Everything is inline (styles, a small script) and nothing is fetched: the page's
 Content-Security-Policy allows no source at all except its own style and the one script
 whose hash it names, so even a string that escaped escaping could neither run nor load
 anything. Every value from the run (the model's text, tool arguments and results, file
-names, diffs) is HTML-escaped; the report is built on the server side, so it reads the
-same with scripts off, and a run of hundreds of agents stays one scrollable page.
+names, diffs) is HTML-escaped and made ``visible`` (control characters, bidirectional
+overrides and invisible characters written as ``\\x1b``, ``\\u202e``; newlines kept only in
+blocks: an answer, a diff, a tool's arguments and result, the task). The report is built
+on the server side, so it reads the same with scripts off, and a run of hundreds of agents
+stays one scrollable page.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import hashlib
 from html import escape
 from typing import Any
 
+from swarm._visible import visible
 from swarm.report.data import AgentData, CallData, RunData
 
 __all__ = ["render_html"]
@@ -61,7 +65,13 @@ for(const d of document.querySelectorAll('details.agent')){d.open=open;}});}
 
 
 def _e(value: Any) -> str:
-    return escape(str(value), quote=True)
+    """A value shown on one line (a name, a path, a reason): HTML-escaped, visible."""
+    return escape(visible(str(value)), quote=True)
+
+
+def _block(value: Any) -> str:
+    """A value shown as a block of lines (``<pre>``): newlines and tabs kept."""
+    return escape(visible(str(value), multiline=True), quote=True)
 
 
 def _seconds(value: float | None) -> str:
@@ -79,7 +89,6 @@ def _header(run: RunData) -> str:
     team = (manifest.get("team") or {}).get("dir") or config.get("team") or "-"
     stop = summary.get("stop_reason") or "(no summary: the run is going on or was killed)"
     rows = [
-        ("Task", config.get("task") or "-"),
         ("Team", f"{team} (entry: {config.get('entry') or '-'})"),
         ("Model", manifest.get("model") or "-"),
         ("Stop reason", stop),
@@ -92,9 +101,10 @@ def _header(run: RunData) -> str:
         ("Duration", _seconds(summary.get("duration_seconds"))),
         ("Agents", str(len(run.agents))),
     ]
-    cells = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in rows)
+    cells = f"<dt>Task</dt><dd>{_block(config.get('task') or '-')}</dd>"  # a task has lines
+    cells += "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in rows)
     audit_class = "ok" if run.audit_ok else "bad"
-    cells += f'<dt>Audit log</dt><dd class="{audit_class}" id="audit">{_e(run.audit)}</dd>'
+    cells += f'<dt>Audit log</dt><dd class="{audit_class}" id="audit">{_block(run.audit)}</dd>'
     title = f"Run {manifest.get('run_id') or summary.get('run_id') or run.run_dir.name}"
     return f"<header><h1>{_e(title)}</h1><dl>{cells}</dl></header>"
 
@@ -160,8 +170,8 @@ def _call(call: CallData) -> str:
         f'<div class="call {_call_class(call)}"><b>{_e(call.tool)}</b>'
         f' <span class="badge">{_e(decision)}{_e(by)}{_e(rule)}{_e(reason)}</span>'
         f" → {_e(outcome)}, {_e(_seconds(duration))}{audit}"
-        f"<pre>{_e(call.arguments or '{}')}</pre>"
-        + (f"<pre>{_e(call.result)}</pre>" if call.result else "")
+        f"<pre>{_block(call.arguments or '{}')}</pre>"
+        + (f"<pre>{_block(call.result)}</pre>" if call.result else "")
         + "</div>"
     )
 
@@ -175,7 +185,7 @@ def _agents(agents: list[AgentData], ids: dict[str, str]) -> str:
             if kind == "call" and value in calls:
                 body.append(_call(calls.pop(value)))
             elif kind == "assistant":
-                body.append(f"<pre>{_e(value)}</pre>")
+                body.append(f"<pre>{_block(value)}</pre>")
             elif kind == "error":
                 body.append(f'<p class="bad">error: {_e(value)}</p>')
             elif kind == "note":
@@ -202,9 +212,9 @@ def _files(run: RunData) -> str:
     items = []
     for change in changes.files:
         lines = []
-        for line in change.diff.splitlines():
+        for line in change.diff.removesuffix("\n").split("\n") if change.diff else ():
             cls = "add" if line.startswith("+") else "del" if line.startswith("-") else ""
-            lines.append(f'<span class="{cls}">{_e(line)}</span>' if cls else _e(line))
+            lines.append(f'<span class="{cls}">{_block(line)}</span>' if cls else _block(line))
         diff = "\n".join(lines) or "(no diff: a binary or large file)"
         items.append(
             f"<details><summary>{_e(change.kind)}: <code>{_e(change.path)}</code></summary>"
@@ -255,7 +265,7 @@ def render_html(run: RunData) -> str:
         "</div>"
     )
     answer = run.summary.get("final_text")
-    final = f"<h2>Final answer</h2><pre>{_e(answer)}</pre>" if answer else ""
+    final = f"<h2>Final answer</h2><pre>{_block(answer)}</pre>" if answer else ""
     return (
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{policy}">'

@@ -9,12 +9,18 @@ own process. What each limit is, and how sure it is:
 
 - ``cpu``: seconds of CPU per process (``RLIMIT_CPU``): SIGXCPU at the limit, SIGKILL
   ``CPU_GRACE`` seconds later for a process that ignores it;
-- ``memory``: bytes of private writable memory per process (``RLIMIT_DATA``: heap and
-  private mappings, not address space merely reserved, so runtimes that reserve a lot
-  still start); an allocation past it fails;
+- ``memory``: the command's memory budget, for all its processes together, where a
+  cgroup holds it (``swarm.sandbox.cgroup``: past it the kernel kills a process), and
+  also bytes of private writable memory per process (``RLIMIT_DATA``: heap and private
+  mappings, not address space merely reserved, so runtimes that reserve a lot still
+  start; an allocation past it fails). Where no cgroup can be made, the per-process
+  limit is the budget shared out among ``processes`` (``ResourceLimits.shared``). The
+  default is the smaller of 4 GiB and half of the machine's RAM;
 - ``file_size``: the largest file a process may write (``RLIMIT_FSIZE``): a write past it
   fails (EFBIG) or kills with SIGXFSZ, and the file stays at the limit;
-- ``processes``: on Linux the command's PID namespace gets ``pid_max`` = ``processes`` +
+- ``processes``: where a cgroup holds the budget, its ``pids.max``: every process of
+  the command at once, its launcher and sandbox included. Besides, on Linux the command's
+  PID namespace gets ``pid_max`` = ``processes`` +
   301 (kernel 6.14 or later; the kernel allows no less than 301, and after the
   namespace's PIDs wrap it reuses only those from 300): at least ``processes`` and at most
   ``processes`` + 300 processes at once, counted in the sandbox only. Bubblewrap run by
@@ -39,16 +45,30 @@ import shutil
 import signal
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from swarm.sandbox import _limits_exec
 
-__all__ = ["PID_MAX_FLOOR", "ResourceLimits", "cap_pid_namespace", "format_size", "parse_size"]
+__all__ = [
+    "PID_MAX_FLOOR",
+    "SHARE_FLOOR",
+    "SHARE_PROCESSES",
+    "ResourceLimits",
+    "cap_pid_namespace",
+    "default_memory",
+    "format_size",
+    "parse_size",
+]
 
 GiB = 1024**3
 PID_MAX_FLOOR = _limits_exec.PID_MAX_FLOOR
 """What the kernel adds, in effect, to a PID namespace's process cap (see the module)."""
+SHARE_FLOOR = 256 * 1024**2
+"""The memory each process gets, where per-process limits share out a budget, before the
+process limit is lowered for it."""
+SHARE_PROCESSES = 8
+"""The fewest processes a shared-out budget lowers the process limit to."""
 _LAUNCHER = Path(_limits_exec.__file__)
 _UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": GiB, "t": 1024**4}
 _SIZE = re.compile(r"\s*(\d+)\s*([kmgt]?)(?:i?b)?\s*", re.I)
@@ -79,28 +99,67 @@ def format_size(number: int) -> str:
     return f"{number} bytes"
 
 
+@functools.cache
+def default_memory() -> int:
+    """The default memory budget of a command: the smaller of 4 GiB and half of this
+    machine's RAM (4 GiB where the RAM cannot be read)."""
+    try:
+        ram = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError):
+        return 4 * GiB
+    if ram <= 0:
+        return 4 * GiB
+    return min(4 * GiB, ram // 2 // 1024**2 * 1024**2)
+
+
 @dataclass(frozen=True, slots=True)
 class ResourceLimits:
     """The limits on each sandboxed command (see the module for what each means);
     ``None`` for no limit. The defaults never bother ordinary work."""
 
     cpu: int | None = 600
-    memory: int | None = 4 * GiB
+    memory: int | None = field(default_factory=default_memory)
     file_size: int | None = 1 * GiB
     processes: int | None = 512
     open_files: int | None = 4096
 
-    def describe(self) -> str:
+    def describe(self, *, budget: str | None = None) -> str:
         """One line, e.g. ``limits: cpu 600 s, memory 4 GiB, file 1 GiB, processes 512,
-        open files 4096``."""
+        open files 4096``. With ``budget`` (what holds memory and processes: ``cgroup v1``,
+        ``cgroup v2`` or ``per process``, see ``swarm.sandbox.cgroup``) it says so:
+        ``memory 4 GiB for the whole command (cgroup v1)`` or ``memory 256 MiB per
+        process``."""
+        memory = "memory unlimited" if self.memory is None else f"memory {format_size(self.memory)}"
+        processes = f"processes {'unlimited' if self.processes is None else self.processes}"
+        if budget == "per process":
+            if self.memory is not None:
+                memory += " per process"
+            if self.memory is not None and self.processes is None:
+                memory += " (no process limit: no bound on the sum)"
+        elif budget is not None:
+            memory += f" for the whole command ({budget})"
+            processes += f" for the whole command ({budget})"
         parts = [
             "cpu unlimited" if self.cpu is None else f"cpu {self.cpu} s",
-            "memory unlimited" if self.memory is None else f"memory {format_size(self.memory)}",
+            memory,
             "file unlimited" if self.file_size is None else f"file {format_size(self.file_size)}",
-            f"processes {'unlimited' if self.processes is None else self.processes}",
+            processes,
             f"open files {'unlimited' if self.open_files is None else self.open_files}",
         ]
         return "limits: " + ", ".join(parts)
+
+    def shared(self) -> ResourceLimits:
+        """Per-process limits whose sum fits this budget, for where no cgroup holds it:
+        ``memory`` divided among ``processes``. Where that leaves a process less than
+        ``SHARE_FLOOR``, the process limit is lowered so each gets that much, but not
+        below ``SHARE_PROCESSES`` (then each gets less). Unchanged when either is
+        unlimited."""
+        if self.memory is None or self.processes is None:
+            return self
+        processes = self.processes
+        if self.memory // processes < SHARE_FLOOR:
+            processes = min(processes, max(SHARE_PROCESSES, self.memory // SHARE_FLOOR))
+        return replace(self, memory=self.memory // processes, processes=processes)
 
     def options(self) -> list[str]:
         """The launchers' options (``--cpu=600`` ...; ``-1`` for no limit)."""

@@ -3,58 +3,94 @@
 ``snapshot`` reads the workspace before the run (a hash per file, and the text of small
 text files so a diff can be shown); ``workspace_changes`` compares it with the workspace
 after the run. The result goes into the run record as ``changes.json`` and into the end
-summary and the HTML report. Symbolic links are listed, never followed; ``.git``
-directories are left out (their churn is not the work); files over ``HASH_LIMIT`` are
-compared by size and modification time rather than read.
+summary and the HTML report. Symbolic links are listed, never followed.
+
+``.git`` is compared too: what runs later outside the sandbox lives there (``config``,
+``hooks/``, ``info/``), so each of its files is listed like any other, except the object
+store, whose churn is summed up per repository as one entry (``.git/objects``: "12
+objects added"). Files are hashed by reading them a chunk at a time; files over
+``HASH_LIMIT``, and every file once a snapshot has read ``SnapshotBudget.read_bytes``,
+are compared by size and modification time instead. The texts kept for diffs are
+bounded by ``SnapshotBudget.text_bytes``. Whenever a bound was reached the changes say
+so (``truncated`` and ``reason``).
 """
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import hashlib
 import os
 import stat
-from dataclasses import dataclass
+import sys
+from contextlib import suppress
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FileChange", "WorkspaceChanges", "WorkspaceSnapshot", "snapshot", "workspace_changes"]
+from swarm._visible import visible
 
-MAX_FILES = 20_000
+__all__ = [
+    "FileChange",
+    "SnapshotBudget",
+    "WorkspaceChanges",
+    "WorkspaceSnapshot",
+    "snapshot",
+    "workspace_changes",
+]
+
+MAX_FILES = 20_000  # files of the work tree (and .git outside its objects)
+MAX_OBJECTS = 50_000  # entries of .git object stores
 TEXT_LIMIT = 256 * 1024  # bytes of one file kept for a diff
 HASH_LIMIT = 32 * 1024 * 1024  # bytes of one file read to hash it
+CHUNK = 1024 * 1024  # bytes read at a time
 DIFF_LINES = 400  # lines of one diff kept
 DIFF_CHARS = 64 * 1024  # characters of one diff kept
-SKIPPED_DIRS = frozenset({".git"})
+OBJECTS = ".git/objects"
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotBudget:
+    """What one snapshot may spend: ``read_bytes`` read to hash files, in all, and
+    ``text_bytes`` of memory for the texts kept for diffs, in all."""
+
+    read_bytes: int = 256 * 1024 * 1024
+    text_bytes: int = 32 * 1024 * 1024
 
 
 @dataclass(frozen=True, slots=True)
 class WorkspaceSnapshot:
-    """A workspace at one moment: a digest per relative path, the text of small text
-    files, and whether the walk stopped at ``MAX_FILES``."""
+    """A workspace at one moment: a digest per relative path (a hash, or ``stat:`` size
+    and modification time for a file that was not read), the size and modification time
+    of each regular file, the text of small text files, and what bound, if any, the
+    snapshot reached (``reasons``)."""
 
     digests: dict[str, str]
     texts: dict[str, str]
     truncated: bool = False
+    stats: dict[str, str] = field(default_factory=dict)
+    reasons: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class FileChange:
     """One file the run added, changed or deleted; ``diff`` is a unified diff when both
-    sides are small text files (empty otherwise)."""
+    sides are small text files (empty otherwise); ``detail`` sums up an entry that
+    stands for many files (a ``.git/objects`` store: "3 objects added")."""
 
     path: str
     kind: str  # "added" | "changed" | "deleted"
     diff: str = ""
+    detail: str = ""
 
 
 @dataclass(frozen=True, slots=True)
 class WorkspaceChanges:
-    """Every file the run added, changed or deleted, sorted by path."""
+    """Every file the run added, changed or deleted, sorted by path; ``truncated`` when
+    a bound of the snapshots was reached, and ``reason`` says which."""
 
     files: tuple[FileChange, ...] = ()
     truncated: bool = False
+    reason: str = ""
 
     def of_kind(self, kind: str) -> list[str]:
         """The paths of one kind of change (``added``, ``changed``, ``deleted``)."""
@@ -62,10 +98,13 @@ class WorkspaceChanges:
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form written as ``changes.json``."""
-        return {
-            "truncated": self.truncated,
-            "files": [{"path": c.path, "kind": c.kind, "diff": c.diff} for c in self.files],
-        }
+        files = []
+        for c in self.files:
+            item = {"path": c.path, "kind": c.kind, "diff": c.diff}
+            if c.detail:
+                item["detail"] = c.detail
+            files.append(item)
+        return {"truncated": self.truncated, "reason": self.reason, "files": files}
 
     @classmethod
     def from_dict(cls, data: Any) -> WorkspaceChanges:
@@ -76,59 +115,144 @@ class WorkspaceChanges:
         for item in data.get("files") or ():
             if isinstance(item, dict) and isinstance(item.get("path"), str):
                 kind = str(item.get("kind", "changed"))
-                files.append(FileChange(item["path"], kind, str(item.get("diff") or "")))
-        return cls(tuple(files), bool(data.get("truncated")))
+                diff, detail = str(item.get("diff") or ""), str(item.get("detail") or "")
+                files.append(FileChange(item["path"], kind, diff, detail))
+        return cls(tuple(files), bool(data.get("truncated")), str(data.get("reason") or ""))
 
 
-def snapshot(workspace: Path) -> WorkspaceSnapshot:
+@dataclass(slots=True)
+class _Taking:
+    """A snapshot being taken: what it found and what it has left to spend."""
+
+    budget: SnapshotBudget
+    digests: dict[str, str] = field(default_factory=dict)
+    texts: dict[str, str] = field(default_factory=dict)
+    stats: dict[str, str] = field(default_factory=dict)
+    files: int = 0
+    objects: int = 0
+    read: int = 0
+    kept: int = 0
+    unread: int = 0
+    untexted: int = 0
+    cut: list[str] = field(default_factory=list)
+
+    def reasons(self) -> tuple[str, ...]:
+        reasons = list(self.cut)
+        if self.unread:
+            reasons.append(
+                f"{self.unread} file(s) compared by size and modification time only: the"
+                f" snapshot's read budget of {self.budget.read_bytes // 2**20} MiB was spent"
+            )
+        if self.untexted:
+            reasons.append(
+                f"{self.untexted} text file(s) without a diff: the snapshot's text budget of"
+                f" {self.budget.text_bytes // 2**20} MiB was spent"
+            )
+        return tuple(reasons)
+
+
+def _store(rel: str) -> str | None:
+    """The ``.git/objects`` store that ``rel`` is in, if it is in one."""
+    if rel.startswith(f"{OBJECTS}/"):
+        return OBJECTS
+    at = rel.find(f"/{OBJECTS}/")
+    return None if at < 0 else rel[: at + 1 + len(OBJECTS)]
+
+
+def snapshot(workspace: Path, *, budget: SnapshotBudget | None = None) -> WorkspaceSnapshot:
     """Hash every file under ``workspace`` (symbolic links by their target text); keeps
-    the text of UTF-8 files up to ``TEXT_LIMIT`` bytes. Unreadable files are skipped."""
-    digests: dict[str, str] = {}
-    texts: dict[str, str] = {}
-    truncated = False
+    the text of UTF-8 files up to ``TEXT_LIMIT`` bytes. Unreadable files are skipped.
+    Spends at most ``budget`` (see ``SnapshotBudget``), ``MAX_FILES`` files and
+    ``MAX_OBJECTS`` git objects, and says in its ``reasons`` which it reached."""
+    taking = _Taking(budget or SnapshotBudget())
     for top, dirs, files in os.walk(workspace, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
-        for name in sorted(files) + sorted(d for d in dirs if os.path.islink(Path(top, d))):
-            if len(digests) >= MAX_FILES:
-                truncated = True
-                break
+        dirs.sort()
+        links = [d for d in dirs if os.path.islink(Path(top, d))]
+        full = False
+        for name in sorted(files) + links:
             path = Path(top, name)
             rel = path.relative_to(workspace).as_posix()
-            try:
-                digest, data = _read(path)
-            except OSError:
+            if _store(rel) is not None:
+                if taking.objects >= MAX_OBJECTS:
+                    _cut(taking, f"more than {MAX_OBJECTS:,} git objects: the rest not compared")
+                    dirs.clear()
+                    break
+                taking.objects += 1
+                with suppress(OSError):
+                    info = os.lstat(path)
+                    taking.digests[rel] = f"stat:{info.st_size}:{info.st_mtime_ns}"
                 continue
-            if data is None:
-                digests[rel] = digest
-                continue
-            digests[rel] = digest
-            if len(data) <= TEXT_LIMIT:
-                with contextlib.suppress(UnicodeDecodeError):
-                    texts[rel] = data.decode("utf-8")
-        if truncated:
+            if taking.files >= MAX_FILES:
+                _cut(taking, f"more than {MAX_FILES:,} files: the rest not compared")
+                full = True
+                break
+            taking.files += 1
+            with suppress(OSError):
+                _take(taking, path, rel)
+        if full:
             break
-    return WorkspaceSnapshot(digests, texts, truncated)
+    reasons = taking.reasons()
+    return WorkspaceSnapshot(taking.digests, taking.texts, bool(reasons), taking.stats, reasons)
 
 
-def _read(path: Path) -> tuple[str, bytes | None]:
-    """A file's digest and bytes; for a link, a large file or anything not a regular file,
-    a digest without the bytes. Opened without following links and without blocking, so
-    a named pipe an agent left behind cannot hang the run's end."""
+def _cut(taking: _Taking, reason: str) -> None:
+    if reason not in taking.cut:
+        taking.cut.append(reason)
+
+
+def _take(taking: _Taking, path: Path, rel: str) -> None:
+    """Record ``path``'s digest (and its text, when small and there is budget left).
+
+    Opened without following links and without blocking, so a named pipe an agent left
+    behind cannot hang the run's end; read a ``CHUNK`` at a time, so a huge or sparse
+    file costs no more memory than a small one."""
     if path.is_symlink():
-        return "link:" + os.readlink(path), None
+        taking.digests[rel] = "link:" + os.readlink(path)
+        return
     flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
     fd = os.open(path, flags)
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            return f"special:{stat.S_IFMT(info.st_mode):o}", None
+            taking.digests[rel] = f"special:{stat.S_IFMT(info.st_mode):o}"
+            return
+        taking.stats[rel] = f"{info.st_size}:{info.st_mtime_ns}"
+        unread = f"stat:{info.st_size}:{info.st_mtime_ns}"
         if info.st_size > HASH_LIMIT:
-            return f"stat:{info.st_size}:{info.st_mtime_ns}", None
-        with os.fdopen(os.dup(fd), "rb") as file:
-            data = file.read()
+            taking.digests[rel] = unread
+            return
+        if taking.read + info.st_size > taking.budget.read_bytes:
+            taking.unread += 1
+            taking.digests[rel] = unread
+            return
+        digest, head, size = hashlib.sha256(), bytearray(), 0
+        while size <= HASH_LIMIT and (chunk := os.read(fd, CHUNK)):
+            size += len(chunk)
+            taking.read += len(chunk)
+            digest.update(chunk)
+            if len(head) <= TEXT_LIMIT:
+                head += chunk[: TEXT_LIMIT + 1 - len(head)]
     finally:
         os.close(fd)
-    return hashlib.sha256(data).hexdigest(), data
+    if size > HASH_LIMIT:  # it grew while it was read
+        taking.digests[rel] = unread
+        return
+    taking.digests[rel] = digest.hexdigest()
+    if size <= TEXT_LIMIT and b"\x00" not in head:
+        _keep_text(taking, rel, bytes(head))
+
+
+def _keep_text(taking: _Taking, rel: str, data: bytes) -> None:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return
+    cost = sys.getsizeof(text)  # a str takes 1, 2 or 4 bytes a character
+    if taking.kept + cost > taking.budget.text_bytes:
+        taking.untexted += 1
+        return
+    taking.kept += cost
+    taking.texts[rel] = text
 
 
 def _diff(path: str, before: str | None, after: str | None) -> str:
@@ -138,8 +262,9 @@ def _diff(path: str, before: str | None, after: str | None) -> str:
         difflib.unified_diff(
             (before or "").splitlines(keepends=True),
             (after or "").splitlines(keepends=True),
-            fromfile=f"a/{path}" if before is not None else "/dev/null",
-            tofile=f"b/{path}" if after is not None else "/dev/null",
+            # a name with a newline must not add lines to the diff's header
+            fromfile=f"a/{visible(path)}" if before is not None else "/dev/null",
+            tofile=f"b/{visible(path)}" if after is not None else "/dev/null",
         )
     )
     if len(lines) > DIFF_LINES:
@@ -150,16 +275,47 @@ def _diff(path: str, before: str | None, after: str | None) -> str:
     return text
 
 
+def _same(path: str, before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> bool:
+    """Whether ``path`` is unchanged: by hash when both sides were read, else by size and
+    modification time (one side may have been past a read budget)."""
+    old, new = before.digests[path], after.digests[path]
+    if old == new:
+        return True
+    if old.startswith("stat:") != new.startswith("stat:"):
+        return before.stats.get(path) == after.stats.get(path)
+    return False
+
+
+def _objects_change(store: str, counts: dict[str, int]) -> FileChange:
+    """The one entry that stands for the churn of the object store ``store``."""
+    said = [f"{n} object{'s' if n != 1 else ''} {kind}" for kind, n in counts.items() if n]
+    added, deleted = counts["added"], counts["deleted"]
+    kind = "added" if added and not deleted else "deleted" if deleted and not added else "changed"
+    return FileChange(store, kind, detail=", ".join(said))
+
+
 def workspace_changes(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> WorkspaceChanges:
-    """The files added, changed and deleted between two snapshots, with diffs."""
-    changes = []
+    """The files added, changed and deleted between two snapshots, with diffs; the
+    files of each ``.git`` object store summed up as one entry."""
+    changes: list[FileChange] = []
+    objects: dict[str, dict[str, int]] = {}
     for path in sorted(set(before.digests) | set(after.digests)):
         old, new = before.digests.get(path), after.digests.get(path)
-        if old == new:
+        if old is not None and new is not None and _same(path, before, after):
             continue
         kind = "added" if old is None else "deleted" if new is None else "changed"
+        store = _store(path)
+        if store is not None:
+            counts = objects.setdefault(store, {"added": 0, "changed": 0, "deleted": 0})
+            counts[kind] += 1
+            continue
         old_text = before.texts.get(path) if old is not None else None
         new_text = after.texts.get(path) if new is not None else None
         known = (old is None or old_text is not None) and (new is None or new_text is not None)
         changes.append(FileChange(path, kind, _diff(path, old_text, new_text) if known else ""))
-    return WorkspaceChanges(tuple(changes), before.truncated or after.truncated)
+    changes.extend(_objects_change(store, counts) for store, counts in objects.items())
+    changes.sort(key=lambda change: change.path)
+    reasons = [r for r in before.reasons if r in after.reasons]
+    reasons += [f"before the run, {r}" for r in before.reasons if r not in after.reasons]
+    reasons += [f"after the run, {r}" for r in after.reasons if r not in before.reasons]
+    return WorkspaceChanges(tuple(changes), before.truncated or after.truncated, "; ".join(reasons))

@@ -25,6 +25,7 @@ from swarm.run import Approver, CallObserver
 from swarm.scenario.manifest import RunConfig, RunManifest, manifest_document
 from swarm.scenario.models import role_models, role_models_record
 from swarm.scenario.outcome import CallTally, RunOutcome
+from swarm.scenario.policies import check_policies
 from swarm.scenario.record import RunRecord, default_runs_dir, new_run_id, read_journal
 from swarm.scenario.recover import (
     crashed_segments,
@@ -117,7 +118,8 @@ async def run_scenario(
     re-raises.
     """
     team = load_team(scenario)
-    scenario_tools(scenario)  # bad references are refused before anything is written
+    # bad references, and rules that can never match, are refused before anything is written
+    policies = check_policies(scenario, team, scenario_tools(scenario))
     if replay is not None:
         cassette = ReplayTransport(replay)
         await anyio.to_thread.run_sync(cassette.load)  # a bad file is found before the run
@@ -160,7 +162,16 @@ async def run_scenario(
         | {"key": str(record_dir.key), "role_models": role_models_record(team, resolver)}
     )
     run = RunSetup(
-        scenario, team, transport, workspace, record_dir, run_id, config, root_session, resolver
+        scenario,
+        team,
+        transport,
+        workspace,
+        record_dir,
+        run_id,
+        config,
+        root_session,
+        resolver,
+        policies,
     )
     try:
         return await run_segment(
@@ -198,6 +209,7 @@ async def resume_run(
     config = manifest.config
     scenario = config.scenario()
     team = load_team(scenario)
+    policies = check_policies(scenario, team, scenario_tools(scenario))
     transport = resolve_transport(scenario, model or config.model)
     run_spec = model if model is not None else config.model or scenario.model
     resolver = role_models(
@@ -253,6 +265,7 @@ async def resume_run(
         config,
         manifest.root_session,
         resolver,
+        policies,
     )
     try:
         return await run_segment(run, message, segment, approver, ask_user, on_event)

@@ -23,7 +23,7 @@ from swarm.budget import BudgetLimits
 from swarm.context.sqlite import SQLiteContextStore
 from swarm.event_codec import event_to_dict
 from swarm.events import StreamEvent
-from swarm.guards.policy import load_policy
+from swarm.guards.policy import Policy, load_policy
 from swarm.run import Approver, CallObserver, current_scope
 from swarm.scenario.changes import snapshot, workspace_changes
 from swarm.scenario.manifest import RunConfig
@@ -48,7 +48,8 @@ __all__ = ["RunSetup", "Segment", "load_team", "run_segment"]
 @dataclass(frozen=True, slots=True)
 class RunSetup:
     """What every segment of a run shares: the scenario and its team, the model, the
-    workspace, the record, the run's id and config, and the entry agent's session."""
+    workspace, the record, the run's id and config, the entry agent's session, and each
+    role's policy as checked before the run (``None``: loaded when the team is built)."""
 
     scenario: Scenario
     team: Team
@@ -59,6 +60,7 @@ class RunSetup:
     config: RunConfig
     root_session: str
     resolver: ModelResolver
+    policies: Mapping[str, Policy] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +162,7 @@ async def _run_with(
         run.transport,
         context_factory=session_store,
         resolve_model=run.resolver,
-        guard_tools=guard_tools(scenario, team, run.workspace, idempotent),
+        guard_tools=guard_tools(scenario, team, run.workspace, idempotent, policies=run.policies),
     )
     entry_spec = team.specs[team.entry]
     entry = agents[team.entry]

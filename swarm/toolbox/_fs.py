@@ -13,6 +13,7 @@ while it is read. Writes never go through an existing file: a new one is renamed
 from __future__ import annotations
 
 import errno
+import itertools
 import os
 import secrets
 import stat
@@ -21,17 +22,21 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
+import anyio.from_thread
+
 from swarm.errors import ToolError
 from swarm.toolbox._paths import SKIPPED_DIRS, Parts, glob_matcher
 
 __all__ = [
     "MAX_DEPTH",
+    "MAX_DIR_ENTRIES",
     "Entry",
     "append_at",
     "open_dir",
     "open_entry",
     "open_leaf",
     "require_single_file",
+    "stop_if_cancelled",
     "walk",
     "walk_files",
     "write_file_at",
@@ -45,6 +50,8 @@ _LINK_ERRNOS = frozenset({errno.ELOOP, errno.EMLINK})
 
 MAX_DEPTH = 64
 """How many directories deep ``walk`` goes; each level holds one descriptor open."""
+MAX_DIR_ENTRIES = 20_000
+"""How many entries of one directory ``walk`` looks at (it holds their names at once)."""
 
 
 def _symlink(parts: Parts) -> ToolError:
@@ -165,6 +172,15 @@ def open_entry(root: Path, parts: Parts) -> Iterator[tuple[int, os.stat_result]]
         os.close(fd)
 
 
+def stop_if_cancelled() -> None:
+    """Raise the cancellation of this worker thread's call once it was cancelled (its
+    timeout, the run's limit): a tool's thread is abandoned then, and a built-in tool
+    calls this between files or chunks so it stops instead of running on unseen. Does
+    nothing outside a worker thread (a handler called directly)."""
+    with suppress(RuntimeError):  # anyio's NoEventLoopError: not in a worker thread
+        anyio.from_thread.check_cancelled()
+
+
 def require_single_file(info: os.stat_result, shown: str, use: str) -> None:
     """Raise ``ToolError`` unless ``info`` is a regular file with one link.
 
@@ -254,7 +270,11 @@ class Entry:
 
 
 def walk(
-    directory: int, *, recursive: bool = True, skip: Callable[[Parts], bool] = lambda _: False
+    directory: int,
+    *,
+    recursive: bool = True,
+    skip: Callable[[Parts], bool] = lambda _: False,
+    cut: list[Parts] | None = None,
 ) -> Iterator[Entry]:
     """The directories and single-link regular files below the open ``directory``.
 
@@ -263,14 +283,28 @@ def walk(
     hard-linked files, ``SKIPPED_DIRS`` and entries for which ``skip(below)`` is true are
     left out. Directories are opened relative to their parent with ``O_NOFOLLOW``; one
     swapped for a symlink meanwhile is passed over. ``OSError`` from the top directory
-    propagates; unreadable directories below it are passed over.
+    propagates; unreadable directories below it are passed over. Of a directory with
+    more than ``MAX_DIR_ENTRIES`` entries only that many are looked at (which ones is up
+    to the file system), and its components below ``directory`` are added to ``cut``.
     """
-    yield from _walk(directory, (), recursive, skip)
+    yield from _walk(directory, (), recursive, skip, cut)
 
 
-def _walk(fd: int, below: Parts, recursive: bool, skip: Callable[[Parts], bool]) -> Iterator[Entry]:
+def _walk(
+    fd: int,
+    below: Parts,
+    recursive: bool,
+    skip: Callable[[Parts], bool],
+    cut: list[Parts] | None,
+) -> Iterator[Entry]:
+    stop_if_cancelled()
     with os.scandir(fd) as found:
-        names = sorted(entry.name for entry in found)
+        names = [entry.name for entry in itertools.islice(found, MAX_DIR_ENTRIES + 1)]
+    if len(names) > MAX_DIR_ENTRIES:
+        del names[MAX_DIR_ENTRIES:]
+        if cut is not None:
+            cut.append(below)
+    names.sort()
     subdirs: list[str] = []
     for name in names:
         parts = (*below, name)
@@ -295,18 +329,25 @@ def _walk(fd: int, below: Parts, recursive: bool, skip: Callable[[Parts], bool])
         except OSError:
             continue  # gone, or swapped for a symlink or a file since it was listed
         try:
-            yield from _walk(child, (*below, name), recursive, skip)
+            yield from _walk(child, (*below, name), recursive, skip, cut)
         except OSError:
             continue
         finally:
             os.close(child)
 
 
-def walk_files(directory: int, pattern: str, *, skip: Callable[[Parts], bool]) -> Iterator[Entry]:
+def walk_files(
+    directory: int,
+    pattern: str,
+    *,
+    skip: Callable[[Parts], bool],
+    cut: list[Parts] | None = None,
+) -> Iterator[Entry]:
     """The files ``walk`` finds below the open ``directory`` whose names match ``pattern``
-    (see ``glob_matcher``; a pattern with ``/`` matches the path below ``directory``)."""
+    (see ``glob_matcher``; a pattern with ``/`` matches the path below ``directory``);
+    directories cut short are added to ``cut``."""
     matches = glob_matcher(pattern)
     by_path = "/" in pattern
-    for entry in walk(directory, skip=skip):
+    for entry in walk(directory, skip=skip, cut=cut):
         if not entry.is_dir and matches("/".join(entry.below) if by_path else entry.name):
             yield entry

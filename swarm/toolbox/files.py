@@ -6,13 +6,22 @@ I/O never blocks the event loop.
 
 from __future__ import annotations
 
+import codecs
 import os
 import stat
 import threading
-from typing import Annotated
+from collections.abc import Iterator
+from typing import Annotated, BinaryIO
 
 from swarm.errors import ToolError
-from swarm.toolbox._fs import open_dir, open_entry, open_leaf, require_single_file, write_file_at
+from swarm.toolbox._fs import (
+    open_dir,
+    open_entry,
+    open_leaf,
+    require_single_file,
+    stop_if_cancelled,
+    write_file_at,
+)
 from swarm.toolbox._paths import Workspace
 from swarm.tools import Field, Tool
 
@@ -21,6 +30,12 @@ __all__ = ["SNIFF_BYTES", "failed", "file_tools", "is_binary", "missing"]
 SNIFF_BYTES = 8192
 MAX_LINE_CHARS = 2000
 COUNT_LINES_UP_TO = 64 * 1024 * 1024  # past this size, read_file does not count every line
+MAX_EDIT_BYTES = 8 * 1024 * 1024
+"""The largest file edit_file reads, and the largest it writes."""
+LINE_READ_BYTES = 64 * 1024
+"""Bytes of one line read_file holds (it shows ``MAX_LINE_CHARS`` of them); the rest of
+a longer line is read past, never kept."""
+CHUNK_BYTES = 1024 * 1024  # what read_file reads at a time past a page or a long line's start
 
 
 def is_binary(head: bytes) -> bool:
@@ -38,10 +53,57 @@ def missing(path: str) -> ToolError:
     return ToolError(f"'{path}' does not exist in the workspace; list_files shows what is there")
 
 
+def _lines(handle: BinaryIO) -> Iterator[tuple[bytes, int]]:
+    """Each line of ``handle`` from where it stands: its first ``LINE_READ_BYTES`` bytes
+    (with its newline when that is all of it) and its whole length in bytes. The rest of
+    a longer line is read a ``CHUNK_BYTES`` at a time and dropped, so no line is ever
+    held whole, whatever the file's shape (one 256 MiB line, a sparse file)."""
+    while head := handle.readline(LINE_READ_BYTES):
+        length = len(head)
+        if length == LINE_READ_BYTES and not head.endswith(b"\n"):
+            while True:
+                stop_if_cancelled()
+                rest = handle.readline(CHUNK_BYTES)
+                length += len(rest)
+                if not rest or rest.endswith(b"\n"):
+                    break
+        yield head, length
+
+
+def _lines_left(handle: BinaryIO) -> int:
+    """How many lines ``handle`` holds from where it stands (at a line's start), read a
+    chunk at a time."""
+    count, last = 0, b"\n"
+    while chunk := handle.read(CHUNK_BYTES):
+        stop_if_cancelled()
+        count += chunk.count(b"\n")
+        last = chunk[-1:]
+    return count + (last != b"\n")
+
+
+def _shown_line(head: bytes, length: int) -> tuple[str, bool]:
+    """A line as read_file shows it (cut past ``MAX_LINE_CHARS``), and whether it held
+    bytes that are not UTF-8."""
+    whole = length == len(head)
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    try:  # a line read in part may end inside a character: not an error
+        line, undecodable = decoder.decode(head, final=whole), False
+    except UnicodeDecodeError:
+        line, undecodable = head.decode("utf-8", "replace"), True
+    line = line.rstrip("\r\n")
+    if not whole:
+        line = f"{line[:MAX_LINE_CHARS]}… [line cut: {length:,} bytes]"
+    elif len(line) > MAX_LINE_CHARS:
+        line = f"{line[:MAX_LINE_CHARS]}… [line cut: {len(line):,} characters]"
+    return line, undecodable
+
+
 def _read_page(fd: int, size: int, shown_as: str, offset: int, limit: int, cap: int) -> str:
+    """Lines ``offset`` on of the open file ``fd``, at most ``limit`` of them and ``cap``
+    characters, numbered, with a note on where to read on. Holds no more than the page
+    and one ``LINE_READ_BYTES`` window in memory, whatever the file's size or shape."""
     shown: list[tuple[int, str]] = []
-    chars, total, undecodable = 0, 0, False
-    capped = False
+    chars, number, undecodable, capped, more = 0, 0, False, False, False
     with open(fd, "rb", closefd=False) as handle:
         if is_binary(handle.read(SNIFF_BYTES)):
             raise ToolError(
@@ -49,25 +111,25 @@ def _read_page(fd: int, size: int, shown_as: str, offset: int, limit: int, cap: 
                 " (the shell tool can inspect it, e.g. with file or xxd)"
             )
         handle.seek(0)
-        for number, raw in enumerate(handle, start=1):
-            total = number
-            if number < offset or len(shown) >= limit or capped:
-                if (len(shown) >= limit or capped) and size > COUNT_LINES_UP_TO:
-                    total = -1  # too big to count the rest
-                    break
+        for head, length in _lines(handle):
+            number += 1
+            if number < offset:
                 continue
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                line, undecodable = raw.decode("utf-8", "replace"), True
-            line = line.rstrip("\r\n")
-            if len(line) > MAX_LINE_CHARS:
-                line = f"{line[:MAX_LINE_CHARS]}… [line cut: {len(line):,} characters]"
+            line, bad = _shown_line(head, length)
             if shown and chars + len(line) > cap:
-                capped = True
-                continue
+                capped = more = True
+                break
+            undecodable |= bad
             shown.append((number, line))
             chars += len(line) + 8
+            if len(shown) >= limit:
+                more = True
+                break
+        total = number
+        if more and size <= COUNT_LINES_UP_TO:
+            total = number + _lines_left(handle)
+        elif more:
+            total = -1 if handle.peek(1) else number  # too big to count the rest
     if total == 0:
         return f"'{shown_as}' is empty."
     if not shown:
@@ -141,6 +203,12 @@ def _edited(
             " of the surrounding text to make it unique, or set replace_all to"
             f" replace all {count}."
         )
+    grown = len(text) + (count if replace_all else 1) * (len(new_text) - len(old_text))
+    if grown > MAX_EDIT_BYTES:
+        raise ToolError(
+            f"the edited '{path}' would be about {grown:,} characters; edit_file writes files"
+            f" up to {MAX_EDIT_BYTES // 2**20} MB"
+        )
     updated = text.replace(old_text, new_text, -1 if replace_all else 1)
     done = (
         f"replaced the text at line {lines[0]}"
@@ -156,7 +224,13 @@ def _text_of(fd: int, info: os.stat_result, path: str) -> str:
         raise ToolError(f"'{path}' is a directory; give a file path")
     require_single_file(info, path, "edit_file does not change it (write_file replaces it whole)")
     with open(fd, "rb", closefd=False) as handle:
-        data = handle.read()
+        data = handle.read(MAX_EDIT_BYTES + 1)  # the file may have grown since fstat
+    if max(info.st_size, len(data)) > MAX_EDIT_BYTES:
+        raise ToolError(
+            f"'{path}' is {max(info.st_size, len(data)):,} bytes; edit_file edits files up to"
+            f" {MAX_EDIT_BYTES // 2**20} MB (the shell tool can change a larger one, e.g. with"
+            " sed)"
+        )
     if is_binary(data[:SNIFF_BYTES]):
         raise ToolError(f"'{path}' is a binary file; edit_file edits text files only")
     try:

@@ -6,10 +6,11 @@ The handler is a plain function: ``Tool`` runs it in a worker thread.
 from __future__ import annotations
 
 import stat
+from dataclasses import dataclass, field
 from typing import Annotated
 
 from swarm.errors import ToolError
-from swarm.toolbox._fs import open_entry, walk, walk_files
+from swarm.toolbox._fs import MAX_DIR_ENTRIES, open_entry, walk, walk_files
 from swarm.toolbox._paths import SKIPPED_DIRS, Parts, Workspace, glob_matcher
 from swarm.toolbox.files import failed, missing
 from swarm.tools import Field, Tool
@@ -20,35 +21,52 @@ MAX_LISTED = 500
 MAX_WALKED = 50_000
 
 
-def _one_level(
-    workspace: Workspace, directory: int, parts: Parts, pattern: str
-) -> tuple[list[str], int]:
+@dataclass(slots=True)
+class _Listing:
+    """What a listing found: the first ``MAX_LISTED`` entries, how many matched (``-1``:
+    more than ``MAX_WALKED``, the walk stopped), and the directories cut short."""
+
+    entries: list[str] = field(default_factory=list)
+    count: int = 0
+    cut: list[Parts] = field(default_factory=list)
+
+    def add(self, shown: str) -> bool:
+        """Count one more entry (kept while fewer than ``MAX_LISTED`` are); whether the
+        walk may go on."""
+        self.count += 1
+        if self.count <= MAX_LISTED:
+            self.entries.append(shown)
+        elif self.count >= MAX_WALKED:
+            self.count = -1
+            return False
+        return True
+
+
+def _one_level(workspace: Workspace, directory: int, parts: Parts, pattern: str) -> _Listing:
     """Subdirectories (with a trailing ``/``) and files of ``directory``, sorted."""
     matches = glob_matcher(pattern)
-    entries: list[str] = []
-    for entry in walk(directory, recursive=False, skip=workspace.protected_below(parts)):
+    found = _Listing()
+    skip = workspace.protected_below(parts)
+    for entry in walk(directory, recursive=False, skip=skip, cut=found.cut):
         if not matches(entry.name):
             continue
         shown = workspace.relative((*parts, *entry.below))
-        entries.append(f"{shown}/" if entry.is_dir else f"{shown}  ({entry.info.st_size:,} bytes)")
-    return entries, len(entries)
+        if not found.add(
+            f"{shown}/" if entry.is_dir else f"{shown}  ({entry.info.st_size:,} bytes)"
+        ):
+            break
+    return found
 
 
-def _tree(
-    workspace: Workspace, directory: int, parts: Parts, pattern: str
-) -> tuple[list[str], int]:
-    """Files below ``directory``, the first ``MAX_LISTED`` of them, and how many there are
-    (``-1``: more than ``MAX_WALKED``, the walk stopped)."""
-    entries: list[str] = []
-    count = 0
-    for entry in walk_files(directory, pattern, skip=workspace.protected_below(parts)):
-        count += 1
-        if count <= MAX_LISTED:
-            shown = workspace.relative((*parts, *entry.below))
-            entries.append(f"{shown}  ({entry.info.st_size:,} bytes)")
-        elif count >= MAX_WALKED:
-            return entries, -1
-    return entries, count
+def _tree(workspace: Workspace, directory: int, parts: Parts, pattern: str) -> _Listing:
+    """Files below ``directory``."""
+    found = _Listing()
+    skip = workspace.protected_below(parts)
+    for entry in walk_files(directory, pattern, skip=skip, cut=found.cut):
+        shown = workspace.relative((*parts, *entry.below))
+        if not found.add(f"{shown}  ({entry.info.st_size:,} bytes)"):
+            break
+    return found
 
 
 def list_files_tool(workspace: Workspace, *, output_limit: int) -> Tool[None]:
@@ -85,24 +103,32 @@ def list_files_tool(workspace: Workspace, *, output_limit: int) -> Tool[None]:
                     raise ToolError(
                         f"'{directory}' is a file, not a directory; read it with read_file"
                     )
-                entries, count = listing(workspace, fd, parts, pattern)
+                found = listing(workspace, fd, parts, pattern)
         except (FileNotFoundError, NotADirectoryError):
             raise missing(directory) from None
         except OSError as exc:
             raise failed("list", directory, exc) from None
-        if not entries:
-            return f"No files matching '{pattern}' in {workspace.relative(parts)}."
+        cut = [
+            f"[… more than {MAX_DIR_ENTRIES:,} entries in"
+            f" {workspace.relative((*parts, *below))}/: only the first were looked at]"
+            for below in found.cut[:5]
+        ]
+        if not found.entries:
+            return "\n".join(
+                [f"No files matching '{pattern}' in {workspace.relative(parts)}.", *cut]
+            )
         shown: list[str] = []
         used = 0
-        for entry in entries[:MAX_LISTED]:
+        for entry in found.entries:
             used += len(entry) + 1
             if used > output_limit:
                 break
             shown.append(entry)
-        if count < 0:
+        if found.count < 0:
             shown.append(f"[… more than {MAX_WALKED:,} files; narrow the directory or pattern]")
-        elif count > len(shown):
-            shown.append(f"[… {count - len(shown):,} more; narrow the directory or pattern]")
+        elif found.count > len(shown):
+            shown.append(f"[… {found.count - len(shown):,} more; narrow the directory or pattern]")
+        shown.extend(cut)
         return "\n".join(shown)
 
     return Tool(

@@ -73,29 +73,33 @@ def _apply(state: int, action: str, text: str, output_limit: int) -> str:
         note = f"- [{stamp}{by}] " + "\n  ".join(lines) + "\n"
         append_at(state, _NOTES, note.encode("utf-8"))
         return "Noted."
-    content = _read(state).strip()
+    content, cut = _read(state, max(output_limit * 4, 4096))
+    content = content.strip()
     if action == "clear":
-        if content:
+        if content or cut:
             os.unlink(_NOTES[-1], dir_fd=state)
-        return f"Notes cleared ({_count(content)} removed)."
+        return f"Notes cleared ({_count(content)}{'+' if cut else ''} removed)."
     if not content:
         return "No notes yet."
-    if len(content) > output_limit:
-        content = content[len(content) - output_limit :]
+    if cut or len(content) > output_limit:
+        content = content[max(0, len(content) - output_limit) :]
         content = "[… older notes cut …]\n" + content[content.find("\n- [") + 1 :]
     return content
 
 
-def _read(state: int) -> str:
-    """The notes file's text ("" when there is none)."""
+def _read(state: int, most: int) -> tuple[str, bool]:
+    """The last ``most`` bytes of the notes file's text ("" when there is none), and
+    whether there was more before them (never read: the file may be any size)."""
     try:
         fd, info = open_leaf(state, _NOTES)
     except FileNotFoundError:
-        return ""
+        return "", False
     try:
         require_single_file(info, NOTES_FILE, "the notes tool does not read it")
-        with open(fd, encoding="utf-8", closefd=False) as handle:
-            return handle.read()
+        cut = info.st_size > most
+        with open(fd, "rb", closefd=False) as handle:
+            handle.seek(max(0, info.st_size - most))
+            return handle.read(most).decode("utf-8", "replace"), cut
     finally:
         os.close(fd)
 

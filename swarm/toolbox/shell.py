@@ -39,6 +39,7 @@ from swarm.sandbox import (
     SandboxUnavailable,
     command_environment,
 )
+from swarm.sandbox.cgroup import CommandBudget, command_budget, in_budget
 from swarm.sandbox.select import ToolSandbox
 from swarm.toolbox._paths import Workspace
 from swarm.tools import Field, Progress, Tool, ToolOutput
@@ -198,10 +199,14 @@ async def _run(
     progress: Progress,
     output_limit: int,
     limits: ResourceLimits | None = None,
+    *,
+    budget: CommandBudget | None = None,
 ) -> ToolOutput:
     """Start ``launch``, stream and cap its output, stop it all at its end or after
     ``limit`` seconds (or when cancelled), and say how it went. A command killed by one
-    of ``limits`` (the sandbox's resource limits) is an error saying which."""
+    of ``limits`` (the sandbox's resource limits), or by the kernel at its memory
+    ``budget``, is an error saying which; a process it started killed at the budget is
+    said in the status."""
     captured = OutputCap(output_limit)
     process = await anyio.open_process(
         launch.argv,
@@ -274,6 +279,11 @@ async def _run(
     status = _status(code, timed_out, limit)
     output = captured.text().rstrip()
     hit = None if limits is None or timed_out else _killed_by_limit(code, limits)
+    over = None if budget is None or timed_out else budget.killed()
+    if over is not None and code in (-signal.SIGKILL, 128 + signal.SIGKILL):
+        hit = over  # the command itself was killed at the memory budget
+    elif over is not None:
+        status += f"; a process it started was {over}"
     if hit is not None:
         # An error, so the audit log's finish record says it too; the output's end helps.
         tail = output[-LIMIT_OUTPUT:]
@@ -286,6 +296,9 @@ async def _run(
         "output_cut": captured.cut,
         "sandbox": sandbox,
     }
+    if budget is not None:
+        details["limits"] = budget.describe()
+        details["memory_peak"] = budget.peak()
     return ToolOutput(text, details=details)
 
 
@@ -362,20 +375,29 @@ def shell_tool(
         limit = timeout if timeout_seconds is None else min(timeout_seconds, timeout)
         chosen, settings = choose()
         state.mkdir(exist_ok=True)  # so a command cannot make swarm's state dir its own
-        confinement = Confinement(
-            workspace.root,
-            network=settings.network,
-            env=given if given is not None else command_environment(settings.env),
-            readonly=(state,),
-            hidden=protected,
-            limits=settings.limits,
-            read=settings.read,
-            tmpfs_size=settings.tmpfs_size,
-        )
         described = chosen.describe(settings.network)
-        with chosen.launch(("bash", "-c", command), confinement) as launch:
-            limits = None if chosen.tier == "none" else settings.limits
-            return await _run(launch, described, limit, progress, output_limit, limits)
+        with command_budget(settings.limits) as budget:
+            confinement = Confinement(
+                workspace.root,
+                network=settings.network,
+                env=given if given is not None else command_environment(settings.env),
+                readonly=(state,),
+                hidden=protected,
+                limits=budget.per_process,
+                read=settings.read,
+                tmpfs_size=settings.tmpfs_size,
+            )
+            with chosen.launch(("bash", "-c", command), confinement) as launch:
+                limits = None if chosen.tier == "none" else budget.per_process
+                return await _run(
+                    in_budget(launch, budget),
+                    described,
+                    limit,
+                    progress,
+                    output_limit,
+                    limits,
+                    budget=budget,
+                )
 
     return Tool(
         "shell",

@@ -251,6 +251,49 @@ def test_escape_sequences_from_the_model_or_a_tool_never_reach_the_terminal() ->
     assert "\x1b" not in frame(board)
 
 
+def test_names_and_arguments_the_model_chose_cannot_reorder_or_hide_text() -> None:
+    board = AgentBoard("lead")
+    board.update(ToolUseStart(0, "c1", "no_such\u202e[red]x[/red]"))
+    board.update(ToolUseStart(0, "c2", "write_file"))
+    board.update(ToolInputDelta(0, "c2", json.dumps({"path": "invoice\u202etxt.exe\u200b"})))
+    text = frame(board)
+    assert "\u202e" not in text and "\u200b" not in text
+    assert "calling no_such\\u202e[red]x[/red] +1" in text
+    board.update(ToolResult("c2", "write_file", True, "Permission denied (rule: a\u2066b)"))
+    assert "denied: a\\u2066b" in frame(board)
+
+
+def test_a_denial_with_a_newline_stays_one_plain_line() -> None:
+    out = io.StringIO()
+    view = LineView(AgentBoard("lead"), out)
+    view(ToolUseStart(0, "c1", "write_file"))
+    view(ToolResult("c1", "write_file", True, "Permission denied: 'a\n[lead] finished'\u202e"))
+    assert out.getvalue().splitlines() == [
+        "[lead] calls write_file",
+        "[lead] DENIED write_file: Permission denied: 'a\\n[lead] finished'\\u202e",
+    ]
+
+
+def test_prompts_show_the_models_words_escaped(monkeypatch: pytest.MonkeyPatch) -> None:
+    asked = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", asked)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("n\nfine\n"))
+    request = ApprovalRequest(
+        tool="shell",
+        arguments={"command": "make \u202edeploy"},
+        path="lead",
+        call_id="c1",
+        reason="rule ask-deploy \x1b]0;pwned\x07",
+        guard="PolicyGuard",
+    )
+    assert not anyio.run(TerminalPrompt().approve, request).approved
+    assert anyio.run(TerminalPrompt().ask_user, "Which one?\n\x1b[2J1 or 2") == "fine"
+    shown = asked.getvalue()
+    assert "\x1b" not in shown and "\u202e" not in shown and "\x07" not in shown
+    assert "rule ask-deploy \\x1b]0;pwned\\x07" in shown
+    assert "The agents ask: Which one?\n\\x1b[2J1 or 2" in shown  # a question keeps its lines
+
+
 def test_retry_log_lines_print_above_the_tree_not_into_it() -> None:
     import structlog
 

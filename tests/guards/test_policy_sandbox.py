@@ -13,6 +13,7 @@ from swarm.errors import ConfigError, GuardError
 from swarm.guards import Policy, PolicyGuard, load_policy, shipped_policies
 from swarm.run import CallRecord, use_call
 from swarm.sandbox import Confinement, Sandbox, find_sandbox
+from swarm.sandbox.limits import default_memory
 from swarm.sandbox.select import ToolSandbox, Unconfined
 from swarm.tools import Tool
 
@@ -185,8 +186,10 @@ def test_limits_default_to_ones_ordinary_work_never_meets(tmp_path: Path) -> Non
     p = load_policy(write(tmp_path, "p.yaml", "sandbox: required\n"))
     assert p.sandbox is not None
     assert p.sandbox.limits == ResourceLimits(
-        cpu=600, memory=4 * 1024**3, file_size=1024**3, processes=512, open_files=4096
+        cpu=600, memory=default_memory(), file_size=1024**3, processes=512, open_files=4096
     )
+    # The memory budget: the smaller of 4 GiB and half of the RAM.
+    assert default_memory() <= 4 * 1024**3
 
 
 def test_limits_take_numbers_sizes_and_unlimited(tmp_path: Path) -> None:

@@ -76,6 +76,29 @@ async def grow(ctx: Context) -> str:
 
 
 @server.tool()
+def spawn(count: int) -> str:
+    """Start up to ``count`` processes at once (to see the server's process budget); they
+    end when the call does. Says how many it got."""
+    release, hold = os.pipe()
+    children = []
+    for _ in range(count):
+        try:
+            pid = os.fork()
+        except OSError:
+            break
+        if pid == 0:
+            os.close(hold)
+            os.read(release, 1)
+            os._exit(0)
+        children.append(pid)
+    os.close(hold)
+    os.close(release)
+    for pid in children:
+        os.waitpid(pid, 0)
+    return f"started {len(children)}"
+
+
+@server.tool()
 def write(path: str, text: str) -> str:
     """Write a file (to see where the sandbox lets a server write)."""
     try:

@@ -413,3 +413,29 @@ async def test_a_stdio_server_writes_only_in_the_workspace(tmp_path: Path) -> No
     await _run(path, tmp_path)
     assert not outside.exists()
     assert (tmp_path / "workspace" / "inside.txt").read_text() == "kept"
+
+
+@pytest.mark.skipif(
+    not _sandboxed() and not os.environ.get("CI"),
+    reason="no sandbox tier works on this machine (CI always has one)",
+)
+async def test_a_stdio_server_and_all_it_starts_share_the_process_budget(
+    tmp_path: Path,
+) -> None:
+    from swarm.sandbox.cgroup import find_cgroups
+
+    if isinstance(find_cgroups(), str):
+        assert not os.environ.get("CI"), "CI makes cgroups"
+        pytest.skip("no cgroup can be made here: servers get per-process limits only")
+    path = _scenario(
+        tmp_path,
+        ["mcp:little/spawn"],
+        [{"call": "mcp__little__spawn", "args": {"count": 100}}, {"text": "done"}],
+    )
+    budget = POLICY.replace("network: none}", "network: none, limits: {processes: 20}}")
+    (tmp_path / "policy.yaml").write_text(budget)
+    _outcome, events = await _run(path, tmp_path)
+    [result] = _results(events)
+    got = int(str(result.content).split()[-1])
+    # The server itself and its launcher count too: fewer than 20 children.
+    assert 5 < got < 20

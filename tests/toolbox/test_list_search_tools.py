@@ -166,8 +166,8 @@ async def test_search_with_an_invalid_regex_is_a_clear_error(tools: dict[str, To
     with pytest.raises(ToolError) as caught:
         await tools["search"](pattern="main(")
     assert str(caught.value).startswith(
-        "invalid regular expression 'main(': missing ), unterminated subpattern at position 4."
-        " Use Python's re syntax; escape special characters"
+        "invalid regular expression 'main(': missing ): main(. Patterns use RE2 syntax (as"
+        " Python's re, without lookaround or backreferences); escape special characters"
     )
 
 

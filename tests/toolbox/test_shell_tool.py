@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,8 @@ def shell(tools: dict[str, Tool[Any]]) -> Tool[Any]:
 async def test_output_of_stdout_and_stderr_then_the_exit_code(shell: Tool[Any]) -> None:
     out = await run(shell, "echo hello; echo oops >&2; exit 3")
     assert out.content == "hello\noops\n[exit code 3]"
+    assert out.details is not None
+    limits, peak = out.details.pop("limits"), out.details.pop("memory_peak")
     assert out.details == {
         "exit_code": 3,
         "timed_out": False,
@@ -40,6 +43,9 @@ async def test_output_of_stdout_and_stderr_then_the_exit_code(shell: Tool[Any]) 
         "output_cut": False,
         "sandbox": find_sandbox(SandboxSettings()).describe("none"),
     }
+    # What holds the memory and process budget, and the most the command used.
+    assert re.fullmatch(r"limits: cpu 600 s, memory \d+ [GM]iB .*", limits)
+    assert peak is None or peak > 0
 
 
 @pytest.mark.anyio

@@ -53,7 +53,7 @@ async def test_the_model_reads_each_mistake_as_an_error_result(
     )
     assert missing.startswith("old_text was not found in 'a.py'. It must match the file exactly")
     assert ambiguous.startswith("old_text occurs 2 times in 'a.py' (at lines 1, 2).")
-    assert regex.startswith("invalid regular expression '[unclosed': unterminated character set")
+    assert regex.startswith("invalid regular expression '[unclosed': missing ]: [unclosed. ")
     assert ask.startswith("No person can be asked in this run. Go on with your best judgement")
     assert todo == "there is no task 3; list the tasks to see their ids"
     assert (ws / "a.py").read_text() == "x = 1\nx = 1\n"
