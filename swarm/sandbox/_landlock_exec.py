@@ -218,6 +218,7 @@ class Options:
         "limit",
         "namespaces",
         "network",
+        "parent",
         "read",
         "readonly",
         "tmpfs_size",
@@ -235,6 +236,7 @@ class Options:
         self.deny: list[str] = []
         self.readonly: list[str] = []
         self.limit: list[str] = []
+        self.parent = ""
         self.tmpfs_size = ""
 
     def limits(self) -> dict[str, int]:
@@ -310,6 +312,10 @@ def main(args: list[str]) -> int:
         return 0
     try:
         options, argv = parse(args)
+        if options.parent:
+            # swarm's pid, given by swarm: a wrapper that ran first (the cgroup's sh) may
+            # have been orphaned already, and then getppid() above named init.
+            parent = int(options.parent)
         options.limits()  # a bad limit fails here, before anything starts
         env = read_env(options.env_file)
     except (SetupError, OSError, ValueError) as error:

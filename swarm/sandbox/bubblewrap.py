@@ -33,8 +33,10 @@ every process of the PID namespace, whose end then ends bubblewrap too. Parent-d
 signals alone left a sandbox running under load: they are set after the process starts
 (a window in which swarm may die), and bubblewrap 0.8 sets one only inside. (bubblewrap's
 own ``--block-fd`` runs the command on once the pipe ends, unwatched and uncapped.)
-``bwrap`` is still started with a parent-death signal (``setpriv --pdeathsig KILL``,
-where util-linux has it), so its outer process goes at once in the usual case.
+The outer ``bwrap`` gets no parent-death signal of its own: killed in the middle of its
+set-up, it left the sandbox's first process waiting forever on it (before any gate
+could run); left alive, it finishes, the gate sees the pipe ended, and it exits with the
+sandbox.
 
 The command's environment is exactly ``Confinement.env``; bubblewrap is started with that
 environment too (inside the sandbox its own ``/proc/1/environ`` is visible), and with
@@ -504,20 +506,12 @@ whatever killed it and whenever: no parent-death signal, no race with the set-up
 that reads the end before ``go`` never runs the command)."""
 
 
-@functools.cache
-def _setpriv() -> str | None:
-    found = shutil.which("setpriv")
-    if found is None:
-        return None
-    usage = subprocess.run([found, "--help"], capture_output=True, text=True, check=False)
-    return found if "--pdeathsig" in usage.stdout else None
-
-
 def _outer(confinement: Confinement) -> tuple[str, ...]:
-    """The words before ``bwrap``: its resource limits, and its death with swarm."""
-    setpriv = _setpriv()
-    dies = (setpriv, "--pdeathsig", "KILL") if setpriv is not None else ()
-    return (*confinement.limits.launcher(), *dies)
+    """The words before ``bwrap``: its resource limits. No parent-death signal: an outer
+    bwrap killed in the middle of its set-up left the sandbox's first process waiting
+    forever for it; left alive, it finishes the set-up, the gate sees swarm gone, and
+    bwrap exits with the sandbox."""
+    return confinement.limits.launcher()
 
 
 def _minimal_env() -> dict[str, str]:

@@ -212,6 +212,7 @@ class LandlockSandbox:
             options = self._options(confinement, env, home=home, tmp=tmp)
             options += [f"--env-file={env_file}", f"--network={confinement.network}"]
             options.append(f"--namespaces={_NAMESPACES[method or 'landlock-tcp']}")
+            options.append(f"--parent={os.getpid()}")
             options += [f"--limit={o[2:]}" for o in confinement.limits.options()]
             if confinement.tmpfs_size is not None:
                 options.append(f"--tmpfs-size={confinement.tmpfs_size}")

@@ -188,7 +188,6 @@ from swarm.toolbox import make_toolbox
 
 # No parent-death signal anywhere (as when swarm dies before one is set): only the
 # gate's watcher can end the sandbox.
-bubblewrap._setpriv = lambda: None
 arguments = bubblewrap.bwrap_arguments
 bubblewrap.bwrap_arguments = lambda *a, **k: [
     w for w in arguments(*a, **k) if w != "--die-with-parent"
