@@ -5,15 +5,24 @@ processes (``Tool.context["sandbox"]``, see ``swarm.sandbox.select.ToolSandbox``
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Annotated, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import pydantic
 
 from swarm.errors import GuardError
 from swarm.run import CallRecord
-from swarm.sandbox import Mode, Network, ResourceLimits, SandboxSettings, SandboxUnavailable
+from swarm.sandbox import (
+    Mode,
+    Network,
+    Reads,
+    ResourceLimits,
+    SandboxSettings,
+    SandboxUnavailable,
+)
 from swarm.sandbox.limits import parse_size
 from swarm.sandbox.select import ToolSandbox
 
@@ -69,6 +78,12 @@ class LimitsFile(pydantic.BaseModel):
     file_size: Size | None = None
     processes: Count | None = None
     open_files: Count | None = None
+    tmpfs: Size | None = None
+    """The size of each private tmpfs (``/tmp``, ``/var/tmp``, ``/dev/shm``, ``/run``,
+    the emptied homes); not a resource limit of ``ResourceLimits``."""
+
+
+_NOT_RESOURCE_LIMITS = ("tmpfs",)
 
 
 def _limits(spec: LimitsFile | None, base: ResourceLimits) -> ResourceLimits:
@@ -76,14 +91,37 @@ def _limits(spec: LimitsFile | None, base: ResourceLimits) -> ResourceLimits:
         return base
     values: dict[str, int | None] = {}
     for name in LimitsFile.model_fields:
+        if name in _NOT_RESOURCE_LIMITS:
+            continue
         given = getattr(spec, name)
         if given is not None:
             values[name] = None if given == UNLIMITED else int(given)
     return dataclasses.replace(base, **values)
 
 
+def _read_path(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError("a path to read is a string: an absolute path or one under '~/'")
+    expanded = os.path.expanduser(value)
+    if not os.path.isabs(expanded):
+        raise ValueError(
+            f"{value!r} is not an absolute path: write it from '/' (or '~/'), since a "
+            "command's working directory changes"
+        )
+    if os.path.normpath(expanded) == "/":
+        raise ValueError("'/' is the whole machine: write 'read: host' for that")
+    return os.path.normpath(expanded)
+
+
+ReadPath = Annotated[str, pydantic.BeforeValidator(_read_path)]
+
+
 class SandboxFile(pydantic.BaseModel):
-    """The ``sandbox:`` key of a policy file, as a mapping (a string is its ``mode``)."""
+    """The ``sandbox:`` key of a policy file, as a mapping (a string is its ``mode``).
+
+    ``read`` is ``host`` (a command reads the whole machine, less the homes and root-only
+    secrets) or a list of absolute paths a command may read besides the workspace and the
+    system's directories (reads confined, the default)."""
 
     model_config = pydantic.ConfigDict(extra="forbid", frozen=True)
 
@@ -91,6 +129,7 @@ class SandboxFile(pydantic.BaseModel):
     network: Network | None = None
     env: list[EnvName] | None = None
     limits: LimitsFile | None = None
+    read: Literal["host"] | list[ReadPath] | None = None
 
     @pydantic.field_validator("mode", mode="before")
     @classmethod
@@ -108,11 +147,21 @@ def merge_sandbox(spec: SandboxFile | None, base: SandboxSettings | None) -> San
     if spec is None:
         return base
     start = base or SandboxSettings()
+    read: Reads = start.read
+    if spec.read == "host":
+        read = "host"
+    elif spec.read is not None:
+        read = tuple(Path(p) for p in spec.read)
+    tmpfs = start.tmpfs_size
+    if spec.limits is not None and spec.limits.tmpfs is not None:
+        tmpfs = None if spec.limits.tmpfs == UNLIMITED else int(spec.limits.tmpfs)
     return SandboxSettings(
         mode=spec.mode or start.mode,
         network=spec.network or start.network,
         env=tuple(spec.env) if spec.env is not None else start.env,
         limits=_limits(spec.limits, start.limits),
+        read=read,
+        tmpfs_size=tmpfs,
     )
 
 

@@ -97,10 +97,13 @@ def _without_info_fd(argv: tuple[str, ...], fds: tuple[int, ...]) -> tuple[str, 
     The SDK starts a stdio server without passing descriptors; the info descriptor only lets
     swarm stop a command's namespace early, and the server's namespace ends with it anyway
     (bubblewrap runs it ``--die-with-parent``, and the SDK kills the server's process group).
-    Without the gate the server runs at once, with its other resource limits.
+    Without the gate the server runs at once, with its other resource limits. The
+    seccomp filter (``--seccomp N``) is kept: bash opens it for bubblewrap from this
+    process's descriptor, which stays open as long as the launch.
     """
     out: list[str] = []
     skip = False
+    opens: list[str] = []
     for index, word in enumerate(argv):
         if skip:
             skip = False
@@ -109,14 +112,18 @@ def _without_info_fd(argv: tuple[str, ...], fds: tuple[int, ...]) -> tuple[str, 
         if word == "--info-fd" and passed:
             skip = True
             continue
+        if word == "--seccomp" and passed:
+            opens.append(f"{argv[index + 1]}</proc/{os.getpid()}/fd/{argv[index + 1]}")
         if word == "--":  # the command itself is left as it is, but for the gate
             command = argv[index + 1 :]
             gate = GATE[:3] + tuple(GATE[3].format(fd=fd) for fd in fds)
             if command[:3] == GATE[:3] and command[3:4] and command[3] in gate[3:]:
                 command = command[len(GATE) :]
             out.extend(("--", *command))
-            return tuple(out)
+            break
         out.append(word)
+    if opens:
+        out[:0] = ["bash", "--norc", "-c", f'exec "$@" {" ".join(opens)}', "swarm-seccomp"]
     return tuple(out)
 
 
@@ -321,7 +328,7 @@ class McpConnections:
         """The SDK's parameters for starting ``server`` in the sandbox."""
         # A server lives as long as the run: a CPU limit would end it after so much work.
         limits = dataclasses.replace(self.settings.limits, cpu=None)
-        settings = SandboxSettings(self.settings.mode, server.network, self.settings.env, limits)
+        settings = dataclasses.replace(self.settings, network=server.network, limits=limits)
         sandbox = self.find(settings)
         env = command_environment(settings.env, environ=self.environ) | dict(server.env)
         # The server and all it starts share one memory and process budget (a cgroup).
@@ -334,6 +341,8 @@ class McpConnections:
                 hidden=self.hidden,
                 readable=_declared_paths(server.command, server.args),
                 limits=budget.per_process,
+                read=settings.read,
+                tmpfs_size=settings.tmpfs_size,
             )
             with sandbox.launch((server.command, *server.args), confinement) as bare:
                 launch = in_budget(bare, budget)

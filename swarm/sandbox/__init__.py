@@ -5,10 +5,12 @@ from typing import TYPE_CHECKING
 
 from swarm._lazy import lazy_exports
 from swarm.sandbox.base import (
+    TMPFS_SIZE,
     Confinement,
     Launch,
     Mode,
     Network,
+    Reads,
     Sandbox,
     SandboxSettings,
     SandboxUnavailable,
@@ -52,6 +54,7 @@ __all__ = [
     "Mode",
     "Network",
     "NetworkMethod",
+    "Reads",
     "ResourceLimits",
     "Sandbox",
     "SandboxFinder",
@@ -63,6 +66,7 @@ __all__ = [
     "find_sandbox",
     "probe_bubblewrap",
     "SeatbeltSandbox",
+    "TMPFS_SIZE",
     "landlock_abi",
 ]
 

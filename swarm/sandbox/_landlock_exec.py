@@ -51,12 +51,16 @@ def _confine(options: Options, abi: int, last_cap: int) -> None:
     """Mounts (with namespaces), Landlock, the unix-socket filter, no capabilities, and
     the workspace as working directory."""
     deny, more = kernel.mount_confinement(
-        options.namespaces, write=options.write, deny=options.deny, readonly=options.readonly
+        options.namespaces,
+        write=options.write,
+        deny=options.deny,
+        readonly=options.readonly,
+        shm_size=options.tmpfs_size,
     )
     block_tcp = options.network == "none" and options.namespaces == "none"
     write = options.write + more
     kernel.restrict(abi, read=options.read, write=write, deny=deny, block_tcp=block_tcp)
-    kernel.deny_unix_sockets()
+    kernel.deny_shared_kernel_state()
     kernel.drop_capabilities(last_cap)
     os.chdir(options.workspace)
 
@@ -214,8 +218,10 @@ class Options:
         "limit",
         "namespaces",
         "network",
+        "parent",
         "read",
         "readonly",
+        "tmpfs_size",
         "workspace",
         "write",
     )
@@ -230,6 +236,8 @@ class Options:
         self.deny: list[str] = []
         self.readonly: list[str] = []
         self.limit: list[str] = []
+        self.parent = ""
+        self.tmpfs_size = ""
 
     def limits(self) -> dict[str, int]:
         """The resource limits (``--limit=cpu=600``...), by ``_limits_exec``'s names."""
@@ -304,6 +312,10 @@ def main(args: list[str]) -> int:
         return 0
     try:
         options, argv = parse(args)
+        if options.parent:
+            # swarm's pid, given by swarm: a wrapper that ran first (the cgroup's sh) may
+            # have been orphaned already, and then getppid() above named init.
+            parent = int(options.parent)
         options.limits()  # a bad limit fails here, before anything starts
         env = read_env(options.env_file)
     except (SetupError, OSError, ValueError) as error:

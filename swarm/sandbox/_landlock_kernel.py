@@ -4,8 +4,8 @@ only: the launcher runs it without importing swarm).
 Landlock (rule sets for the filesystem, TCP, signals and abstract sockets; read roots with
 denied paths carved out), namespaces and mounts (``unshare``; every mount but the writable
 directories read-only; read-only bind mounts and covering tmpfs for paths inside writable
-ones; a fresh /proc; a private /dev/shm), a seccomp
-filter that refuses ``socket(AF_UNIX, ...)``, and dropping every capability. Each raises
+ones; a fresh /proc; a private /dev/shm), the seccomp filter of ``_seccomp`` (no
+keyrings, no ``socket(AF_UNIX, ...)``), and dropping every capability. Each raises
 ``SetupError`` when the kernel refuses, so the command never runs half-confined.
 """
 
@@ -13,6 +13,11 @@ from __future__ import annotations
 
 import ctypes
 import os
+
+if __package__:
+    from swarm.sandbox import _seccomp
+else:  # run by path by the launcher, beside it
+    import _seccomp  # type: ignore[import-not-found, no-redef]
 
 # Syscall numbers: the same on every architecture (the unified table, from Linux 5.13).
 _SYS_CREATE_RULESET = 444
@@ -56,22 +61,6 @@ _MS_REC = 16384
 _MS_PRIVATE = 1 << 18
 _MS_RELATIME = 1 << 21
 _ST_RELATIME = 4096  # statvfs reports relatime with another bit than mount takes
-
-# seccomp: socket(AF_UNIX, ...) fails with EACCES (socketpair still works). Landlock before
-# ABI 9 cannot stop connect() to a socket file, and a root command that reached
-# /run/systemd/private or docker.sock could start anything outside the sandbox.
-_SECCOMP_ARCH = {"x86_64": (0xC000003E, 41), "aarch64": (0xC00000B7, 198)}  # arch, socket nr
-_PR_SET_SECCOMP = 22
-_SECCOMP_MODE_FILTER = 2
-_RET_ALLOW = 0x7FFF0000
-_RET_KILL_PROCESS = 0x80000000
-_RET_EACCES = 0x00050000 | 13
-_LD_ABS = 0x20
-_JEQ = 0x15
-_JSET = 0x45
-_RET = 0x06
-_X32_BIT = 0x40000000
-_AF_UNIX = 1
 
 _SHM = "/dev/shm"
 
@@ -310,12 +299,18 @@ def seal_mounts(write: list[str]) -> None:
 
 
 def mount_confinement(
-    namespaces: str, *, write: list[str], deny: list[str], readonly: list[str]
+    namespaces: str,
+    *,
+    write: list[str],
+    deny: list[str],
+    readonly: list[str],
+    shm_size: str = "",
 ) -> tuple[list[str], list[str]]:
     """With a mount namespace: the writable directories bound onto themselves, read-only
     and hidden paths inside them by mounts (Landlock cannot take rights away below a
     granted directory), every other mount read-only (``seal_mounts``), and a private
-    /dev/shm. Returns the denied paths left to Landlock and the directories to add to the
+    /dev/shm of ``shm_size`` bytes (the kernel's default, half the memory, when empty).
+    Returns the denied paths left to Landlock and the directories to add to the
     writable ones."""
 
     def in_writable(path: str) -> bool:
@@ -351,7 +346,8 @@ def mount_confinement(
     if not os.path.isdir(_SHM) or os.path.islink(_SHM):
         return left, []
     # A private /dev/shm (POSIX semaphores, multiprocessing), not the host's.
-    _mount("tmpfs", _SHM, "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, "size=64m,mode=1777")
+    size = f"size={int(shm_size)}," if shm_size else ""
+    _mount("tmpfs", _SHM, "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, f"{size}mode=1777")
     return left, [_SHM]
 
 
@@ -396,47 +392,18 @@ def restrict(
         os.close(ruleset)
 
 
-class _SockFilter(ctypes.Structure):
-    _fields_ = (
-        ("code", ctypes.c_uint16),
-        ("jt", ctypes.c_uint8),
-        ("jf", ctypes.c_uint8),
-        ("k", ctypes.c_uint32),
-    )
-
-
-class _SockFprog(ctypes.Structure):
-    _fields_ = (("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter)))
-
-
-def unix_socket_filter(machine: str) -> list[tuple[int, int, int, int]] | None:
-    """The seccomp program denying ``socket(AF_UNIX, ...)`` on ``machine``; ``None`` for an
-    architecture it does not know (the filter is then not installed)."""
-    if machine not in _SECCOMP_ARCH:
-        return None
-    arch, socket_nr = _SECCOMP_ARCH[machine]
-    return [
-        (_LD_ABS, 0, 0, 4),  # seccomp_data.arch
-        (_JEQ, 1, 0, arch),
-        (_RET, 0, 0, _RET_KILL_PROCESS),  # another ABI (i386, arm32, ...) bypasses the rest
-        (_LD_ABS, 0, 0, 0),  # seccomp_data.nr
-        (_JSET, 4, 0, _X32_BIT),  # x32 syscalls: denied
-        (_JEQ, 0, 2, socket_nr),
-        (_LD_ABS, 0, 0, 16),  # low half of args[0]: the domain (little-endian machines)
-        (_JEQ, 1, 0, _AF_UNIX),
-        (_RET, 0, 0, _RET_ALLOW),
-        (_RET, 0, 0, _RET_EACCES),
-    ]
-
-
-def deny_unix_sockets() -> None:
-    program = unix_socket_filter(os.uname().machine)
+def deny_shared_kernel_state() -> None:
+    """The seccomp filter (``_seccomp``): no keyring calls, no ``socket(AF_UNIX, ...)``.
+    Landlock up to ABI 8 cannot stop a ``connect()`` to a socket file, and a root command
+    that reached ``/run/systemd/private`` or ``docker.sock`` could start anything outside
+    the sandbox, whatever the network."""
+    program = _seccomp.program(os.uname().machine, deny_unix=True)
     if program is None:
         return
-    filters = (_SockFilter * len(program))(*(_SockFilter(*op) for op in program))
-    prog = _SockFprog(len(program), filters)
-    result = _libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0)
-    check(result, "seccomp filter")
+    try:
+        _seccomp.install(program)
+    except OSError as error:
+        raise SetupError(str(error)) from None
 
 
 def drop_capabilities(last_cap: int) -> None:

@@ -22,6 +22,8 @@ __all__ = [
     "Launch",
     "Mode",
     "Network",
+    "Reads",
+    "TMPFS_SIZE",
     "Sandbox",
     "SandboxSettings",
     "SandboxUnavailable",
@@ -33,6 +35,17 @@ unconfined and warn once per run; ``off``: never sandbox."""
 
 Network = Literal["none", "host"]
 """``none``: no network at all (TCP, UDP, DNS); ``host``: the machine's network."""
+
+Reads = tuple[Path, ...] | Literal["host"]
+"""What a command may read besides the workspace: a tuple of extra paths (reads confined:
+the system's programs and libraries, ``/etc`` less what is not world-readable, a minimal
+``/dev``, its own ``/proc``, ``/sys``, swarm's Python and the ``PATH``'s toolchains, and
+these paths), or ``"host"`` (the whole machine, less the homes and the root-only secrets
+every tier hides)."""
+
+MiB = 1024**2
+TMPFS_SIZE = 256 * MiB
+"""The default size of each private tmpfs (``/tmp``, ``/var/tmp``, ``/dev/shm``, ``/run``)."""
 
 
 class SandboxUnavailable(Exception):
@@ -46,12 +59,17 @@ class SandboxSettings:
     ``env`` names the variables of swarm's own environment passed into the sandbox (the
     rest of the environment is built from scratch: PATH, HOME, LANG, TERM, TMPDIR).
     ``limits`` are the resource limits on each command (see ``ResourceLimits``).
+    ``read`` is what a command may read (see ``Reads``; confined by default);
+    ``tmpfs_size`` the size in bytes of each private tmpfs (``None``: the kernel's
+    default, half of the machine's memory).
     """
 
     mode: Mode = "auto"
     network: Network = "none"
     env: tuple[str, ...] = ()
     limits: ResourceLimits = field(default_factory=ResourceLimits)
+    read: Reads = ()
+    tmpfs_size: int | None = TMPFS_SIZE
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +83,9 @@ class Confinement:
     ``readable`` are paths the command must be able to read although the sandbox would
     hide them (a private ``/tmp``, an emptied home): the script an MCP server runs, say.
     A home's well-known secrets stay hidden. ``limits`` are the resource limits the
-    command and everything it starts get (CPU, memory, file size, processes).
+    command and everything it starts get (CPU, memory, file size, processes). ``read``
+    is what it may read beyond the workspace (see ``Reads``: confined by default);
+    ``tmpfs_size`` the size of each private tmpfs (``None``: the kernel's default).
     """
 
     workspace: Path
@@ -76,6 +96,8 @@ class Confinement:
     hidden: tuple[Path, ...] = ()
     readable: tuple[Path, ...] = ()
     limits: ResourceLimits = field(default_factory=ResourceLimits)
+    read: Reads = ()
+    tmpfs_size: int | None = TMPFS_SIZE
 
 
 @dataclass(frozen=True, slots=True)

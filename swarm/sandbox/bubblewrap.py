@@ -23,14 +23,20 @@ What a command sees (built by ``bwrap_arguments``, in this order, later mounts o
   left in its PID namespace dies with it.
 
 Resource limits (``Confinement.limits``, see ``swarm.sandbox.limits``) are set on
-bubblewrap itself, by ``prlimit`` in front of it, and so on everything it starts; with a
-process limit, the command waits inside the sandbox (``GATE``: bash reading a pipe) until
-a thread has set the ``pid_max`` of its PID namespace; should swarm die meanwhile, the
-pipe ends and so does the sandbox. (bubblewrap's own ``--block-fd`` runs the command on
-once the pipe ends, unwatched and uncapped.) ``bwrap`` itself is started with a
-parent-death signal (``setpriv --pdeathsig KILL``, where util-linux has it): bubblewrap
-0.8 sets one only in the sandbox, and its outer process was seen waiting forever after
-swarm was SIGKILLed.
+bubblewrap itself, by ``prlimit`` in front of it, and so on everything it starts. The
+command starts behind a gate (``GATE``: bash reading a pipe only swarm can write): with a
+process limit it waits there until a thread has set the ``pid_max`` of its PID
+namespace; then the gate leaves a watcher in the sandbox and runs the command. When the
+pipe ends (the launch is over, or swarm died, SIGKILLed or not, at any moment of the
+set-up) the gate that has not yet said go never runs the command, and the watcher kills
+every process of the PID namespace, whose end then ends bubblewrap too. Parent-death
+signals alone left a sandbox running under load: they are set after the process starts
+(a window in which swarm may die), and bubblewrap 0.8 sets one only inside. (bubblewrap's
+own ``--block-fd`` runs the command on once the pipe ends, unwatched and uncapped.)
+The outer ``bwrap`` gets no parent-death signal of its own: killed in the middle of its
+set-up, it left the sandbox's first process waiting forever on it (before any gate
+could run); left alive, it finishes, the gate sees the pipe ended, and it exits with the
+sandbox.
 
 The command's environment is exactly ``Confinement.env``; bubblewrap is started with that
 environment too (inside the sandbox its own ``/proc/1/environ`` is visible), and with
@@ -57,7 +63,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from swarm._log import logger
-from swarm.sandbox._paths import ROOT_SECRETS, TOOLCHAIN_SECRETS
+from swarm.sandbox import _seccomp
+from swarm.sandbox._paths import ROOT_SECRETS, SYSTEM_ROOTS, TOOLCHAIN_SECRETS, etc_secrets
 from swarm.sandbox.base import Confinement, Launch, Network, SandboxUnavailable
 from swarm.sandbox.limits import cap_pid_namespace
 
@@ -98,7 +105,15 @@ def _real(path: Path | str) -> Path:
 
 
 def _below(path: Path, parent: Path) -> bool:
-    return path == parent or parent in path.parents
+    # On strings: pathlib's ``parents`` costs tens of microseconds per test, per launch.
+    inner, outer = str(path), str(parent)
+    return inner == outer or inner.startswith(outer if outer == "/" else outer + "/")
+
+
+@functools.lru_cache(maxsize=4)
+def _etc_hidden(found: tuple[str, ...]) -> tuple[str, ...]:
+    """Of the entries of ``/etc`` hidden by mode, those ``ROOT_SECRETS`` do not hide already."""
+    return tuple(n for n in found if not any(_below(Path(n), Path(r)) for r in ROOT_SECRETS))
 
 
 def _hide(path: Path) -> list[str]:
@@ -127,7 +142,9 @@ def bwrap_arguments(confinement: Confinement, *, home: Path) -> list[str]:
     ]
     if confinement.network == "none":
         args.append("--unshare-net")
-    args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    confined = confinement.read != "host"
+    args += _system_view() if confined else ["--ro-bind", "/", "/"]
+    args += ["--dev", "/dev", "--proc", "/proc"]
     # Kernel knobs a uid 0 writes without any capability (core_pattern runs a program as
     # root outside; sysrq-trigger reboots): bubblewrap covers these only when the
     # directory looks writable, which /proc/sys (mode 555) does not without capabilities.
@@ -136,9 +153,14 @@ def bwrap_arguments(confinement: Confinement, *, home: Path) -> list[str]:
     if os.geteuid() == 0:
         for name in ROOT_SECRETS:
             args += _hide(_real(name))
+    if confined:
+        # Found by mode: root would read them whatever the mode says.
+        for name in _etc_hidden(etc_secrets()):
+            args += _hide(Path(name))
+    size = _size(confinement.tmpfs_size)
     for private in PRIVATE_DIRS:
-        args += ["--tmpfs", private]
-    args += ["--tmpfs", "/run"]
+        args += [*size, "--tmpfs", private]
+    args += [*size, "--tmpfs", "/run"]
     if confinement.network == "host":
         # /etc/resolv.conf often points into /run: DNS needs it back.
         resolv = _real("/etc/resolv.conf")
@@ -149,9 +171,13 @@ def bwrap_arguments(confinement: Confinement, *, home: Path) -> list[str]:
     if home != Path("/") and home.is_dir() and home not in emptied:
         emptied.append(home)
     for directory in emptied:
-        args += ["--tmpfs", str(directory)]
-    args += _toolchains(confinement.env.get("PATH", ""), home)
-    args += _behind_private(confinement.env.get("PATH", ""), emptied, confinement.readable)
+        args += [*size, "--tmpfs", str(directory)]
+    path_variable = confinement.env.get("PATH", "")
+    args += _toolchains(path_variable, home)
+    extra = () if confinement.read == "host" else confinement.read
+    args += _behind_private(
+        path_variable, emptied, (*confinement.readable, *extra), everywhere=confined
+    )
     writable = [_real(confinement.workspace), *(_real(p) for p in confinement.writable)]
     if Path("/") in writable:
         raise ValueError("a sandbox cannot make '/' writable: choose a workspace directory")
@@ -162,29 +188,71 @@ def bwrap_arguments(confinement: Confinement, *, home: Path) -> list[str]:
             if _below(secret, directory):
                 args += _hide(secret)
     for path in confinement.readonly:
-        args += ["--ro-bind-try", str(_real(path)), str(_real(path))]
+        args += _readonly(path)
     for path in confinement.hidden:
-        args += _hide(_real(path))
+        real = _real(path)
+        if not confined or any(_below(real, d) for d in writable):
+            args += _hide(real)
+    if confined:
+        args += ["--remount-ro", "/"]  # the view's own root: nothing written there
     args += ["--chdir", str(writable[0])]
     return args
 
 
+def _size(size: int | None) -> list[str]:
+    """The ``--size`` before a ``--tmpfs`` (nothing for the kernel's default)."""
+    return [] if size is None else ["--size", str(size)]
+
+
+def _readonly(path: Path) -> list[str]:
+    """Arguments binding ``path`` (a file or directory) read-only onto itself, when it
+    exists; a path missing at launch is made unwritable where it would appear (an empty
+    read-only directory over it cannot be, as its parent may be missing too)."""
+    real = _real(path)
+    if real.exists():
+        return ["--ro-bind", str(real), str(real)]
+    return []
+
+
+def _system_view() -> list[str]:
+    """Arguments making the read-only view of the machine when reads are confined: the
+    program and library directories (a symbolic link such as ``/bin -> usr/bin`` made
+    as one), ``/etc`` and ``/sys``. Everything else (``/opt``, ``/srv``, ``/var``,
+    ``/mnt``, ``/media``, other projects) is absent."""
+    args: list[str] = []
+    for root in (*SYSTEM_ROOTS, "/etc", "/sys"):
+        if os.path.islink(root):
+            args += ["--symlink", os.readlink(root), root]
+        elif os.path.isdir(root):
+            args += ["--ro-bind", root, root]
+    return args
+
+
 def _behind_private(
-    path_variable: str, emptied: list[Path], readable: tuple[Path, ...] = ()
+    path_variable: str,
+    emptied: list[Path],
+    readable: tuple[Path, ...] = (),
+    *,
+    everywhere: bool = False,
 ) -> list[str]:
     """Arguments binding back, read-only, what the private ``/tmp``, ``/var/tmp``,
     ``/dev/shm`` and ``/run`` would hide but commands need: ``PATH`` directories there,
     swarm's own Python (its virtual environment and the installation it comes from, also
     when that lies in an emptied home), so a checkout and its venv in ``/tmp`` still run,
     and the ``readable`` paths of the confinement. Nothing from a home's well-known
-    secrets."""
+    secrets. With ``everywhere`` (reads confined, so the machine is not bound as a whole)
+    these are bound wherever they lie, but for those the system's directories hold. A
+    ``PATH`` directory of a virtual environment brings the environment with it."""
     private = [Path(p) for p in (*PRIVATE_DIRS, "/run")]
     pythons = {_real(sys.prefix), _real(sys.base_prefix)}
-    entries = [Path(e) for e in path_variable.split(os.pathsep) if os.path.isabs(e)]
+    entries = [_real(e) for e in path_variable.split(os.pathsep) if os.path.isabs(e)]
+    # A virtual environment's bin brings the environment (its pyvenv.cfg, site-packages).
+    entries += [e.parent for e in entries if (e.parent / "pyvenv.cfg").is_file()]
     wanted = {_real(p) for p in readable}
+    system = [Path(p) for p in SYSTEM_ROOTS]
     args: list[str] = []
     bound: set[Path] = set()
-    for candidate in [*sorted(pythons), *(_real(e) for e in entries), *sorted(wanted)]:
+    for candidate in [*sorted(pythons), *entries, *sorted(wanted)]:
         if candidate in bound or not (candidate.is_dir() or candidate in wanted):
             continue
         if not candidate.exists():
@@ -193,7 +261,13 @@ def _behind_private(
         home = next((h for h in emptied if h in candidate.parents), None)
         if home is not None and candidate.relative_to(home).parts[0] in SECRETS:
             continue
-        if in_private or (home is not None and (candidate in pythons or candidate in wanted)):
+        # A home's toolchains are _toolchains' (with their credentials hidden).
+        anywhere = everywhere and home is None and not any(_below(candidate, r) for r in system)
+        if (
+            in_private
+            or anywhere
+            or (home is not None and (candidate in pythons or candidate in wanted))
+        ):
             bound.add(candidate)
             args += ["--ro-bind", str(candidate), str(candidate)]
     return args
@@ -293,20 +367,26 @@ class _Namespace:
             time.sleep(0.005)
 
 
-class _ProcessCap:
-    """Holds the command back (``GATE``, on ``block_fd``) until its PID namespace is
-    capped at ``processes`` (see ``swarm.sandbox.limits``), from a thread of its own;
-    when the cap cannot be set, says why once and lets the command run with the other
-    limits."""
+class _Gate:
+    """The pipe the command's gate (``GATE``, on ``block_fd``) reads: ``go`` once its PID
+    namespace is capped at ``processes`` (see ``swarm.sandbox.limits``; set from a thread
+    of its own), at once without a cap; then end of file when the launch ends or swarm
+    dies, however (only swarm holds the other end), and the gate's watcher kills every
+    process of the sandbox. When the cap cannot be set, says why once and lets the command
+    run with the other limits."""
 
-    def __init__(self, namespace: _Namespace, info_fd: int, processes: int) -> None:
+    def __init__(self, namespace: _Namespace, info_fd: int, processes: int | None) -> None:
         self.block_fd, self._release_fd = os.pipe()
         self._namespace = namespace
         self._info_fd = info_fd
         self._processes = processes
         self._done = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="swarm-pid-cap", daemon=True)
-        self._thread.start()
+        self._thread: threading.Thread | None = None
+        if processes is None:
+            os.write(self._release_fd, b"go\n")
+        else:
+            self._thread = threading.Thread(target=self._run, name="swarm-pid-cap", daemon=True)
+            self._thread.start()
 
     def _run(self) -> None:
         init = None
@@ -314,7 +394,7 @@ class _ProcessCap:
             readable, _, _ = select.select([self._info_fd], [], [], 0.05)
             if readable or self._namespace.found() is not None:
                 init = self._namespace.found()
-        if init is not None:
+        if init is not None and self._processes is not None:
             problem = cap_pid_namespace(init[0], self._processes)
             if problem is not None and problem not in _WARNED:
                 _WARNED.add(problem)
@@ -323,9 +403,11 @@ class _ProcessCap:
             os.write(self._release_fd, b"go\n")
 
     def close(self) -> None:
-        """Stop waiting, and release what the launch held."""
+        """Stop waiting, and release what the launch held (the gate's watcher then ends
+        whatever is left in the sandbox)."""
         self._done.set()
-        self._thread.join()
+        if self._thread is not None:
+            self._thread.join()
         os.close(self.block_fd)
         os.close(self._release_fd)
 
@@ -366,11 +448,13 @@ class Bubblewrap:
         namespace = _Namespace(read_fd)
         options += ["--info-fd", str(write_fd)]
         fds = [write_fd]
-        cap = None
-        if confinement.limits.processes is not None:
-            cap = _ProcessCap(namespace, read_fd, confinement.limits.processes)
-            argv = (*GATE[:3], GATE[3].format(fd=cap.block_fd), *GATE[4:], *argv)
-            fds.append(cap.block_fd)
+        seccomp = _seccomp_fd(confinement.network)
+        if seccomp is not None:
+            options += ["--seccomp", str(seccomp)]
+            fds.append(seccomp)
+        cap = _Gate(namespace, read_fd, confinement.limits.processes)
+        argv = (*GATE[:3], GATE[3].format(fd=cap.block_fd), *GATE[4:], *argv)
+        fds.append(cap.block_fd)
         try:
             yield Launch(
                 (*_outer(confinement), self.executable, *options, "--", *argv),
@@ -381,30 +465,53 @@ class Bubblewrap:
             )
         finally:
             os.close(write_fd)
-            if cap is not None:
-                cap.close()
+            if seccomp is not None:
+                os.close(seccomp)
+            cap.close()
             namespace.wait_gone()
             os.close(read_fd)
 
 
-GATE = ("bash", "--norc", "-c", 'read -r -u {fd} _ || exit 125; exec "$@"', "swarm-gate")
-"""What runs first in the sandbox when the command must wait for its process cap."""
-
-
 @functools.cache
-def _setpriv() -> str | None:
-    found = shutil.which("setpriv")
-    if found is None:
+def _seccomp_program(deny_unix: bool) -> bytes | None:
+    program = _seccomp.program(os.uname().machine, deny_unix=deny_unix)
+    return None if program is None else _seccomp.encode(program)
+
+
+def _seccomp_fd(network: Network) -> int | None:
+    """A descriptor bubblewrap reads the seccomp filter from (``_seccomp``: no keyrings,
+    and under network none no unix sockets); ``None`` on a machine it has none for."""
+    program = _seccomp_program(network == "none")
+    if program is None:
         return None
-    usage = subprocess.run([found, "--help"], capture_output=True, text=True, check=False)
-    return found if "--pdeathsig" in usage.stdout else None
+    fd = os.memfd_create("swarm-seccomp")
+    os.write(fd, program)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+GATE = (
+    "bash",
+    "--norc",
+    "-c",
+    "read -r -u {fd} _ || exit 125; "
+    "{{ read -r -u {fd} _; kill -KILL -1; }} </dev/null >/dev/null 2>&1 & "
+    'exec "$@" {fd}<&-',
+    "swarm-gate",
+)
+"""What runs first in the sandbox: it waits for ``go`` (the process cap set), leaves a
+watcher that kills every process of the sandbox (``kill -1`` in its PID namespace) once
+the pipe ends, then runs the command. The pipe ends when swarm ends the launch or dies,
+whatever killed it and whenever: no parent-death signal, no race with the set-up (a gate
+that reads the end before ``go`` never runs the command)."""
 
 
 def _outer(confinement: Confinement) -> tuple[str, ...]:
-    """The words before ``bwrap``: its resource limits, and its death with swarm."""
-    setpriv = _setpriv()
-    dies = (setpriv, "--pdeathsig", "KILL") if setpriv is not None else ()
-    return (*confinement.limits.launcher(), *dies)
+    """The words before ``bwrap``: its resource limits. No parent-death signal: an outer
+    bwrap killed in the middle of its set-up left the sandbox's first process waiting
+    forever for it; left alive, it finishes the set-up, the gate sees swarm gone, and
+    bwrap exits with the sandbox."""
+    return confinement.limits.launcher()
 
 
 def _minimal_env() -> dict[str, str]:

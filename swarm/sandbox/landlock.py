@@ -6,9 +6,12 @@ command, and ``-I`` keeps the workspace off ``sys.path`` so a planted module can
 before the confinement). The launcher confines the command, runs it and kills whatever it
 left behind (see its docstring).
 
-What the command gets: read and execute on the system (``/usr``, ``/bin``, ``/sbin``,
-``/lib*``, ``/etc``, ``/opt``, ``/proc``, ``/sys``), on the directories of its ``PATH``
-and on the Python installation; every right on the workspace, the extra writable
+What the command gets (reads confined, the default): read and execute on the system
+(``/usr``, ``/bin``, ``/sbin``, ``/lib*``, ``/etc`` less its entries that are not
+world-readable, ``/proc``, ``/sys``), on the directories of its ``PATH`` (a virtual
+environment's ``bin``: the whole environment), on the Python installation and on the paths
+the policy's ``read:`` names; with ``read: host``, on everything but the homes, ``/tmp``,
+``/var/tmp``, ``/run`` and ``/dev``; every right on the workspace, the extra writable
 directories and a private ``HOME`` and ``TMPDIR`` (made per launch, removed after); read and
 write on ``/dev/null``, ``zero``, ``full``, ``random``, ``urandom``, ``tty``, ``ptmx`` and
 ``pts`` (no disk, no ``/dev/kmsg``). Nothing else: the real home (``~/.ssh``, ``~/.aws``,
@@ -17,8 +20,8 @@ write on ``/dev/null``, ``zero``, ``full``, ``random``, ``urandom``, ``tty``, ``
 through a root above them. As root, the command keeps uid 0 but no capability, and
 ``/etc/shadow``, ``/etc/gshadow``, ``/etc/sudoers``, ``/etc/sudoers.d``, ``/etc/ssh`` and
 ``/etc/ssl/private`` (``ROOT_SECRETS``) are carved out of ``/etc``. A seccomp filter makes
-``socket(AF_UNIX, ...)`` fail with EACCES on x86_64 and aarch64 (``socketpair`` still
-works): Landlock up to ABI 7 cannot stop a
+``socket(AF_UNIX, ...)`` fail with EACCES and the keyring calls with EPERM on x86_64 and
+aarch64 (``_seccomp``; ``socketpair`` still works): Landlock up to ABI 7 cannot stop a
 ``connect()`` to a socket file, and a root command that reached ``/run/systemd/private`` or
 ``docker.sock`` could start anything outside. With ABI 6 or later the command cannot signal
 processes outside its domain nor reach their abstract sockets; Landlock forbids ptrace of
@@ -66,7 +69,14 @@ from pathlib import Path
 from typing import Literal
 
 from swarm.sandbox import _landlock_exec, _landlock_kernel
-from swarm.sandbox._paths import HOME_SECRETS, ROOT_SECRETS, TOOLCHAIN_SECRETS, is_within
+from swarm.sandbox._paths import (
+    HOME_SECRETS,
+    ROOT_SECRETS,
+    SYSTEM_ROOTS,
+    TOOLCHAIN_SECRETS,
+    etc_secrets,
+    is_within,
+)
 from swarm.sandbox.base import Confinement, Launch, Network, SandboxUnavailable
 
 __all__ = ["LandlockSandbox", "NetworkMethod", "landlock_abi"]
@@ -79,7 +89,7 @@ network and mount namespaces (needs root), ``userns`` the same inside a new user
 cannot be enforced)."""
 
 _NAMESPACES = {"netns": "plain", "userns": "user", "landlock-tcp": "none"}
-_SYSTEM_ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
+_HOST_PRIVATE = ("/tmp", "/var/tmp", "/run", "/dev", "/root", "/home")
 _KERNEL_ROOTS = ("/proc", "/sys")
 _LAUNCHER = Path(_landlock_exec.__file__)
 
@@ -202,7 +212,10 @@ class LandlockSandbox:
             options = self._options(confinement, env, home=home, tmp=tmp)
             options += [f"--env-file={env_file}", f"--network={confinement.network}"]
             options.append(f"--namespaces={_NAMESPACES[method or 'landlock-tcp']}")
+            options.append(f"--parent={os.getpid()}")
             options += [f"--limit={o[2:]}" for o in confinement.limits.options()]
+            if confinement.tmpfs_size is not None:
+                options.append(f"--tmpfs-size={confinement.tmpfs_size}")
             yield Launch(
                 argv=(sys.executable, "-I", "-S", str(_LAUNCHER), *options, "--", *argv),
                 env={},
@@ -224,10 +237,25 @@ class LandlockSandbox:
         # A workspace that is the home gets it (its secrets still hidden); one below the
         # home or elsewhere leaves the rest of the home out of reach.
         deny = [*([] if self._home in writes else [self._home]), *never]
+        if confinement.read == "host":
+            # The machine, less what bubblewrap's view of it empties or makes private.
+            reads = [Path("/"), *(p.resolve() for p in confinement.readable)]
+            deny += [Path(p) for p in _HOST_PRIVATE if Path(p) not in writes]
+        else:
+            reads = [Path(p) for p in (*SYSTEM_ROOTS, "/etc", *_KERNEL_ROOTS)]
+            reads += [p.resolve() for p in (*confinement.read, *confinement.readable)]
+            # Found by mode: root would read them whatever the mode says.
+            deny += [Path(p) for p in etc_secrets()]
         if os.geteuid() == 0:
             deny += [Path(p) for p in ROOT_SECRETS]
-        reads = [Path(p) for p in (*_SYSTEM_ROOTS, *_KERNEL_ROOTS)]
         extra = env.get("PATH", os.defpath).split(os.pathsep)
+        # A virtual environment's bin needs the environment: Python reads ../pyvenv.cfg
+        # and its site-packages (without them a venv under /tmp did not start at all).
+        extra += [
+            os.path.dirname(e.rstrip("/"))
+            for e in extra
+            if os.path.isabs(e) and os.path.isfile(os.path.join(e, "..", "pyvenv.cfg"))
+        ]
         extra += [sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix]
         for entry in extra:
             if not entry or not os.path.isabs(entry):

@@ -416,6 +416,8 @@ def shell_tool(
                     readonly=(state, *readonly),
                     hidden=protected,
                     limits=budget.per_process,
+                    read=settings.read,
+                    tmpfs_size=settings.tmpfs_size,
                 )
                 with chosen.launch(("bash", "-c", command), confinement) as launch:
                     limits = None if chosen.tier == "none" else budget.per_process

@@ -77,9 +77,11 @@ def test_prlimit_gets_soft_and_hard_values_and_skips_what_is_unlimited(
     assert not [w for w in words if w.startswith(("--data", "--nproc"))]
 
 
-def test_bubblewrap_waits_for_the_process_cap_only_when_there_is_one(tmp_path: Path) -> None:
+def test_bubblewrap_starts_every_command_behind_its_gate(tmp_path: Path) -> None:
+    """With a process cap or without, the command starts behind the gate (which also
+    watches for swarm's end), and the launch passes the info, seccomp and gate pipes."""
     tier = Bubblewrap("/usr/bin/bwrap", "0.8.0", tmp_path / "home")
-    for processes, gated in ((100, True), (None, False)):
+    for processes in (100, None):
         confinement = Confinement(
             tmp_path, env=command_environment(), limits=ResourceLimits(processes=processes)
         )
@@ -88,9 +90,9 @@ def test_bubblewrap_waits_for_the_process_cap_only_when_there_is_one(tmp_path: P
             before = argv[: argv.index("/usr/bin/bwrap")]
             assert before[: len(confinement.limits.launcher())] == confinement.limits.launcher()
             command = argv[argv.index("--") + 1 :]
-            assert (command[0] == "bash") is gated
+            assert command[0] == "bash" and "swarm-gate" in command
             assert command[-1] == "true"
-            assert len(launch.pass_fds) == 1 + gated
+            assert len(launch.pass_fds) == 3
 
 
 def test_an_mcp_server_is_not_held_on_a_descriptor_it_cannot_get(tmp_path: Path) -> None:

@@ -5,8 +5,10 @@ one more false denial."""
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -61,22 +63,23 @@ def workspace(tmp_path: Path) -> Path:
     return workspace
 
 
-@pytest.mark.anyio
-@pytest.mark.parametrize("tier", ["bubblewrap", "landlock"])
-async def test_everyday_commands_succeed_in_the_sandbox(
-    tier: str, workspace: Path, tmp_path: Path
-) -> None:
-    tools = make_toolbox(workspace, shell_timeout=60, find=tier_finder(tier))
-    guarded = apply_policy(
-        [tools["shell"]], load_policy("default"), role="dev", workspace=workspace
-    )
+async def _failures(
+    tier: str, workspace: Path, run_dir: Path, commands: list[str], *, policy: bool = True
+) -> list[str]:
+    """The commands that failed (an error, or an exit code other than 0), each run by the
+    shell tool in ``tier`` as a model would, under the shipped ``default`` policy (or,
+    without ``policy``, the sandbox alone)."""
+    tools = make_toolbox(workspace, shell_timeout=120, find=tier_finder(tier))
+    guarded = [tools["shell"]]
+    if policy:
+        guarded = apply_policy(guarded, load_policy("default"), role="dev", workspace=workspace)
     turns = [
-        make_tool_use_response("shell", f"call_{i}", {"command": c}) for i, c in enumerate(COMMANDS)
+        make_tool_use_response("shell", f"call_{i}", {"command": c}) for i, c in enumerate(commands)
     ]
     model = StubTransport([*turns, make_text_response()])
-    agent = Agent("You develop.", model, guarded, max_iterations=len(COMMANDS) + 1)
+    agent = Agent("You develop.", model, guarded, max_iterations=len(commands) + 1)
     failed = []
-    with AuditLog(tmp_path / "run" / "audit.jsonl") as audit:
+    with AuditLog(run_dir / "audit.jsonl") as audit:
         scope = RunScope(path="dev", run_id="ordinary", observers=(audit,))
         async with agent.run_stream("go", MemoryContextStore(), scope=scope) as stream:
             async for event in stream:
@@ -84,4 +87,116 @@ async def test_everyday_commands_succeed_in_the_sandbox(
                     event.is_error or "[exit code 0" not in event.content[-40:]
                 ):
                     failed.append(f"{event.input['command']!r}: {event.content[-300:]}")
-    assert failed == []
+    return failed
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("tier", ["bubblewrap", "landlock"])
+async def test_everyday_commands_succeed_in_the_sandbox(
+    tier: str, workspace: Path, tmp_path: Path
+) -> None:
+    assert await _failures(tier, workspace, tmp_path / "run", COMMANDS) == []
+
+
+# A PEP 517/660 build backend small enough to write here, so `pip install -e .` needs
+# nothing from an index: the project's one dependency comes from a local wheel directory.
+BACKEND = """
+import base64, hashlib, os, zipfile
+
+
+def make_wheel(directory, name, version, files, requires=()):
+    dist = f"{name}-{version}.dist-info"
+    files = dict(files)
+    meta = f"Metadata-Version: 2.1\\nName: {name}\\nVersion: {version}\\n"
+    meta += "".join(f"Requires-Dist: {r}\\n" for r in requires)
+    files[f"{dist}/METADATA"] = meta.encode()
+    files[f"{dist}/WHEEL"] = b"Wheel-Version: 1.0\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n"
+    lines = []
+    for path, data in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        lines.append(f"{path},sha256={digest},{len(data)}")
+    files[f"{dist}/RECORD"] = ("\\n".join([*lines, f"{dist}/RECORD,,"]) + "\\n").encode()
+    wheel = f"{name}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(os.path.join(directory, wheel), "w") as archive:
+        for path, data in files.items():
+            archive.writestr(path, data)
+    return wheel
+
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    with open("src/proj/__init__.py", "rb") as source:
+        files = {"proj/__init__.py": source.read()}
+    return make_wheel(wheel_directory, "proj", "0.1", files, ["tinydep"])
+
+
+def build_editable(wheel_directory, config_settings=None, metadata_directory=None):
+    files = {"proj.pth": (os.path.abspath("src") + "\\n").encode()}
+    return make_wheel(wheel_directory, "proj", "0.1", files, ["tinydep"])
+"""
+
+
+@pytest.fixture
+def python_project(tmp_path: Path) -> Path:
+    """A project built by ``backend.py``, depending on ``tinydep`` from ``wheels/``."""
+    workspace = tmp_path.resolve() / "proj"
+    (workspace / "src" / "proj").mkdir(parents=True)
+    (workspace / "backend.py").write_text(BACKEND)
+    (workspace / "pyproject.toml").write_text(
+        '[build-system]\nrequires = []\nbuild-backend = "backend"\nbackend-path = ["."]\n'
+        '[project]\nname = "proj"\nversion = "0.1"\n'
+    )
+    (workspace / "src" / "proj" / "__init__.py").write_text("VALUE = 40\n")
+    (workspace / "wheels").mkdir()
+    namespace: dict[str, Any] = {}
+    exec(BACKEND, namespace)  # the same wheel writer makes the dependency's wheel
+    namespace["make_wheel"](
+        str(workspace / "wheels"), "tinydep", "1.0", {"tinydep.py": b"VALUE = 2\n"}
+    )
+    (tmp_path / "run").mkdir()
+    return workspace
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("tier", ["bubblewrap", "landlock"])
+async def test_editable_install_from_a_local_wheel_directory(
+    tier: str, python_project: Path, tmp_path: Path
+) -> None:
+    workspace = python_project
+    commands = [
+        f"{PYTHON}/python -m venv --without-pip --system-site-packages .v",
+        ".v/bin/python -m pip install -q --no-cache-dir --no-index --find-links wheels -e .",
+        ".v/bin/python -c 'import proj, tinydep; print(proj.VALUE + tinydep.VALUE)'",
+        "sed -i s/40/41/ src/proj/__init__.py && .v/bin/python -c 'import proj; print(proj.VALUE)'",
+    ]
+    # The default policy denies `pip install` whatever its arguments (rule no-network):
+    # what is tested here is that the sandbox lets an offline install work.
+    assert await _failures(tier, workspace, tmp_path / "run", commands, policy=False) == []
+    assert (workspace / ".v" / "lib").is_dir()
+
+
+@pytest.fixture
+def node_project(tmp_path: Path) -> Path:
+    """A node project whose tests run with node's own runner (no package to fetch)."""
+    if shutil.which("npm") is None or shutil.which("node") is None:
+        if os.environ.get("CI"):
+            raise AssertionError("CI installs node and npm (.ci/run)")
+        pytest.skip("node and npm are not installed (CI installs them)")
+    workspace = tmp_path.resolve() / "web"
+    workspace.mkdir()
+    (workspace / "package.json").write_text(
+        '{"name": "web", "version": "1.0.0", "private": true, "scripts": {"test": "node --test"}}\n'
+    )
+    (workspace / "sum.test.js").write_text(
+        "const test = require('node:test');\nconst assert = require('node:assert');\n"
+        "test('adds', () => assert.strictEqual(40 + 2, 42));\n"
+    )
+    (tmp_path / "run").mkdir()
+    return workspace
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("tier", ["bubblewrap", "landlock"])
+async def test_npm_test_runs_offline(tier: str, node_project: Path, tmp_path: Path) -> None:
+    workspace = node_project
+    commands = ["npm test --offline --no-audit --no-fund"]
+    assert await _failures(tier, workspace, tmp_path / "run", commands) == []

@@ -111,3 +111,120 @@ def test_a_command_waiting_for_its_process_cap_dies_with_swarm(
             time.sleep(0.02)
         assert running(marker) == []
     assert not (ws / "ran").exists()
+
+
+QUICK = """
+import functools, sys, anyio
+from pathlib import Path
+from swarm import SandboxSettings
+from swarm.sandbox import find_sandbox
+from swarm.toolbox import make_toolbox
+
+tier, ws, marker = sys.argv[1:4]
+find = functools.partial(find_sandbox, tiers=(tier,))
+shell = make_toolbox(Path(ws), sandbox=SandboxSettings(mode="required"), find=find)["shell"]
+find(SandboxSettings(mode="required"))  # probed before the line below, not after it
+print("ready", flush=True)
+anyio.run(shell.execute, shell.validate({"command": f"sleep {marker}"}))
+"""
+
+
+@contextlib.contextmanager
+def _cpu_load() -> Iterator[None]:
+    """A busy process per core (and one more), for the length of the block."""
+    burners = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        for _ in range((os.cpu_count() or 1) + 1)
+    ]
+    try:
+        yield
+    finally:
+        for burner in burners:
+            burner.kill()
+            burner.wait()
+
+
+@pytest.mark.parametrize("tier", ["bubblewrap", "landlock"])
+def test_nothing_outlives_swarm_killed_while_launching_under_load(
+    tier: str, ws: Path, tmp_path: Path, running: Any, marker: str
+) -> None:
+    """swarm SIGKILLed at the first sign of the launch (the sandbox still being set up),
+    on a machine whose cores are all busy, several times: nothing of any launch is left."""
+    tier_finder(tier)
+    script = tmp_path / "quick.py"
+    script.write_text(QUICK)
+    left: list[int] = []
+    with _cpu_load():
+        for attempt in range(4):
+            mark = f"{marker}{attempt}"
+            with _swarm(
+                [sys.executable, str(script), tier, str(ws), mark],
+                stdout=subprocess.PIPE,
+                text=True,
+            ) as swarm:
+                assert swarm.stdout is not None
+                assert swarm.stdout.readline() == "ready\n"
+                deadline = time.monotonic() + 20
+                while not [p for p in running(mark) if p != swarm.pid]:
+                    assert time.monotonic() < deadline, "the launch never started"
+                os.kill(swarm.pid, signal.SIGKILL)
+                swarm.wait()
+            deadline = time.monotonic() + 10
+            while running(mark) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            left += running(mark)
+            for pid in running(mark):  # so one failure does not leave processes behind
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+    assert left == []
+
+
+UNWATCHED = """
+import functools, sys, anyio
+from pathlib import Path
+from swarm import Progress, SandboxSettings
+from swarm.sandbox import bubblewrap, find_sandbox
+from swarm.toolbox import make_toolbox
+
+# No parent-death signal anywhere (as when swarm dies before one is set): only the
+# gate's watcher can end the sandbox.
+arguments = bubblewrap.bwrap_arguments
+bubblewrap.bwrap_arguments = lambda *a, **k: [
+    w for w in arguments(*a, **k) if w != "--die-with-parent"
+]
+ws, marker = sys.argv[1:3]
+find = functools.partial(find_sandbox, tiers=("bubblewrap",))
+shell = make_toolbox(Path(ws), sandbox=SandboxSettings(mode="required"), find=find)["shell"]
+
+def show(key, text):
+    print(text, end="", flush=True)
+
+async def main():
+    command = f"setsid sleep {marker} & echo started; sleep {marker}"
+    await shell.execute(shell.validate({"command": command}), progress=Progress("c", "shell", show))
+
+anyio.run(main)
+"""
+
+
+def test_the_gate_ends_the_sandbox_without_any_parent_death_signal(
+    ws: Path, tmp_path: Path, running: Any, marker: str
+) -> None:
+    """bwrap and its sandbox started without parent-death signals (as when swarm dies
+    before one is set): the gate's watcher sees the pipe end and kills the sandbox; bwrap
+    then exits."""
+    tier_finder("bubblewrap")
+    script = tmp_path / "unwatched.py"
+    script.write_text(UNWATCHED)
+    with _swarm(
+        [sys.executable, str(script), str(ws), marker], stdout=subprocess.PIPE, text=True
+    ) as swarm:
+        assert swarm.stdout is not None
+        assert swarm.stdout.readline() == "started\n"
+        assert len(running(marker)) >= 3  # bwrap, the sleeps
+        os.kill(swarm.pid, signal.SIGKILL)
+        swarm.wait()
+        deadline = time.monotonic() + 10
+        while running(marker) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert running(marker) == []
