@@ -129,6 +129,19 @@ anyio.run(shell.execute, shell.validate({"command": f"sleep {marker}"}))
 """
 
 
+def _describe(pid: int) -> str:
+    """A leftover process as the failure should show it: state, parent, namespaces' PIDs,
+    what it waits in, its command line."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text().splitlines()
+        wanted = [line for line in status if line.startswith(("State", "PPid", "NSpid"))]
+        wchan = Path(f"/proc/{pid}/wchan").read_text()
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ")[:80]
+    except OSError:
+        return f"{pid} (gone)"
+    return f"{pid} {' '.join(wanted)} wchan={wchan} {cmdline.decode(errors='replace')}"
+
+
 @contextlib.contextmanager
 def _cpu_load() -> Iterator[None]:
     """A busy process per core (and one more), for the length of the block."""
@@ -172,7 +185,7 @@ def test_nothing_outlives_swarm_killed_while_launching_under_load(
             deadline = time.monotonic() + 10
             while running(mark) and time.monotonic() < deadline:
                 time.sleep(0.02)
-            left += running(mark)
+            left += [_describe(pid) for pid in running(mark)]
             for pid in running(mark):  # so one failure does not leave processes behind
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
