@@ -116,7 +116,7 @@ def _without_info_fd(argv: tuple[str, ...], fds: tuple[int, ...]) -> tuple[str, 
             opens.append(f"{argv[index + 1]}</proc/{os.getpid()}/fd/{argv[index + 1]}")
         if word == "--":  # the command itself is left as it is, but for the gate
             command = argv[index + 1 :]
-            gate = GATE[:3] + tuple(GATE[3].format(fd=fd) for fd in fds)
+            gate = GATE[:3] + tuple(GATE[3].format(fd=a, info=b) for a in fds for b in fds)
             if command[:3] == GATE[:3] and command[3:4] and command[3] in gate[3:]:
                 command = command[len(GATE) :]
             out.extend(("--", *command))

@@ -453,8 +453,13 @@ class Bubblewrap:
             options += ["--seccomp", str(seccomp)]
             fds.append(seccomp)
         cap = _Gate(namespace, read_fd, confinement.limits.processes)
-        argv = (*GATE[:3], GATE[3].format(fd=cap.block_fd), *GATE[4:], *argv)
-        fds.append(cap.block_fd)
+        gate = GATE[3].format(fd=cap.block_fd, info=read_fd)
+        argv = (*GATE[:3], gate, *GATE[4:], *argv)
+        # bubblewrap holds a reader of its own info pipe: were swarm (the only other
+        # reader) to die before bubblewrap writes there, the write would kill it by
+        # SIGPIPE in the middle of its set-up, and the sandbox's first process would wait
+        # for it forever. The gate closes that reader before anything else runs.
+        fds += [cap.block_fd, read_fd]
         try:
             yield Launch(
                 (*_outer(confinement), self.executable, *options, "--", *argv),
@@ -494,7 +499,7 @@ GATE = (
     "bash",
     "--norc",
     "-c",
-    "read -r -u {fd} _ || exit 125; "
+    "exec {info}<&-; read -r -u {fd} _ || exit 125; "
     "{{ read -r -u {fd} _; kill -KILL -1; }} </dev/null >/dev/null 2>&1 & "
     'exec "$@" {fd}<&-',
     "swarm-gate",
@@ -503,7 +508,9 @@ GATE = (
 watcher that kills every process of the sandbox (``kill -1`` in its PID namespace) once
 the pipe ends, then runs the command. The pipe ends when swarm ends the launch or dies,
 whatever killed it and whenever: no parent-death signal, no race with the set-up (a gate
-that reads the end before ``go`` never runs the command)."""
+that reads the end before ``go`` never runs the command). It first closes bubblewrap's own
+reader of the info pipe (``{info}``), which only keeps bubblewrap's set-up from dying of
+SIGPIPE should swarm die before it."""
 
 
 def _outer(confinement: Confinement) -> tuple[str, ...]:

@@ -79,7 +79,8 @@ def test_prlimit_gets_soft_and_hard_values_and_skips_what_is_unlimited(
 
 def test_bubblewrap_starts_every_command_behind_its_gate(tmp_path: Path) -> None:
     """With a process cap or without, the command starts behind the gate (which also
-    watches for swarm's end), and the launch passes the info, seccomp and gate pipes."""
+    watches for swarm's end), and the launch passes the info pipe (both ends: bubblewrap
+    must never find its info pipe without a reader), the seccomp filter and the gate's pipe."""
     tier = Bubblewrap("/usr/bin/bwrap", "0.8.0", tmp_path / "home")
     for processes in (100, None):
         confinement = Confinement(
@@ -92,7 +93,7 @@ def test_bubblewrap_starts_every_command_behind_its_gate(tmp_path: Path) -> None
             command = argv[argv.index("--") + 1 :]
             assert command[0] == "bash" and "swarm-gate" in command
             assert command[-1] == "true"
-            assert len(launch.pass_fds) == 3
+            assert len(launch.pass_fds) == 4
 
 
 def test_an_mcp_server_is_not_held_on_a_descriptor_it_cannot_get(tmp_path: Path) -> None:
