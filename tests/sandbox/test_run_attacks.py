@@ -129,7 +129,9 @@ def _trace(found: dict[str, list[str]], attacks: list[Attack], where: str, text:
         found.setdefault(name, []).append(where)
 
 
-def effects(world: World, attacks: list[Attack], calls: dict[str, str], run: RunResult) -> dict[str, list[str]]:  # fmt: skip
+def effects(
+    world: World, attacks: list[Attack], calls: dict[str, str], run: RunResult
+) -> dict[str, list[str]]:
     """What the run did that it must not have done, by attack id (``?``: untraced)."""
     found: dict[str, list[str]] = {}
     for place, paths in world.changes().items():
@@ -162,7 +164,9 @@ def effects(world: World, attacks: list[Attack], calls: dict[str, str], run: Run
 def delivered(calls: dict[str, str], run: RunResult) -> None:
     """Every call the script made reached its tool and came back: the attacks ran."""
     missing = sorted(set(calls) - set(run.results))
-    assert not missing, f"calls without a result (the run did not go as scripted): {missing}\n{run.output[-3000:]}"  # fmt: skip
+    assert not missing, (
+        f"calls without a result (the run did not go as scripted): {missing}\n{run.output[-3000:]}"
+    )
 
 
 def report(tier: str, cls: str, attacks: list[Attack], found: dict[str, list[str]]) -> str:
@@ -209,8 +213,14 @@ def resources(attacks: list[Attack], tier: str, world: World) -> dict[str, list[
 
 
 def _swarm(*args: str, cwd: Path) -> str:
-    done = subprocess.run([sys.executable, "-m", "swarm", *args], cwd=cwd, capture_output=True,
-                          env={**os.environ, "NO_COLOR": "1"}, timeout=60, check=False)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "swarm", *args],
+        cwd=cwd,
+        capture_output=True,
+        env={**os.environ, "NO_COLOR": "1"},
+        timeout=60,
+        check=False,
+    )
     return done.stdout.decode("utf-8", "replace") + done.stderr.decode("utf-8", "replace")
 
 
@@ -227,22 +237,16 @@ def lying_text(attacks: list[Attack], tier: str, world: World) -> dict[str, list
     }
     found: dict[str, list[str]] = {}
     for where, text in shown.items():
-        lines = text.split("\n")
-        for attack in attacks:
-            if not any(marker(attack) in line for line in lines):
-                continue
-            for line in lines:
-                if marker(attack) not in line:
-                    continue
-                if BAD_TEXT.search(line):
-                    found.setdefault(attack.id, []).append(f"{where} printed {line!r:.90}")
-                if "MARKUP" in line and "[red]MARKUP" not in line:
-                    found.setdefault(attack.id, []).append(f"{where} interpreted markup")
-        for line in lines:
+        for line in text.split("\n"):
+            problems = []
+            if BAD_TEXT.search(line):
+                problems.append(f"{where} printed {line!r:.100}")
             if re.match(r"\W*Stop reason: FORGED", line):
-                found.setdefault("?", []).append(f"{where} printed a forged line {line!r}")
-        if BAD_TEXT.search(text.replace("\n", "")) and not found:
-            found.setdefault("?", []).append(f"{where} printed a control character")
+                problems.append(f"{where} printed a forged line {line!r:.100}")
+            if "MARKUP" in line and "[red]MARKUP" not in line:
+                problems.append(f"{where} interpreted markup in {line!r:.100}")
+            for problem in problems:
+                _trace(found, attacks, problem, line)
     return found
 
 
@@ -255,7 +259,7 @@ def typo_policy(attacks: list[Attack]) -> str:
 def typo_runs(attacks: list[Attack], tier: str, world: World) -> dict[str, list[str]]:
     """One run with all the typo rules: it must refuse to start, so nothing is written."""
     (world.workspace / "policies" / "typos.yaml").write_text(typo_policy(attacks))
-    document, calls = scenario(attacks, world, policy="policies/typos.yaml")
+    document, _ = scenario(attacks, world, policy="policies/typos.yaml")
     run = run_team(world, document, tier=tier, timeout=RUN_TIMEOUT)
     assert run.code is not None, run.output[-3000:]
     found: dict[str, list[str]] = {}
@@ -284,9 +288,14 @@ def test_validate_rejects_a_rule_that_never_matches(attack: Attack, world: World
     document, _ = scenario([attack], world, policy=f"policies/{attack.id}.yaml")
     path = world.workspace / f"{attack.id}.yaml"
     path.write_text(json.dumps(document))
-    done = subprocess.run([sys.executable, "-m", "swarm", "validate", str(path)],
-                          cwd=world.workspace, capture_output=True, text=True, timeout=60,
-                          check=False)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "swarm", "validate", str(path)],
+        cwd=world.workspace,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode != 0, f"{attack.rule!r} passed swarm validate: {done.stdout}"
     assert "Traceback" not in done.stderr and attack.id in done.stderr + done.stdout
 
@@ -295,9 +304,9 @@ def test_validate_rejects_a_rule_that_never_matches(attack: Attack, world: World
 # command parser cannot judge (python3 -c), made unconfined, all have their effect.
 SWITCHED_OFF = ["rc06", "pc15", "ks03", "ks07", "rs03"]
 PROOF_READS = {
-    "pr01": "print(open(\"{SIB}/.env\").read())",
-    "pr02": "print(open(\"../deploy.key\").read())",
-    "pr03": "print(open(\"../other/credentials.json\").read())",
+    "pr01": 'print(open("{SIB}/.env").read())',
+    "pr02": 'print(open("../deploy.key").read())',
+    "pr03": 'print(open("../other/credentials.json").read())',
 }
 
 
@@ -309,7 +318,7 @@ def _proof_reads() -> list[Attack]:
 
 def test_the_harness_sees_every_shell_class_with_the_sandbox_off(world: World) -> None:
     (world.workspace / "policies" / "off.yaml").write_text(
-        "name: off\nextend: builtin:default\nsandbox: {mode: \"off\"}\n"
+        'name: off\nextend: builtin:default\nsandbox: {mode: "off"}\n'
     )
     attacks = [a for cls in CLASSES for a in of_class(cls) if a.id in SWITCHED_OFF]
     attacks += _proof_reads()
