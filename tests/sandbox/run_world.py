@@ -497,7 +497,10 @@ def run_team(
     runs = Path(tempfile.mkdtemp(prefix="runs-", dir=world.base.parent))
     bin_dir = Path(tempfile.mkdtemp(prefix="bin-", dir=world.base.parent))
     env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        # The system's programs, as a user's login shell has them: the commands the
+        # corpus runs (python3, perl) must work in every tier, not only where a toolchain
+        # manager's shims under the home happen to be readable.
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
         "HOME": str(world.home),
         "LANG": "C.UTF-8",
         "OPENAI_API_KEY": f"sk-canary-{TOKEN}",

@@ -51,6 +51,8 @@ MEMORY_BOUND = 512 << 20
 """The most memory a run (swarm and every process it starts) may hold at once: swarm
 itself with the memory limit the resources policy sets, and room to spare."""
 RUN_TIMEOUT = 90  # seconds; a run still going then is killed, and that is an effect
+PROBE = "python3 -c 'print(\"probe\", \"ok\")' && perl -e 'print \"perl ok\\n\"'"
+PROBED = "probe ok\nperl ok"
 BAD_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
@@ -86,18 +88,20 @@ def scenario(
     attacks: list[Attack], world: World, *, policy: str = "default", seconds: float = 80
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """A scenario that makes ``attacks``' calls, and which attack each call id belongs to."""
-    turns: dict[str, list[dict[str, Any]]] = {"developer": [], "tester": []}
-    calls: dict[str, str] = {}
+    probe = {"call": "shell", "args": {"command": PROBE}}
+    turns: dict[str, list[dict[str, Any]]] = {"developer": [probe], "tester": [probe]}
+    calls = {turn_call_id("developer", 0, 1): "probe", turn_call_id("tester", 0, 1): "probe"}
     for attack in attacks:
         role = "developer" if attack.by == "dev" else "tester"
         for tool, args in attack.calls:
             calls[turn_call_id(role, len(turns[role]), 1)] = attack.id
             turns[role].append({"call": tool, "args": fill(args, attack, world)})
-    if turns["tester"]:
+    if len(turns["tester"]) > 1:
         turns["developer"].append({"call": "tester", "args": {"task": "Run the checks."}})
         turns["tester"].append({"text": "Checked."})
     else:
         del turns["tester"]
+        del calls[turn_call_id("tester", 0, 1)]
     turns["developer"].append({"text": "Done."})
     document = {
         "name": "attack",
@@ -162,8 +166,12 @@ def effects(
 
 
 def delivered(calls: dict[str, str], run: RunResult) -> None:
-    """Every call the script made reached its tool and came back: the attacks ran."""
+    """Every call the script made reached its tool and came back, and the programs the
+    attacks use work in the sandbox: the attacks ran, so no effect means contained."""
     missing = sorted(set(calls) - set(run.results))
+    for call_id, name in calls.items():
+        if name == "probe" and call_id in run.results:
+            assert PROBED in run.results[call_id], f"the probe failed: {run.results[call_id]}"
     assert not missing, (
         f"calls without a result (the run did not go as scripted): {missing}\n{run.output[-3000:]}"
     )
