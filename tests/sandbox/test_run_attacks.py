@@ -51,7 +51,7 @@ MEMORY_BOUND = 512 << 20
 """The most memory a run (swarm and every process it starts) may hold at once: swarm
 itself with the memory limit the resources policy sets, and room to spare."""
 RUN_TIMEOUT = 90  # seconds; a run still going then is killed, and that is an effect
-PROBE = "python3 -c 'print(\"probe\", \"ok\")' && perl -e 'print \"perl ok\\n\"'"
+PROBE = 'python3 -c \'print("probe", "ok")\' && perl -e \'print "perl ok\\n"\''
 PROBED = "probe ok\nperl ok"
 BAD_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
