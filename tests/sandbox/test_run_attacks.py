@@ -290,22 +290,20 @@ def test_no_run_attack_has_an_effect(cls: str, tier: str, world: World) -> None:
 
 
 @pytest.mark.parametrize("attack", of_class("fail-open-typos"), ids=lambda a: a.id)
-def test_validate_rejects_a_rule_that_never_matches(attack: Attack, world: World) -> None:
+def test_validate_rejects_a_rule_that_never_matches(
+    attack: Attack, world: World, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from swarm.cli import main
+
     policy = world.workspace / "policies" / f"{attack.id}.yaml"
     policy.write_text(typo_policy([attack]))
     document, _ = scenario([attack], world, policy=f"policies/{attack.id}.yaml")
     path = world.workspace / f"{attack.id}.yaml"
     path.write_text(json.dumps(document))
-    done = subprocess.run(
-        [sys.executable, "-m", "swarm", "validate", str(path)],
-        cwd=world.workspace,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode != 0, f"{attack.rule!r} passed swarm validate: {done.stdout}"
-    assert "Traceback" not in done.stderr and attack.id in done.stderr + done.stdout
+    code = main(["validate", str(path)])
+    shown = capsys.readouterr()
+    assert code != 0, f"{attack.rule!r} passed swarm validate: {shown.out}"
+    assert "Traceback" not in shown.err and attack.id in shown.err + shown.out
 
 
 # The harness sees each class where the protection is switched off by policy: attacks a
@@ -326,7 +324,7 @@ def _proof_reads() -> list[Attack]:
 
 def test_the_harness_sees_every_shell_class_with_the_sandbox_off(world: World) -> None:
     (world.workspace / "policies" / "off.yaml").write_text(
-        'name: off\nextend: builtin:default\nsandbox: {mode: "off"}\n'
+        'name: unconfined\nextend: builtin:default\nsandbox: {mode: "off"}\n'
     )
     attacks = [a for cls in CLASSES for a in of_class(cls) if a.id in SWITCHED_OFF]
     attacks += _proof_reads()
