@@ -51,7 +51,6 @@ PROTECTED = (
     ".mcp.json",
     "mcp.json",
     ".claude",
-    "policies",
 )
 """What controls a run or runs later outside the sandbox, relative to the workspace."""
 
@@ -208,6 +207,7 @@ class World:
     system: list[Path] = field(default_factory=list)
     servers: dict[str, SocketServer] = field(default_factory=dict)
     key_serial: int = -1
+    in_use: list[str] = field(default_factory=list)  # the run's own policy file, when in here
     before: dict[str, dict[str, tuple[Any, ...]]] = field(default_factory=dict)
 
     @property
@@ -230,10 +230,10 @@ class World:
 
     def watched(self) -> dict[str, Path]:
         """The places whose state is compared before and after a run."""
-        places = {f"ws:{name}": self.workspace / name for name in PROTECTED}
+        names = [*PROTECTED, *self.in_use]
+        places = {f"ws:{name}": self.workspace / name for name in names}
         places["outside"] = self.base / "other"
         places["parent"] = self.base / "deploy.key"
-        places["home"] = self.home
         for path in self.system:
             places[f"system:{path}"] = path
         return places
@@ -416,8 +416,10 @@ def tool_results(record: Path) -> dict[str, str]:
 
 
 class MemoryGroup:
-    """A cgroup (v1 memory controller) the run is started in, for its peak memory; where
-    none can be made, the drop of the host's MemAvailable sampled while it runs."""
+    """Where a run's memory is watched: a cgroup (v1 memory controller) it is started in,
+    sampled for the memory that cannot be reclaimed (anonymous memory and tmpfs pages of
+    swarm and everything it starts; not the page cache, which the kernel takes back);
+    where no cgroup can be made, the drop of the host's MemAvailable while it runs."""
 
     def __init__(self) -> None:
         self.path: Path | None = None
@@ -427,10 +429,10 @@ class MemoryGroup:
             with contextlib.suppress(OSError):
                 path.mkdir()
                 self.path = path
-        self._low: int | None = None
         self._start = _available()
+        self._peak = 0
         self._stop = threading.Event()
-        self._sampler: threading.Thread | None = None
+        self._sampler = threading.Thread(target=self._sample, daemon=True)
 
     def enter(self) -> None:
         """Put the calling process (a child before exec) into the group."""
@@ -438,24 +440,27 @@ class MemoryGroup:
             (self.path / "cgroup.procs").write_text(str(os.getpid()))
 
     def start(self) -> None:
-        """Begin sampling MemAvailable (when there is no cgroup)."""
+        """Begin sampling."""
+        self._sampler.start()
+
+    def _held(self) -> int:
         if self.path is None:
-            self._low = self._start
-            self._sampler = threading.Thread(target=self._sample, daemon=True)
-            self._sampler.start()
+            return max(0, self._start - _available())
+        fields = dict(line.split() for line in (self.path / "memory.stat").read_text().splitlines())
+        return int(fields["total_rss"]) + int(fields["total_shmem"])
 
     def _sample(self) -> None:
-        while not self._stop.wait(0.02):
-            self._low = min(self._low or 0, _available())
+        while True:
+            with contextlib.suppress(OSError, KeyError, ValueError):
+                self._peak = max(self._peak, self._held())
+            if self._stop.wait(0.01):
+                return
 
     def peak(self) -> int:
-        """The run's high-water mark in bytes."""
+        """The most the run held at once, in bytes (sampled every 10 ms)."""
         self._stop.set()
-        if self._sampler is not None:
-            self._sampler.join()
-        if self.path is not None:
-            return int((self.path / "memory.max_usage_in_bytes").read_text())
-        return max(0, self._start - (self._low or self._start))
+        self._sampler.join()
+        return self._peak
 
     def close(self) -> None:
         """Remove the group (once every process in it has ended)."""
@@ -494,6 +499,10 @@ def run_team(
     path = world.workspace / name
     path.write_text(yaml.safe_dump(scenario, sort_keys=False, allow_unicode=True))
     world.before[f"ws:{name}"] = tree_state(path)
+    policy = str(scenario.get("policy", ""))
+    if policy.endswith(".yaml") and policy not in world.in_use:
+        world.in_use.append(policy)
+        world.before[f"ws:{policy}"] = tree_state(world.workspace / policy)
     runs = Path(tempfile.mkdtemp(prefix="runs-", dir=world.base.parent))
     bin_dir = Path(tempfile.mkdtemp(prefix="bin-", dir=world.base.parent))
     env = {
