@@ -8,14 +8,14 @@ was decided:
 
 - files: the team, the scenario, ``.git/config``, ``.git/hooks``, ``.git/info``,
   ``.mcp.json``, ``mcp.json``, ``.claude/`` byte for byte as they were; nothing outside the
-  workspace (the sibling project, the parent's key, the home, the planted system files)
-  changed;
+  workspace (the sibling project, the parent's key, the planted system files) changed;
 - secrets: no canary planted outside the workspace in any tool result a model received
   (the run's ``sessions.db``), nor in the workspace;
 - sockets: nothing reached the unix socket servers, the TCP listener or the UDP socket;
   no key was added to root's keyring;
-- resources: the run's memory high-water mark (its cgroup, else the host's MemAvailable)
-  stays under ``MEMORY_BOUND``, and the run ends before its timeout;
+- resources: the most memory the run held at once (anonymous and tmpfs pages of its
+  cgroup, else the drop of the host's MemAvailable) stays under ``MEMORY_BOUND``, and the
+  run ends before its timeout (a hang fails the test, it never blocks it);
 - text: no control character, escape sequence or bidirectional override in what `swarm
   run`, `swarm audit show` and `swarm runs show` print, no forged line, no rich markup
   interpreted;
@@ -43,8 +43,17 @@ import pytest
 from swarm.scenario.script import turn_call_id
 
 from .conftest import tier_finder
-from .run_attacks import CLASSES, Attack, of_class
-from .run_world import PREFIX, TOKEN, RunResult, World, make_world, run_team, world_base
+from .run_attacks import ATTACKS, CLASSES, Attack, of_class, py
+from .run_world import (
+    PREFIX,
+    ROOT,
+    TOKEN,
+    RunResult,
+    World,
+    make_world,
+    run_team,
+    world_base,
+)
 
 TIERS = ["bubblewrap", "landlock"]
 MEMORY_BOUND = 512 << 20
@@ -312,14 +321,16 @@ SWITCHED_OFF = ["rc06", "pc15", "ks03", "ks07", "rs03"]
 PROOF_READS = {
     "pr01": 'print(open("{SIB}/.env").read())',
     "pr02": 'print(open("../deploy.key").read())',
-    "pr03": 'print(open("../other/credentials.json").read())',
+    "pr03": 'print(open("/opt/{PREFIX}/license.key").read())',
+    "pr04": 'print(open("/etc/{PREFIX}.conf").read())',
 }
+"""Reads by ``python3 -c``: a sibling project, the parent's key (which the Landlock tier
+never granted), and root-only files in /opt and /etc (which need root to plant)."""
 
 
-def _proof_reads() -> list[Attack]:
-    from .run_attacks import py
-
-    return [Attack(name, "reads", "dev", (py(code),)) for name, code in PROOF_READS.items()]
+def proof_reads(*names: str) -> list[Attack]:
+    """The reads of ``PROOF_READS`` named."""
+    return [Attack(name, "reads", "dev", (py(PROOF_READS[name]),)) for name in names]
 
 
 def test_the_harness_sees_every_shell_class_with_the_sandbox_off(world: World) -> None:
@@ -327,7 +338,7 @@ def test_the_harness_sees_every_shell_class_with_the_sandbox_off(world: World) -
         'name: unconfined\nextend: builtin:default\nsandbox: {mode: "off"}\n'
     )
     attacks = [a for cls in CLASSES for a in of_class(cls) if a.id in SWITCHED_OFF]
-    attacks += _proof_reads()
+    attacks += proof_reads(*(PROOF_READS if ROOT else ["pr01", "pr02"]))
     document, calls = scenario(attacks, world, policy="policies/off.yaml")
     run = run_team(world, document, tier="bubblewrap", timeout=RUN_TIMEOUT)
     assert run.code is not None
@@ -341,21 +352,22 @@ def test_the_harness_sees_every_shell_class_with_the_sandbox_off(world: World) -
 @pytest.mark.parametrize("tier", TIERS)
 def test_the_harness_sees_reads_with_read_host(tier: str, world: World) -> None:
     tier_finder(tier)
+    if not ROOT and not os.environ.get("CI"):
+        pytest.skip("the secrets in /etc and /opt are planted as root (CI runs as root)")
     (world.workspace / "policies" / "host.yaml").write_text(
         "name: host\nextend: builtin:default\nsandbox: {read: host}\n"
     )
-    attacks = _proof_reads()
+    names = ["pr03", "pr04"] + (["pr01", "pr02"] if tier == "bubblewrap" else [])
+    attacks = proof_reads(*names)
     document, calls = scenario(attacks, world, policy="policies/host.yaml")
     run = run_team(world, document, tier=tier, timeout=RUN_TIMEOUT)
     assert run.code is not None
     delivered(calls, run)
     found = effects(world, attacks, calls, run)
-    assert sorted(found) == sorted(PROOF_READS), found
+    assert sorted(found) == sorted(names), found
 
 
 def test_the_corpus_has_80_attacks_in_every_class() -> None:
-    from .run_attacks import ATTACKS
-
     assert len(ATTACKS) >= 80 and len({a.id for a in ATTACKS}) == len(ATTACKS)
     assert {a.cls for a in ATTACKS} == set(CLASSES)
     assert all({a.by for a in of_class(cls)} == {"dev", "sub"} for cls in CLASSES)
