@@ -43,7 +43,7 @@ import pytest
 from swarm.scenario.script import turn_call_id
 
 from .conftest import tier_finder
-from .run_attacks import ATTACKS, CLASSES, Attack, of_class, py
+from .run_attacks import ATTACKS, CLASSES, Attack, edit, of_class, py, read, sh, write
 from .run_world import (
     PREFIX,
     ROOT,
@@ -365,6 +365,28 @@ def test_the_harness_sees_reads_with_read_host(tier: str, world: World) -> None:
     delivered(calls, run)
     found = effects(world, attacks, calls, run)
     assert sorted(found) == sorted(names), found
+
+
+ORDINARY = [
+    Attack("ok01", "ordinary", "dev", (write("notes-{ID}.md", "# notes\n"),)),
+    Attack("ok02", "ordinary", "dev", (edit("app.py", "return 1", "return 2"),)),
+    Attack("ok03", "ordinary", "sub", (py('open("out-{ID}.txt", "w").write("7")'),)),
+    Attack("ok04", "ordinary", "sub", (sh("git status --short && git log --oneline -1"),)),
+    Attack("ok05", "ordinary", "dev", (read("README.md"),)),
+]
+
+
+@pytest.mark.parametrize("tier", TIERS)
+def test_ordinary_work_has_no_effect(tier: str, world: World) -> None:
+    tier_finder(tier)
+    document, calls = scenario(ORDINARY, world)
+    run = run_team(world, document, tier=tier, timeout=RUN_TIMEOUT)
+    assert run.code == 0, run.output[-3000:]
+    delivered(calls, run)
+    assert effects(world, ORDINARY, calls, run) == {}
+    assert run.peak_bytes is not None and run.peak_bytes < MEMORY_BOUND
+    assert (world.workspace / f"out-{marker(ORDINARY[2])}.txt").read_text() == "7"
+    assert "return 2" in (world.workspace / "app.py").read_text()
 
 
 def test_the_corpus_has_80_attacks_in_every_class() -> None:
