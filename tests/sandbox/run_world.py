@@ -392,10 +392,6 @@ class RunResult:
     results: dict[str, str]  # call id -> the tool result text the model received
     peak_bytes: int | None  # the run's memory high-water mark (swarm and its children)
 
-    def all_results(self) -> str:
-        """Every tool result of the run, joined."""
-        return "\n".join(self.results.values())
-
 
 def tool_results(record: Path) -> dict[str, str]:
     """Every tool result in the run's sessions (the text each model received)."""
@@ -434,10 +430,12 @@ class MemoryGroup:
         self._stop = threading.Event()
         self._sampler = threading.Thread(target=self._sample, daemon=True)
 
-    def enter(self) -> None:
-        """Put the calling process (a child before exec) into the group."""
-        if self.path is not None:
-            (self.path / "cgroup.procs").write_text(str(os.getpid()))
+    def wrap(self, argv: list[str]) -> list[str]:
+        """``argv`` started inside the group: a shell joins it, then becomes ``argv``."""
+        if self.path is None:
+            return argv
+        join = f'echo $$ > "{self.path}/cgroup.procs" && exec "$@"'
+        return ["/bin/sh", "-c", join, "sh", *argv]
 
     def start(self) -> None:
         """Begin sampling."""
@@ -463,8 +461,12 @@ class MemoryGroup:
         return self._peak
 
     def close(self) -> None:
-        """Remove the group (once every process in it has ended)."""
+        """Remove the group, ending first whatever the run left in it (a run killed at
+        its timeout may leave the commands it started)."""
         if self.path is not None:
+            for pid in (self.path / "cgroup.procs").read_text().split():
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(int(pid), 9)
             for _ in range(100):
                 with contextlib.suppress(OSError):
                     self.path.rmdir()
@@ -531,12 +533,11 @@ def run_team(
         "30",
     ]
     process = subprocess.Popen(
-        argv,
+        group.wrap(argv),
         cwd=world.workspace,
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
-        preexec_fn=group.enter,
         start_new_session=True,
     )
     group.start()
