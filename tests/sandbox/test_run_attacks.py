@@ -317,7 +317,10 @@ def test_validate_rejects_a_rule_that_never_matches(
 
 # The harness sees each class where the protection is switched off by policy: attacks a
 # command parser cannot judge (python3 -c), made unconfined, all have their effect.
-SWITCHED_OFF = ["rc06", "pc15", "ks03", "ks07", "rs03"]
+SWITCHED_OFF = ["ks03", "ks07", "rs03"]
+UNDONE_WITH_THE_SANDBOX_OFF = ["rc06", "pc15"]
+"""Writes to protected files that reach them with no sandbox, and are undone after the
+command (the evidence holds them): the harness's file check is proven by them reaching."""
 PROOF_READS = {
     "pr01": 'print(open("{SIB}/.env").read())',
     "pr02": 'print(open("../deploy.key").read())',
@@ -339,14 +342,23 @@ def test_the_harness_sees_every_shell_class_with_the_sandbox_off(world: World) -
     )
     attacks = [a for cls in CLASSES for a in of_class(cls) if a.id in SWITCHED_OFF]
     attacks += proof_reads(*(PROOF_READS if ROOT else ["pr01", "pr02"]))
-    document, calls = scenario(attacks, world, policy="policies/off.yaml")
+    undone = [a for cls in CLASSES for a in of_class(cls) if a.id in UNDONE_WITH_THE_SANDBOX_OFF]
+    document, calls = scenario([*attacks, *undone], world, policy="policies/off.yaml")
     run = run_team(world, document, tier="bubblewrap", timeout=RUN_TIMEOUT)
     assert run.code is not None
     delivered(calls, run)
-    found = effects(world, attacks, calls, run)
+    found = effects(world, [*attacks, *undone], calls, run)
     if run.peak_bytes is not None and run.peak_bytes > MEMORY_BOUND:
         found.setdefault("rs03", []).append(f"the run held {run.peak_bytes >> 20} MiB")
     assert sorted(set(found) - {"?"}) == sorted(a.id for a in attacks), found
+    # With no sandbox the protected files were written (the evidence holds each attack's
+    # marker) and put back after the command, which the result says.
+    assert run.record is not None
+    kept = b"".join(p.read_bytes() for p in (run.record / "protected").rglob("*") if p.is_file())
+    for attack in undone:
+        assert marker(attack).encode() in kept, attack.id
+        said = [run.results[c] for c, name in calls.items() if name == attack.id]
+        assert any("[protected-path]" in text for text in said), said
 
 
 @pytest.mark.parametrize("tier", TIERS)
