@@ -35,3 +35,94 @@ def test_a_nested_repository_cannot_plant_a_command_the_users_git_status_runs(
     said = _shell(repo, tier, tmp_path / "evidence")(command)
     _user_git_status(repo)
     assert not marker.exists(), said
+
+
+def _network_none_shell(repo: Path, tier: str, evidence: Path):  # type: ignore[no-untyped-def]
+    """The shell tool of ``_shell`` but with ``network: none`` (what ``default`` sets)."""
+    import anyio
+
+    from swarm import SandboxSettings, ToolError
+    from swarm.guards.protect import ProtectedPaths
+    from swarm.toolbox import make_toolbox
+
+    from .conftest import run, text, tier_finder
+
+    tools = make_toolbox(
+        repo,
+        sandbox=SandboxSettings(mode="required", network="none"),
+        readonly=ProtectedPaths.of_run(repo),
+        evidence=evidence,
+        find=tier_finder(tier),
+    )
+
+    def call(command: str) -> str:
+        async def go() -> str:
+            try:
+                return text(await run(tools["shell"], command))
+            except ToolError as exc:
+                return str(exc)
+
+        return anyio.run(go)
+
+    return call
+
+
+@pytest.mark.parametrize("kind", ["bubblewrap", "landlock"])
+def test_network_none_sends_nothing_to_a_unix_datagram_socket(
+    repo: Path, tmp_path: Path, kind: str
+) -> None:
+    # socket(AF_UNIX) is refused, but socketpair(AF_UNIX, SOCK_DGRAM) is not, and
+    # sendto() on one of its ends names any socket file (a host's syslog, a dev server's).
+    import socket
+
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    listener.bind(str(repo / "dev.sock"))
+    listener.setblocking(False)
+    try:
+        script = (
+            "import socket; a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM);"
+            " a.sendto(b'leaked', 'dev.sock')"
+        )
+        said = _network_none_shell(repo, kind, tmp_path / "evidence")(f'python3 -c "{script}"')
+        try:
+            got = listener.recv(100)
+        except BlockingIOError:
+            got = b""
+    finally:
+        listener.close()
+    assert got == b"", said
+
+
+@pytest.mark.parametrize("kind", ["bubblewrap", "landlock"])
+def test_network_none_io_uring_makes_no_unix_socket(repo: Path, tmp_path: Path, kind: str) -> None:
+    # The filter refuses the socket() system call, but io_uring's IORING_OP_SOCKET makes
+    # one without it; connect() is not filtered. Bytes reach a stream socket file.
+    import shutil
+    import socket
+
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        if os.environ.get("CI"):
+            raise AssertionError("CI has a C compiler")
+        pytest.skip("no C compiler here to build the io_uring program")
+    source = Path(__file__).with_name("redteam_uring.c")
+    subprocess.run([compiler, "-o", str(repo / "uring"), str(source)], check=True)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(repo / "dev.sock"))
+    listener.listen(1)
+    listener.setblocking(False)
+    try:
+        said = _network_none_shell(repo, kind, tmp_path / "evidence")("./uring dev.sock")
+        try:
+            conn, _ = listener.accept()
+            conn.setblocking(False)
+            try:
+                got = conn.recv(100)
+            except BlockingIOError:
+                got = b""
+            conn.close()
+        except BlockingIOError:
+            got = b""
+    finally:
+        listener.close()
+    assert got == b"", said
