@@ -21,6 +21,7 @@ import os
 import shutil
 import stat
 import sys
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -174,7 +175,9 @@ class ProtectedPaths:
 
     ``originals`` keeps the bytes and mode of the protected files inside the workspace as
     the run found them (up to 1 MiB each), so a change that got past the sandbox (or was
-    made with no sandbox) can be undone.
+    made with no sandbox) can be undone. Only files unchanged ``since`` the run began (the
+    ``ctime``, which no program sets, before it) are kept: one a command planted, seen
+    while another command launched, is not an original to put back.
     """
 
     workspace: Path
@@ -183,6 +186,7 @@ class ProtectedPaths:
     originals: dict[Path, tuple[bytes, int]] = field(
         default_factory=dict, compare=False, repr=False
     )
+    since: int = field(default_factory=time.time_ns, compare=False, repr=False)
 
     @classmethod
     def of_run(
@@ -281,7 +285,8 @@ class ProtectedPaths:
 
     def save(self) -> None:
         """Keep the bytes of the protected files inside the workspace as they are now
-        (once per path; up to 1 MiB a file and 32 MiB in all)."""
+        (once per path; up to 1 MiB a file and 32 MiB in all), of those not created or
+        changed since the run began."""
         kept = sum(len(data) for data, _mode in self.originals.values())
         for path in self.present():
             if not path.is_relative_to(self.workspace):
@@ -293,6 +298,8 @@ class ProtectedPaths:
                     info = os.lstat(file)
                     if info.st_size > _MAX_SAVED or kept + info.st_size > _MAX_KEPT:
                         continue
+                    if info.st_ctime_ns > self.since:
+                        continue  # made by a command meanwhile, not what the run found
                     self.originals[file] = (file.read_bytes(), info.st_mode & 0o777)
                     kept += info.st_size
                 except OSError:
