@@ -177,3 +177,26 @@ def test_a_file_planted_while_another_command_starts_is_not_put_back(
 
     anyio.run(main)
     assert not planted.exists(), said
+
+
+@pytest.mark.parametrize("kind", ["bubblewrap", "landlock"])
+def test_the_hosts_key_descriptions_are_not_listed(repo: Path, tmp_path: Path, kind: str) -> None:
+    # keyctl is refused, but /proc/keys lists every key the uid may view, host's included.
+    import ctypes
+    import secrets
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    add_key, keyctl, user_keyring, invalidate = 248, 250, -4, 21
+    if os.uname().machine != "x86_64":
+        pytest.skip("the key is added with x86_64 system call numbers")
+    canary = f"redteam-{secrets.token_hex(6)}"
+    key = libc.syscall(add_key, b"user", canary.encode(), b"payload", 7, user_keyring)
+    if key < 0:
+        pytest.skip("this kernel has no keyrings to leak")
+    try:
+        said = _network_none_shell(repo, kind, tmp_path / "evidence")(
+            "cat /proc/keys /proc/key-users"
+        )
+    finally:
+        libc.syscall(keyctl, invalidate, key)
+    assert canary not in said
