@@ -200,3 +200,41 @@ def test_the_hosts_key_descriptions_are_not_listed(repo: Path, tmp_path: Path, k
     finally:
         libc.syscall(keyctl, invalidate, key)
     assert canary not in said
+
+
+_GLOB_CHILD = """
+import sys, anyio
+from pathlib import Path
+from swarm.toolbox import make_toolbox
+ws = Path(sys.argv[1])
+tools = make_toolbox(ws)
+tool = tools[sys.argv[2]]
+arguments = {"list_files": {"pattern": sys.argv[3]},
+             "search": {"pattern": "x", "glob": sys.argv[3]}}[sys.argv[2]]
+async def main():
+    print((await tool.execute(tool.validate(arguments), timeout=2)).content)
+anyio.run(main)
+"""
+
+
+@pytest.mark.parametrize("name", ["list_files", "search"])
+def test_a_glob_cannot_hang_the_run(tmp_path: Path, name: str) -> None:
+    # A glob is translated to a Python regex: `*a*a...*b` against a long name backtracks
+    # in C while holding the interpreter lock, so no tool timeout or run limit fires.
+    import sys
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ("a" * 80)).write_text("x\n")
+    pattern = "*a" * 12 + "*b"
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _GLOB_CHILD, str(ws), name, pattern],
+            capture_output=True,
+            text=True,
+            timeout=120,  # a guard against hanging, not a timing claim
+            env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])},
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"{name} with the glob {pattern!r} never returned, nor timed out")
+    assert done.returncode == 0, done.stderr[-2000:]
