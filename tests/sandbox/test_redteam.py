@@ -1,17 +1,47 @@
 """Red-team findings against the merged issue 25: each test reproduces an attack through
-the real shell tool and checks its effect on the host."""
+the real tools and checks its effect on the host (a file on disk, bytes at a listener,
+text the model reads, a run that never ends)."""
 
 from __future__ import annotations
 
+import ctypes
 import os
+import secrets
+import shutil
+import socket
 import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
+import anyio
 import pytest
 
-from .test_protected_paths import _shell, repo, tier  # noqa: F401  (fixtures)
+from swarm import SandboxSettings, ToolError
+from swarm.guards.protect import ProtectedPaths
+from swarm.sandbox import Unconfined
+from swarm.toolbox import make_toolbox
 
-__all__: list[str] = []
+from .conftest import run, text, tier_finder
+from .test_protected_paths import POLICY, _shell
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """A workspace that is a git repository holding its own team and policy."""
+    ws = Path(os.path.realpath(tmp_path)) / "ws"
+    (ws / "team").mkdir(parents=True)
+    (ws / "guards").mkdir()
+    (ws / "team" / "dev.yaml").write_text("name: dev\npolicy: ../guards/team.yaml\n")
+    (ws / "guards" / "team.yaml").write_text(POLICY)
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    return ws
+
+
+@pytest.fixture(params=["bubblewrap", "landlock", "none"])
+def tier(request: pytest.FixtureRequest) -> str:
+    """Each sandbox tier, and none."""
+    return str(request.param)
 
 
 def _user_git_status(repo: Path) -> None:
@@ -19,6 +49,11 @@ def _user_git_status(repo: Path) -> None:
     subprocess.run(["git", "status"], cwd=repo, capture_output=True, timeout=60, check=False)
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="open: a nested repository's .git/config is not protected, and a gitlink in the"
+    " top index makes the user's git status run its core.fsmonitor (see the red-team report)",
+)
 def test_a_nested_repository_cannot_plant_a_command_the_users_git_status_runs(
     repo: Path, tmp_path: Path, tier: str
 ) -> None:
@@ -37,15 +72,8 @@ def test_a_nested_repository_cannot_plant_a_command_the_users_git_status_runs(
     assert not marker.exists(), said
 
 
-def _network_none_shell(repo: Path, tier: str, evidence: Path):  # type: ignore[no-untyped-def]
+def _network_none_shell(repo: Path, tier: str, evidence: Path) -> Callable[[str], str]:
     """The shell tool of ``_shell`` but with ``network: none`` (what ``default`` sets)."""
-    import anyio
-
-    from swarm import SandboxSettings, ToolError
-    from swarm.guards.protect import ProtectedPaths
-    from swarm.toolbox import make_toolbox
-
-    from .conftest import run, text, tier_finder
 
     tools = make_toolbox(
         repo,
@@ -73,7 +101,6 @@ def test_network_none_sends_nothing_to_a_unix_datagram_socket(
 ) -> None:
     # socket(AF_UNIX) is refused, but socketpair(AF_UNIX, SOCK_DGRAM) is not, and
     # sendto() on one of its ends names any socket file (a host's syslog, a dev server's).
-    import socket
 
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     listener.bind(str(repo / "dev.sock"))
@@ -97,8 +124,6 @@ def test_network_none_sends_nothing_to_a_unix_datagram_socket(
 def test_network_none_io_uring_makes_no_unix_socket(repo: Path, tmp_path: Path, kind: str) -> None:
     # The filter refuses the socket() system call, but io_uring's IORING_OP_SOCKET makes
     # one without it; connect() is not filtered. Bytes reach a stream socket file.
-    import shutil
-    import socket
 
     compiler = shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
@@ -134,17 +159,8 @@ def test_a_file_planted_while_another_command_starts_is_not_put_back(
     # Command A plants .claude/settings.json (missing when A started) and waits; command
     # B starts meanwhile, and its launch saves the protected files as "originals", the
     # planted one included. A's sweep takes .claude away, then puts the "originals" back.
-    import anyio
-
-    from swarm import ToolError
-    from swarm.guards.protect import ProtectedPaths
-    from swarm.sandbox import Unconfined
-    from swarm.toolbox import make_toolbox
-
-    from .conftest import run, text, tier_finder
 
     find = tier_finder(tier) if tier != "none" else (lambda _s: Unconfined())
-    from swarm import SandboxSettings
 
     tools = make_toolbox(
         repo,
@@ -171,7 +187,7 @@ def test_a_file_planted_while_another_command_starts_is_not_put_back(
         async with anyio.create_task_group() as group:
             group.start_soon(call, plant)
             with anyio.fail_after(60):
-                while not planted.exists():
+                while not planted.exists():  # noqa: ASYNC110 (a file another process makes)
                     await anyio.sleep(0.02)
             await call("touch b-started")
 
@@ -182,8 +198,6 @@ def test_a_file_planted_while_another_command_starts_is_not_put_back(
 @pytest.mark.parametrize("kind", ["bubblewrap", "landlock"])
 def test_the_hosts_key_descriptions_are_not_listed(repo: Path, tmp_path: Path, kind: str) -> None:
     # keyctl is refused, but /proc/keys lists every key the uid may view, host's included.
-    import ctypes
-    import secrets
 
     libc = ctypes.CDLL(None, use_errno=True)
     add_key, keyctl, user_keyring, invalidate = 248, 250, -4, 21
@@ -221,7 +235,6 @@ anyio.run(main)
 def test_a_glob_cannot_hang_the_run(tmp_path: Path, name: str) -> None:
     # A glob is translated to a Python regex: `*a*a...*b` against a long name backtracks
     # in C while holding the interpreter lock, so no tool timeout or run limit fires.
-    import sys
 
     ws = tmp_path / "ws"
     ws.mkdir()
