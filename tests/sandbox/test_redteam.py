@@ -251,3 +251,20 @@ def test_a_glob_cannot_hang_the_run(tmp_path: Path, name: str) -> None:
     except subprocess.TimeoutExpired:
         pytest.fail(f"{name} with the glob {pattern!r} never returned, nor timed out")
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_a_git_file_put_in_place_of_the_git_directory_plants_nothing(
+    repo: Path, tmp_path: Path, tier: str
+) -> None:
+    # `.git` moved aside (a directory holding mount points may be renamed) and replaced
+    # by a `.git` *file* whose gitdir is a copy with core.fsmonitor set: the sweep looks
+    # for links on the way to .git/config, not files, and cannot put a file below a file.
+    marker = tmp_path / "pwned"
+    command = (
+        "mv .git .git-old && mkdir evil && cp -a .git-old/. evil/"
+        f" && printf '[core]\\n\\tfsmonitor = touch {marker}; false\\n' > evil/config"
+        " && echo 'gitdir: evil' > .git"
+    )
+    said = _shell(repo, tier, tmp_path / "evidence")(command)
+    _user_git_status(repo)
+    assert not marker.exists(), said
