@@ -157,8 +157,8 @@ class Swept:
         where = f" (kept as evidence in {self.kept})" if self.kept else ""
         if self.what == "linked":
             return (
-                f"'{self.path}' leads to a protected path and was made a link; the link was"
-                f" taken away{where}"
+                f"'{self.path}' leads to a protected path and was made a link or a file; it"
+                f" was taken away{where}"
             )
         if self.what == "appeared":
             return (
@@ -324,15 +324,19 @@ class ProtectedPaths:
         return swept
 
     def _unlink(self, evidence: Path | None) -> list[Swept]:
-        """Take away every symbolic link a command left where a directory on the way to a
-        protected path was (``mv .git .git-old && ln -s /etc .git``), so that nothing
-        ``sweep`` then does (fingerprint, take away, put back) follows one out of the
-        workspace. The protected paths inside the workspace were real (no link on the way)
-        when the run started, so any link on the way now is the command's."""
+        """Take away every symbolic link, or file, a command left where a directory on the
+        way to a protected path was (``mv .git .git-old && ln -s /etc .git``, or a ``.git``
+        file saying ``gitdir: evil``), so that nothing ``sweep`` then does (fingerprint,
+        take away, put back) follows one out of the workspace, and git is not pointed at
+        a config nobody protects. The protected paths inside the workspace were real (only
+        directories on the way) when the run started, so any other entry on the way now is
+        the command's."""
         swept: list[Swept] = []
         for path in self._inside():
             link = _link_on_the_way(path, self.workspace)
-            if link is not None and os.path.islink(link):
+            # A file there counts too: a `.git` file (``gitdir: elsewhere``) in place of
+            # the `.git` directory points git at a config and hooks nobody protects.
+            if link is not None and os.path.lexists(link):
                 kept = _take_away(link, self.workspace, evidence)
                 swept.append(Swept(_rel(link, self.workspace), "linked", kept))
         return swept
