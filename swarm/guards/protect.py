@@ -2,7 +2,8 @@
 may change.
 
 A run's team directory, its policies, its scenario, the MCP declarations (``mcp.json``,
-``.mcp.json``), the workspace's ``.claude/`` and the workspace repository's
+``.mcp.json``), the workspace's ``.claude/`` (and other agents' ``.cursor/``, ``.gemini/``,
+``.vscode/mcp.json``) and the workspace repository's
 ``.git/config``, ``.git/hooks/`` and ``.git/info/`` (also where a ``.git`` file points),
 swarm's own code when the workspace holds it, and every path a policy lists under
 ``protect:`` (globs relative to the workspace) are read-only to every tool:
@@ -54,8 +55,17 @@ __all__ = [
 PROTECTED_RULE = "protected-path"
 """The rule id of a denial, or a removal, because a path is protected."""
 
-WORKSPACE_CONTROLS = ("mcp.json", ".mcp.json", ".claude")
-"""Entries of the workspace that configure agents (Claude Code's and MCP's files)."""
+WORKSPACE_CONTROLS = (
+    "mcp.json",
+    ".mcp.json",
+    ".claude",
+    ".cursor",
+    ".gemini",
+    ".vscode/mcp.json",
+)
+"""Entries of the workspace that configure agents (Claude Code's, Cursor's, Gemini CLI's,
+VS Code's MCP servers and MCP's files): each names commands another tool starts, outside
+any sandbox, when the user opens the workspace in it."""
 
 GIT_CONTROLS = ("config", "config.worktree", "commondir", "hooks", "info")
 """What in a git directory runs code, or says what runs, at the user's next git command
