@@ -295,3 +295,26 @@ def test_other_agents_mcp_declarations_cannot_be_planted(
 
     said = anyio.run(go)
     assert not (repo / name).exists(), said
+
+
+def test_the_sweep_never_moves_or_writes_outside_through_a_link_swapped_in(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A command running beside another swaps `.git` for a link to a directory outside,
+    # again and again; the other's sweep checked for links, then moved and wrote by path.
+    # The check is made to pass here as it does when the swap lands just after it (a
+    # concurrent loop of `mv .git .gx; ln -s OUTSIDE .git; rm .git; mv .gx .git` won it
+    # within 200 commands): what the sweep does must not depend on it.
+    import swarm.guards.protect as protect
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "config").write_text("outside\n")
+    protected = ProtectedPaths.of_run(repo)
+    (repo / ".git").rename(repo / ".gx")
+    (repo / ".git").symlink_to(outside)
+    monkeypatch.setattr(protect, "_link_on_the_way", lambda _path, _root: None)
+    protect._take_away(repo / ".git" / "config", repo, tmp_path / "evidence")
+    protected._restore(repo / ".git" / "hooks")
+    assert sorted(p.name for p in outside.iterdir()) == ["config"]
+    assert (outside / "config").read_text() == "outside\n"
