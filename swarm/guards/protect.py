@@ -18,6 +18,7 @@ swarm's own code when the workspace holds it, and every path a policy lists unde
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import stat
@@ -367,25 +368,51 @@ class ProtectedPaths:
 
     def _restore(self, path: Path) -> bool:
         """Put back the saved files at and below ``path`` (making the directories
-        between, never through a symbolic link); whether any was."""
+        between, never through a symbolic link: each directory is opened relative to the
+        one before with ``O_NOFOLLOW``, so a command swapping one for a link meanwhile
+        cannot point this root process outside the workspace); whether any was."""
         back = False
         if not path.parent.is_dir():
             return False
         for file, (data, mode) in self.originals.items():
             if (file == path or file.is_relative_to(path)) and not os.path.lexists(file):
                 try:
-                    file.parent.mkdir(parents=True, exist_ok=True)
-                    if _link_on_the_way(file, self.workspace) is not None:
-                        continue  # made meanwhile by another command: never write through it
-                    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-                    fd = os.open(file, flags, mode)
-                    with os.fdopen(fd, "wb") as handle:
-                        handle.write(data)
-                    os.chmod(file, mode, follow_symlinks=False)
+                    parent = _open_below(self.workspace, file.parent, make=True)
                 except OSError:
                     continue
+                try:
+                    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                    fd = os.open(file.name, flags, mode, dir_fd=parent)
+                    with os.fdopen(fd, "wb") as handle:
+                        handle.write(data)
+                        os.fchmod(handle.fileno(), mode)
+                except OSError:
+                    continue
+                finally:
+                    os.close(parent)
                 back = True
         return back
+
+
+def _open_below(root: Path, directory: Path, *, make: bool = False) -> int:
+    """A descriptor of ``directory`` (at or below ``root``), reached from ``root`` one
+    component at a time with ``O_NOFOLLOW``: never through a symbolic link, whatever a
+    command running meanwhile does. With ``make``, missing directories are made (there,
+    not through a link). Raises ``OSError``."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+    fd = os.open(root, flags)
+    try:
+        for part in directory.relative_to(root).parts:
+            if make:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, dir_fd=fd)
+            inner = os.open(part, flags, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def _link_on_the_way(path: Path, root: Path) -> Path | None:
@@ -455,23 +482,35 @@ def _fingerprint(path: Path) -> Fingerprint:
 
 def _take_away(path: Path, root: Path, evidence: Path | None) -> Path | None:
     """Move ``path`` into ``evidence`` (or delete it); where it went (``None``: deleted).
-    Only ``path`` itself is moved: a symbolic link is moved as the link."""
-    if _link_on_the_way(path, root) is not None:
+    Only ``path`` itself is moved: a symbolic link is moved as the link. Its directory is
+    opened without following links (``_open_below``), so a command swapping one on the
+    way for a link meanwhile cannot make this move or delete anything outside."""
+    try:
+        parent = _open_below(root, path.parent)
+    except OSError:
         return None  # its directory is a link now (a command running meanwhile): leave it
     try:
         if evidence is not None:
-            evidence.mkdir(mode=0o700, parents=True, exist_ok=True)
-            name = _rel(path, root).replace("/", "__").lstrip(".") or "entry"
-            target = evidence / f"{len(list(evidence.iterdir())) + 1}-{name}"
-            shutil.move(path, target)
-            return target
-    except OSError:
-        pass
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path, ignore_errors=True)
-    else:
-        path.unlink(missing_ok=True)
-    return None
+            try:
+                evidence.mkdir(mode=0o700, parents=True, exist_ok=True)
+                name = _rel(path, root).replace("/", "__").lstrip(".") or "entry"
+                target = evidence / f"{len(list(evidence.iterdir())) + 1}-{name}"
+                os.rename(path.name, target, src_dir_fd=parent)
+                return target
+            except OSError:
+                pass
+        try:
+            info = os.lstat(path.name, dir_fd=parent)
+        except OSError:
+            return None
+        if stat.S_ISDIR(info.st_mode):
+            shutil.rmtree(path.name, dir_fd=parent, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(path.name, dir_fd=parent)
+        return None
+    finally:
+        os.close(parent)
 
 
 class ProtectGuard(PermissionGuard):
