@@ -2,7 +2,8 @@
 may change.
 
 A run's team directory, its policies, its scenario, the MCP declarations (``mcp.json``,
-``.mcp.json``), the workspace's ``.claude/`` and the workspace repository's
+``.mcp.json``), the workspace's ``.claude/`` (and other agents' ``.cursor/``, ``.gemini/``,
+``.vscode/mcp.json``) and the workspace repository's
 ``.git/config``, ``.git/hooks/`` and ``.git/info/`` (also where a ``.git`` file points),
 swarm's own code when the workspace holds it, and every path a policy lists under
 ``protect:`` (globs relative to the workspace) are read-only to every tool:
@@ -17,10 +18,12 @@ swarm's own code when the workspace holds it, and every path a policy lists unde
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import stat
 import sys
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -53,8 +56,17 @@ __all__ = [
 PROTECTED_RULE = "protected-path"
 """The rule id of a denial, or a removal, because a path is protected."""
 
-WORKSPACE_CONTROLS = ("mcp.json", ".mcp.json", ".claude")
-"""Entries of the workspace that configure agents (Claude Code's and MCP's files)."""
+WORKSPACE_CONTROLS = (
+    "mcp.json",
+    ".mcp.json",
+    ".claude",
+    ".cursor",
+    ".gemini",
+    ".vscode/mcp.json",
+)
+"""Entries of the workspace that configure agents (Claude Code's, Cursor's, Gemini CLI's,
+VS Code's MCP servers and MCP's files): each names commands another tool starts, outside
+any sandbox, when the user opens the workspace in it."""
 
 GIT_CONTROLS = ("config", "config.worktree", "commondir", "hooks", "info")
 """What in a git directory runs code, or says what runs, at the user's next git command
@@ -156,8 +168,8 @@ class Swept:
         where = f" (kept as evidence in {self.kept})" if self.kept else ""
         if self.what == "linked":
             return (
-                f"'{self.path}' leads to a protected path and was made a link; the link was"
-                f" taken away{where}"
+                f"'{self.path}' leads to a protected path and was made a link or a file; it"
+                f" was taken away{where}"
             )
         if self.what == "appeared":
             return (
@@ -174,7 +186,9 @@ class ProtectedPaths:
 
     ``originals`` keeps the bytes and mode of the protected files inside the workspace as
     the run found them (up to 1 MiB each), so a change that got past the sandbox (or was
-    made with no sandbox) can be undone.
+    made with no sandbox) can be undone. Only files unchanged ``since`` the run began (the
+    ``ctime``, which no program sets, before it) are kept: one a command planted, seen
+    while another command launched, is not an original to put back.
     """
 
     workspace: Path
@@ -183,6 +197,7 @@ class ProtectedPaths:
     originals: dict[Path, tuple[bytes, int]] = field(
         default_factory=dict, compare=False, repr=False
     )
+    since: int = field(default_factory=time.time_ns, compare=False, repr=False)
 
     @classmethod
     def of_run(
@@ -281,7 +296,8 @@ class ProtectedPaths:
 
     def save(self) -> None:
         """Keep the bytes of the protected files inside the workspace as they are now
-        (once per path; up to 1 MiB a file and 32 MiB in all)."""
+        (once per path; up to 1 MiB a file and 32 MiB in all), of those not created or
+        changed since the run began."""
         kept = sum(len(data) for data, _mode in self.originals.values())
         for path in self.present():
             if not path.is_relative_to(self.workspace):
@@ -293,6 +309,8 @@ class ProtectedPaths:
                     info = os.lstat(file)
                     if info.st_size > _MAX_SAVED or kept + info.st_size > _MAX_KEPT:
                         continue
+                    if info.st_ctime_ns > self.since:
+                        continue  # made by a command meanwhile, not what the run found
                     self.originals[file] = (file.read_bytes(), info.st_mode & 0o777)
                     kept += info.st_size
                 except OSError:
@@ -317,15 +335,19 @@ class ProtectedPaths:
         return swept
 
     def _unlink(self, evidence: Path | None) -> list[Swept]:
-        """Take away every symbolic link a command left where a directory on the way to a
-        protected path was (``mv .git .git-old && ln -s /etc .git``), so that nothing
-        ``sweep`` then does (fingerprint, take away, put back) follows one out of the
-        workspace. The protected paths inside the workspace were real (no link on the way)
-        when the run started, so any link on the way now is the command's."""
+        """Take away every symbolic link, or file, a command left where a directory on the
+        way to a protected path was (``mv .git .git-old && ln -s /etc .git``, or a ``.git``
+        file saying ``gitdir: evil``), so that nothing ``sweep`` then does (fingerprint,
+        take away, put back) follows one out of the workspace, and git is not pointed at
+        a config nobody protects. The protected paths inside the workspace were real (only
+        directories on the way) when the run started, so any other entry on the way now is
+        the command's."""
         swept: list[Swept] = []
         for path in self._inside():
             link = _link_on_the_way(path, self.workspace)
-            if link is not None and os.path.islink(link):
+            # A file there counts too: a `.git` file (``gitdir: elsewhere``) in place of
+            # the `.git` directory points git at a config and hooks nobody protects.
+            if link is not None and os.path.lexists(link):
                 kept = _take_away(link, self.workspace, evidence)
                 swept.append(Swept(_rel(link, self.workspace), "linked", kept))
         return swept
@@ -346,25 +368,51 @@ class ProtectedPaths:
 
     def _restore(self, path: Path) -> bool:
         """Put back the saved files at and below ``path`` (making the directories
-        between, never through a symbolic link); whether any was."""
+        between, never through a symbolic link: each directory is opened relative to the
+        one before with ``O_NOFOLLOW``, so a command swapping one for a link meanwhile
+        cannot point this root process outside the workspace); whether any was."""
         back = False
         if not path.parent.is_dir():
             return False
         for file, (data, mode) in self.originals.items():
             if (file == path or file.is_relative_to(path)) and not os.path.lexists(file):
                 try:
-                    file.parent.mkdir(parents=True, exist_ok=True)
-                    if _link_on_the_way(file, self.workspace) is not None:
-                        continue  # made meanwhile by another command: never write through it
-                    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-                    fd = os.open(file, flags, mode)
-                    with os.fdopen(fd, "wb") as handle:
-                        handle.write(data)
-                    os.chmod(file, mode, follow_symlinks=False)
+                    parent = _open_below(self.workspace, file.parent, make=True)
                 except OSError:
                     continue
+                try:
+                    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                    fd = os.open(file.name, flags, mode, dir_fd=parent)
+                    with os.fdopen(fd, "wb") as handle:
+                        handle.write(data)
+                        os.fchmod(handle.fileno(), mode)
+                except OSError:
+                    continue
+                finally:
+                    os.close(parent)
                 back = True
         return back
+
+
+def _open_below(root: Path, directory: Path, *, make: bool = False) -> int:
+    """A descriptor of ``directory`` (at or below ``root``), reached from ``root`` one
+    component at a time with ``O_NOFOLLOW``: never through a symbolic link, whatever a
+    command running meanwhile does. With ``make``, missing directories are made (there,
+    not through a link). Raises ``OSError``."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+    fd = os.open(root, flags)
+    try:
+        for part in directory.relative_to(root).parts:
+            if make:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, dir_fd=fd)
+            inner = os.open(part, flags, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def _link_on_the_way(path: Path, root: Path) -> Path | None:
@@ -434,23 +482,35 @@ def _fingerprint(path: Path) -> Fingerprint:
 
 def _take_away(path: Path, root: Path, evidence: Path | None) -> Path | None:
     """Move ``path`` into ``evidence`` (or delete it); where it went (``None``: deleted).
-    Only ``path`` itself is moved: a symbolic link is moved as the link."""
-    if _link_on_the_way(path, root) is not None:
+    Only ``path`` itself is moved: a symbolic link is moved as the link. Its directory is
+    opened without following links (``_open_below``), so a command swapping one on the
+    way for a link meanwhile cannot make this move or delete anything outside."""
+    try:
+        parent = _open_below(root, path.parent)
+    except OSError:
         return None  # its directory is a link now (a command running meanwhile): leave it
     try:
         if evidence is not None:
-            evidence.mkdir(mode=0o700, parents=True, exist_ok=True)
-            name = _rel(path, root).replace("/", "__").lstrip(".") or "entry"
-            target = evidence / f"{len(list(evidence.iterdir())) + 1}-{name}"
-            shutil.move(path, target)
-            return target
-    except OSError:
-        pass
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path, ignore_errors=True)
-    else:
-        path.unlink(missing_ok=True)
-    return None
+            try:
+                evidence.mkdir(mode=0o700, parents=True, exist_ok=True)
+                name = _rel(path, root).replace("/", "__").lstrip(".") or "entry"
+                target = evidence / f"{len(list(evidence.iterdir())) + 1}-{name}"
+                os.rename(path.name, target, src_dir_fd=parent)
+                return target
+            except OSError:
+                pass
+        try:
+            info = os.lstat(path.name, dir_fd=parent)
+        except OSError:
+            return None
+        if stat.S_ISDIR(info.st_mode):
+            shutil.rmtree(path.name, dir_fd=parent, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(path.name, dir_fd=parent)
+        return None
+    finally:
+        os.close(parent)
 
 
 class ProtectGuard(PermissionGuard):

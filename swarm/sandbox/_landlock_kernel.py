@@ -352,8 +352,12 @@ def mount_confinement(
 
 
 def mount_proc() -> None:
-    """A fresh /proc for the PID namespace this process is the init of."""
+    """A fresh /proc for the PID namespace this process is the init of, with the
+    kernel's key lists (not namespaced: they name the host's keys) made empty."""
     _mount("proc", "/proc", "proc", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, "")
+    for listing in ("/proc/keys", "/proc/key-users"):
+        if os.path.exists(listing):
+            _mount("/dev/null", listing, None, _MS_BIND, "")
 
 
 def restrict(

@@ -4,9 +4,14 @@ shares between the sandbox and the host beyond the filesystem, taken away.
 - ``add_key``, ``request_key`` and ``keyctl`` fail with EPERM, always (as in Docker's
   default profile): the kernel's keyrings are not namespaced, so a root command would
   otherwise read and write root's session and user keyrings on the host;
+- ``io_uring_setup``, ``io_uring_enter`` and ``io_uring_register`` fail with EPERM, always
+  (as in Docker's default profile): io_uring's operations (``IORING_OP_SOCKET``, ...) are
+  not system calls, so no rule here would see them;
 - with ``deny_unix`` (network none), ``socket(AF_UNIX, ...)`` fails with EACCES, so no
-  socket file can be connected to, on the host or in the workspace (``socketpair`` still
-  works: it makes a connected pair and names no file);
+  socket file can be connected to, on the host or in the workspace, and so does a
+  datagram ``socketpair(AF_UNIX, SOCK_DGRAM)``, whose ends ``sendto()`` (or ``connect()``)
+  any socket file; a stream or seqpacket ``socketpair`` still works: its ends are
+  connected to each other and cannot be pointed at a file;
 - a system call of another ABI (i386 or x32 on x86_64, arm32 on aarch64) kills the
   process, since the numbers above would not hold for it.
 
@@ -27,14 +32,16 @@ __all__ = ["Instruction", "encode", "install", "program"]
 Instruction = tuple[int, int, int, int]
 """One classic BPF instruction: code, jump if true, jump if false, constant."""
 
-# machine: audit arch, then add_key, request_key, keyctl, socket
+# machine: audit arch, then add_key, request_key, keyctl, socket, socketpair, io_uring_setup
 _SYSCALLS = {
-    "x86_64": (0xC000003E, 248, 249, 250, 41),
-    "aarch64": (0xC00000B7, 217, 218, 219, 198),
+    "x86_64": (0xC000003E, 248, 249, 250, 41, 53, 425),
+    "aarch64": (0xC00000B7, 217, 218, 219, 198, 199, 425),
 }
+_IO_URING_CALLS = 3  # io_uring_setup, io_uring_enter, io_uring_register: consecutive
 _LD_ABS = 0x20
 _JEQ = 0x15
 _JSET = 0x45
+_AND = 0x54
 _RET = 0x06
 _RET_ALLOW = 0x7FFF0000
 _RET_KILL_PROCESS = 0x80000000
@@ -43,46 +50,64 @@ _EPERM = 1
 _EACCES = 13
 _X32_BIT = 0x40000000
 _AF_UNIX = 1
+_SOCK_DGRAM = 2
+_SOCK_TYPE_MASK = 0xF  # the type without SOCK_NONBLOCK and SOCK_CLOEXEC
 _OFFSET_NR = 0
 _OFFSET_ARCH = 4
 _OFFSET_ARG0 = 16  # low half of args[0] (little-endian machines)
+_OFFSET_ARG1 = 24  # low half of args[1]
 _PR_SET_NO_NEW_PRIVS = 38
 _PR_SET_SECCOMP = 22
 _SECCOMP_MODE_FILTER = 2
 
+_Step = tuple[int, int, str | None, str | None]  # code, constant, label if true, if false
+
 
 def program(machine: str, *, deny_unix: bool) -> list[Instruction] | None:
-    """The filter for ``machine`` (``os.uname().machine``): keyring calls denied, and with
-    ``deny_unix`` unix sockets too; ``None`` for a machine it does not know."""
+    """The filter for ``machine`` (``os.uname().machine``): keyring calls and io_uring
+    denied (its ``IORING_OP_SOCKET`` makes a socket no ``socket()`` rule sees), and with
+    ``deny_unix`` unix sockets too: ``socket(AF_UNIX, ...)`` and a datagram
+    ``socketpair(AF_UNIX, ...)`` (whose ``sendto()`` and ``connect()`` name any socket
+    file); ``None`` for a machine it does not know."""
     if machine not in _SYSCALLS:
         return None
-    arch, add_key, request_key, keyctl, socket = _SYSCALLS[machine]
-    # The tail every jump lands in, from the end: allow, EPERM, EACCES.
-    code: list[Instruction] = [
-        (_LD_ABS, 0, 0, _OFFSET_ARCH),
-        (_JEQ, 1, 0, arch),
-        (_RET, 0, 0, _RET_KILL_PROCESS),  # another ABI would bypass the numbers below
-        (_LD_ABS, 0, 0, _OFFSET_NR),
+    arch, add_key, request_key, keyctl, socket, socketpair, io_uring = _SYSCALLS[machine]
+    steps: list[tuple[str, _Step]] = [
+        ("", (_LD_ABS, _OFFSET_ARCH, None, None)),
+        ("", (_JEQ, arch, None, "kill")),
+        ("", (_LD_ABS, _OFFSET_NR, None, None)),
+        ("", (_JSET, _X32_BIT, "eperm", None)),
     ]
-    checks: list[tuple[int, int, str]] = [(_JSET, _X32_BIT, "eperm")]
-    checks += [(_JEQ, nr, "eperm") for nr in (add_key, request_key, keyctl)]
+    denied = (add_key, request_key, keyctl, *range(io_uring, io_uring + _IO_URING_CALLS))
+    steps += [("", (_JEQ, nr, "eperm", None)) for nr in denied]
     if deny_unix:
-        checks.append((_JEQ, socket, "socket"))
-    # Layout after the checks: [ret allow] [ret eperm] then, with deny_unix, [ld arg0]
-    # [jeq AF_UNIX] [ret allow] [ret eacces].
-    after = len(checks)
-    for index, (op, value, target) in enumerate(checks):
-        left = after - index - 1  # instructions between this one and the tail
-        jump = left + 1 if target == "eperm" else left + 2
-        code.append((op, jump, 0, value))
-    code.append((_RET, 0, 0, _RET_ALLOW))
-    code.append((_RET, 0, 0, _RET_ERRNO | _EPERM))
+        steps += [("", (_JEQ, socket, "socket", None)), ("", (_JEQ, socketpair, "pair", None))]
+    steps += [
+        ("allow", (_RET, _RET_ALLOW, None, None)),
+        ("eperm", (_RET, _RET_ERRNO | _EPERM, None, None)),
+        ("kill", (_RET, _RET_KILL_PROCESS, None, None)),  # another ABI: other numbers
+    ]
     if deny_unix:
-        code.append((_LD_ABS, 0, 0, _OFFSET_ARG0))
-        code.append((_JEQ, 1, 0, _AF_UNIX))
-        code.append((_RET, 0, 0, _RET_ALLOW))
-        code.append((_RET, 0, 0, _RET_ERRNO | _EACCES))
-    return code
+        steps += [
+            ("socket", (_LD_ABS, _OFFSET_ARG0, None, None)),
+            ("", (_JEQ, _AF_UNIX, "eacces", "pass")),
+            ("pair", (_LD_ABS, _OFFSET_ARG0, None, None)),
+            ("", (_JEQ, _AF_UNIX, None, "pass")),
+            ("", (_LD_ABS, _OFFSET_ARG1, None, None)),
+            ("", (_AND, _SOCK_TYPE_MASK, None, None)),
+            ("", (_JEQ, _SOCK_DGRAM, "eacces", "pass")),
+            ("eacces", (_RET, _RET_ERRNO | _EACCES, None, None)),
+            ("pass", (_RET, _RET_ALLOW, None, None)),  # classic BPF only jumps forward
+        ]
+    where = {label: index for index, (label, _step) in enumerate(steps) if label}
+
+    def jump(index: int, label: str | None) -> int:
+        return 0 if label is None else where[label] - index - 1
+
+    return [
+        (op, jump(i, yes), jump(i, no), value)
+        for i, (_label, (op, value, yes, no)) in enumerate(steps)
+    ]
 
 
 def encode(instructions: list[Instruction]) -> bytes:

@@ -95,6 +95,9 @@ SECRETS = (
 """Paths below a home that are hidden even when a writable directory exposes them."""
 PROC_KNOBS = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
 """Parts of ``/proc`` made read-only: the kernel's settings, for the whole machine."""
+PROC_KEYS = ("/proc/keys", "/proc/key-users")
+"""The kernel's lists of keys and their owners: not namespaced, so they name the host's
+keys (descriptions, owners) to a root command although ``keyctl`` is refused; made empty."""
 _log = logger("swarm.sandbox")
 STOP_GRACE = 2.0
 """Seconds to wait, at most, for a killed namespace to be gone."""
@@ -150,6 +153,8 @@ def bwrap_arguments(confinement: Confinement, *, home: Path) -> list[str]:
     # directory looks writable, which /proc/sys (mode 555) does not without capabilities.
     for knob in PROC_KNOBS:
         args += ["--ro-bind-try", knob, knob]
+    for listing in PROC_KEYS:
+        args += ["--ro-bind-try", "/dev/null", listing]
     if os.geteuid() == 0:
         for name in ROOT_SECRETS:
             args += _hide(_real(name))

@@ -13,7 +13,7 @@ import os
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from swarm.errors import ToolError
 from swarm.run import current_call
@@ -138,8 +138,27 @@ def glob_matcher(pattern: str) -> Callable[[str], bool]:
     ``{a,b}`` alternatives.
     """
     pattern = pattern.removeprefix("./") or "*"
-    regex = re.compile(_translate(pattern) + r"\Z", re.DOTALL)
-    return lambda text: regex.match(text) is not None
+    regex = _compile(_translate(pattern))
+    return lambda text: regex.fullmatch(text) is not None
+
+
+def _compile(translated: str) -> Any:
+    """``translated`` compiled by RE2, which matches in time linear in the text: Python's
+    ``re`` backtracks (``*a*a*a...*b`` against a long name) in C, holding the interpreter
+    lock, so no tool timeout or run limit could fire. Raises ``ToolError`` for a glob RE2
+    cannot read (a character class it reads otherwise)."""
+    import re2  # type: ignore[import-untyped]  # loaded when a glob is first matched
+
+    options = re2.Options()
+    options.dot_nl = True
+    options.log_errors = False
+    try:
+        return re2.compile(translated, options)
+    except re2.error:
+        raise ToolError(
+            f"the glob's character class cannot be read (as regex: {translated!r});"
+            " write it as [abc], [a-z] or [!abc]"
+        ) from None
 
 
 def _translate(pattern: str) -> str:
