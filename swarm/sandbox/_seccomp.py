@@ -7,6 +7,11 @@ shares between the sandbox and the host beyond the filesystem, taken away.
 - with ``deny_unix`` (network none), ``socket(AF_UNIX, ...)`` fails with EACCES, so no
   socket file can be connected to, on the host or in the workspace (``socketpair`` still
   works: it makes a connected pair and names no file);
+- a new user namespace cannot be made (``unshare`` or ``clone`` with ``CLONE_NEWUSER``
+  fail with EPERM; ``clone3``, whose flags a filter cannot read, fails with ENOSYS, and
+  the C library falls back to ``clone``), as in Docker's default profile: inside one, a
+  command would hold every capability again, and with them the kernel's whole surface of
+  mounts and namespaces to attack;
 - a system call of another ABI (i386 or x32 on x86_64, arm32 on aarch64) kills the
   process, since the numbers above would not hold for it.
 
@@ -27,10 +32,28 @@ __all__ = ["Instruction", "encode", "install", "program"]
 Instruction = tuple[int, int, int, int]
 """One classic BPF instruction: code, jump if true, jump if false, constant."""
 
-# machine: audit arch, then add_key, request_key, keyctl, socket
+# machine: audit arch, then the numbers of the calls the filter looks at
 _SYSCALLS = {
-    "x86_64": (0xC000003E, 248, 249, 250, 41),
-    "aarch64": (0xC00000B7, 217, 218, 219, 198),
+    "x86_64": {
+        "arch": 0xC000003E,
+        "add_key": 248,
+        "request_key": 249,
+        "keyctl": 250,
+        "socket": 41,
+        "unshare": 272,
+        "clone": 56,
+        "clone3": 435,
+    },
+    "aarch64": {
+        "arch": 0xC00000B7,
+        "add_key": 217,
+        "request_key": 218,
+        "keyctl": 219,
+        "socket": 198,
+        "unshare": 97,
+        "clone": 220,
+        "clone3": 435,
+    },
 }
 _LD_ABS = 0x20
 _JEQ = 0x15
@@ -41,8 +64,10 @@ _RET_KILL_PROCESS = 0x80000000
 _RET_ERRNO = 0x00050000
 _EPERM = 1
 _EACCES = 13
+_ENOSYS = 38
 _X32_BIT = 0x40000000
 _AF_UNIX = 1
+_CLONE_NEWUSER = 0x10000000
 _OFFSET_NR = 0
 _OFFSET_ARCH = 4
 _OFFSET_ARG0 = 16  # low half of args[0] (little-endian machines)
@@ -52,36 +77,40 @@ _SECCOMP_MODE_FILTER = 2
 
 
 def program(machine: str, *, deny_unix: bool) -> list[Instruction] | None:
-    """The filter for ``machine`` (``os.uname().machine``): keyring calls denied, and with
-    ``deny_unix`` unix sockets too; ``None`` for a machine it does not know."""
+    """The filter for ``machine`` (``os.uname().machine``): keyring calls and new user
+    namespaces denied, and with ``deny_unix`` unix sockets too; ``None`` for a machine it
+    does not know."""
     if machine not in _SYSCALLS:
         return None
-    arch, add_key, request_key, keyctl, socket = _SYSCALLS[machine]
-    # The tail every jump lands in, from the end: allow, EPERM, EACCES.
+    numbers = _SYSCALLS[machine]
+    # What a call leads to: a verdict, or a test of its first argument then a verdict.
+    eperm = [(_RET, 0, 0, _RET_ERRNO | _EPERM)]
+    enosys = [(_RET, 0, 0, _RET_ERRNO | _ENOSYS)]
+    new_user = [(_LD_ABS, 0, 0, _OFFSET_ARG0), (_JSET, 1, 0, _CLONE_NEWUSER)]
+    new_user += [(_RET, 0, 0, _RET_ALLOW), *eperm]
+    unix = [(_LD_ABS, 0, 0, _OFFSET_ARG0), (_JEQ, 1, 0, _AF_UNIX)]
+    unix += [(_RET, 0, 0, _RET_ALLOW), (_RET, 0, 0, _RET_ERRNO | _EACCES)]
+    cases: list[tuple[int, int, list[Instruction]]] = [(_JSET, _X32_BIT, eperm)]
+    cases += [(_JEQ, numbers[name], eperm) for name in ("add_key", "request_key", "keyctl")]
+    cases += [(_JEQ, numbers[name], new_user) for name in ("unshare", "clone")]
+    cases.append((_JEQ, numbers["clone3"], enosys))
+    if deny_unix:
+        cases.append((_JEQ, numbers["socket"], unix))
     code: list[Instruction] = [
         (_LD_ABS, 0, 0, _OFFSET_ARCH),
-        (_JEQ, 1, 0, arch),
+        (_JEQ, 1, 0, numbers["arch"]),
         (_RET, 0, 0, _RET_KILL_PROCESS),  # another ABI would bypass the numbers below
         (_LD_ABS, 0, 0, _OFFSET_NR),
     ]
-    checks: list[tuple[int, int, str]] = [(_JSET, _X32_BIT, "eperm")]
-    checks += [(_JEQ, nr, "eperm") for nr in (add_key, request_key, keyctl)]
-    if deny_unix:
-        checks.append((_JEQ, socket, "socket"))
-    # Layout after the checks: [ret allow] [ret eperm] then, with deny_unix, [ld arg0]
-    # [jeq AF_UNIX] [ret allow] [ret eacces].
-    after = len(checks)
-    for index, (op, value, target) in enumerate(checks):
-        left = after - index - 1  # instructions between this one and the tail
-        jump = left + 1 if target == "eperm" else left + 2
+    # The tests, then ``allow``, then each case's block in order: a test jumps over the
+    # tests after it, the allow, and the blocks before its own.
+    blocks = [block for _op, _value, block in cases]
+    for index, (op, value, _block) in enumerate(cases):
+        jump = len(cases) - index - 1 + 1 + sum(len(b) for b in blocks[:index])
         code.append((op, jump, 0, value))
     code.append((_RET, 0, 0, _RET_ALLOW))
-    code.append((_RET, 0, 0, _RET_ERRNO | _EPERM))
-    if deny_unix:
-        code.append((_LD_ABS, 0, 0, _OFFSET_ARG0))
-        code.append((_JEQ, 1, 0, _AF_UNIX))
-        code.append((_RET, 0, 0, _RET_ALLOW))
-        code.append((_RET, 0, 0, _RET_ERRNO | _EACCES))
+    for block in blocks:
+        code += block
     return code
 
 
