@@ -12,6 +12,11 @@ shares between the sandbox and the host beyond the filesystem, taken away.
   datagram ``socketpair(AF_UNIX, SOCK_DGRAM)``, whose ends ``sendto()`` (or ``connect()``)
   any socket file; a stream or seqpacket ``socketpair`` still works: its ends are
   connected to each other and cannot be pointed at a file;
+- a new user namespace cannot be made (``unshare`` or ``clone`` with ``CLONE_NEWUSER``
+  fail with EPERM; ``clone3``, whose flags a filter cannot read, fails with ENOSYS, and
+  the C library falls back to ``clone``), as in Docker's default profile: inside one, a
+  command would hold every capability again, and with them the kernel's whole surface of
+  mounts and namespaces to attack;
 - a system call of another ABI (i386 or x32 on x86_64, arm32 on aarch64) kills the
   process, since the numbers above would not hold for it.
 
@@ -32,10 +37,11 @@ __all__ = ["Instruction", "encode", "install", "program"]
 Instruction = tuple[int, int, int, int]
 """One classic BPF instruction: code, jump if true, jump if false, constant."""
 
-# machine: audit arch, then add_key, request_key, keyctl, socket, socketpair, io_uring_setup
+# machine: audit arch, then add_key, request_key, keyctl, socket, socketpair, io_uring_setup,
+# unshare, clone, clone3
 _SYSCALLS = {
-    "x86_64": (0xC000003E, 248, 249, 250, 41, 53, 425),
-    "aarch64": (0xC00000B7, 217, 218, 219, 198, 199, 425),
+    "x86_64": (0xC000003E, 248, 249, 250, 41, 53, 425, 272, 56, 435),
+    "aarch64": (0xC00000B7, 217, 218, 219, 198, 199, 425, 97, 220, 435),
 }
 _IO_URING_CALLS = 3  # io_uring_setup, io_uring_enter, io_uring_register: consecutive
 _LD_ABS = 0x20
@@ -48,6 +54,8 @@ _RET_KILL_PROCESS = 0x80000000
 _RET_ERRNO = 0x00050000
 _EPERM = 1
 _EACCES = 13
+_ENOSYS = 38
+_CLONE_NEWUSER = 0x10000000
 _X32_BIT = 0x40000000
 _AF_UNIX = 1
 _SOCK_DGRAM = 2
@@ -64,14 +72,16 @@ _Step = tuple[int, int, str | None, str | None]  # code, constant, label if true
 
 
 def program(machine: str, *, deny_unix: bool) -> list[Instruction] | None:
-    """The filter for ``machine`` (``os.uname().machine``): keyring calls and io_uring
-    denied (its ``IORING_OP_SOCKET`` makes a socket no ``socket()`` rule sees), and with
+    """The filter for ``machine`` (``os.uname().machine``): keyring calls, new user
+    namespaces and io_uring denied (its ``IORING_OP_SOCKET`` makes a socket no
+    ``socket()`` rule sees), and with
     ``deny_unix`` unix sockets too: ``socket(AF_UNIX, ...)`` and a datagram
     ``socketpair(AF_UNIX, ...)`` (whose ``sendto()`` and ``connect()`` name any socket
     file); ``None`` for a machine it does not know."""
     if machine not in _SYSCALLS:
         return None
-    arch, add_key, request_key, keyctl, socket, socketpair, io_uring = _SYSCALLS[machine]
+    arch, add_key, request_key, keyctl, socket, socketpair, io_uring, *spawn = _SYSCALLS[machine]
+    unshare, clone, clone3 = spawn
     steps: list[tuple[str, _Step]] = [
         ("", (_LD_ABS, _OFFSET_ARCH, None, None)),
         ("", (_JEQ, arch, None, "kill")),
@@ -80,12 +90,19 @@ def program(machine: str, *, deny_unix: bool) -> list[Instruction] | None:
     ]
     denied = (add_key, request_key, keyctl, *range(io_uring, io_uring + _IO_URING_CALLS))
     steps += [("", (_JEQ, nr, "eperm", None)) for nr in denied]
+    steps += [("", (_JEQ, nr, "namespace", None)) for nr in (unshare, clone)]
+    steps += [("", (_JEQ, clone3, "enosys", None))]
     if deny_unix:
         steps += [("", (_JEQ, socket, "socket", None)), ("", (_JEQ, socketpair, "pair", None))]
     steps += [
         ("allow", (_RET, _RET_ALLOW, None, None)),
         ("eperm", (_RET, _RET_ERRNO | _EPERM, None, None)),
         ("kill", (_RET, _RET_KILL_PROCESS, None, None)),  # another ABI: other numbers
+        ("enosys", (_RET, _RET_ERRNO | _ENOSYS, None, None)),
+        ("namespace", (_LD_ABS, _OFFSET_ARG0, None, None)),
+        ("", (_JSET, _CLONE_NEWUSER, "no-namespace", "spawn")),
+        ("no-namespace", (_RET, _RET_ERRNO | _EPERM, None, None)),
+        ("spawn", (_RET, _RET_ALLOW, None, None)),
     ]
     if deny_unix:
         steps += [

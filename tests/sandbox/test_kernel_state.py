@@ -183,3 +183,33 @@ def test_filter_is_built_for_both_architectures() -> None:
         assert len(_seccomp.encode(with_unix)) == 8 * len(with_unix)
         assert len(with_unix) > len(without)
     assert _seccomp.program("riscv64", deny_unix=True) is None
+
+
+# Inside a new user namespace a command would hold every capability again: mount a tmpfs
+# over a read-only path of its own view, or reach the kernel's namespace code.
+USERNS = r"""
+import ctypes, os, threading
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.unshare(0x10000000) == 0:  # CLONE_NEWUSER
+    print("unshare made")
+else:
+    print("unshare refused", ctypes.get_errno())
+done = []
+worker = threading.Thread(target=lambda: done.append(1))
+worker.start(); worker.join()
+pid = os.fork()
+if pid == 0:
+    os._exit(7)
+print("thread", done, "fork", os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+"""
+
+
+@pytest.mark.parametrize("tier", TIERS)
+async def test_no_user_namespace_can_be_made(tier: str, ws: Path) -> None:
+    (ws / "userns.py").write_text(USERNS)
+    shell = shell_in(tier, ws)
+    out = text(await run(shell, "python3 userns.py; unshare -Ur id -u; echo unshare=$?"))
+    assert "unshare refused 1" in out, out  # EPERM
+    assert "unshare=0" not in out and "\n0\n" not in out, out
+    # threads (clone3 refused, the C library falls back to clone) and fork still work
+    assert "thread [1] fork 7" in out, out
