@@ -22,6 +22,7 @@ import contextlib
 import os
 import shutil
 import stat
+import struct
 import sys
 import time
 from collections.abc import Iterable, Iterator, Mapping
@@ -68,9 +69,13 @@ WORKSPACE_CONTROLS = (
 VS Code's MCP servers and MCP's files): each names commands another tool starts, outside
 any sandbox, when the user opens the workspace in it."""
 
-GIT_CONTROLS = ("config", "config.worktree", "commondir", "hooks", "info")
+GIT_CONTROLS = ("config", "config.worktree", "commondir", "hooks", "info", "modules")
 """What in a git directory runs code, or says what runs, at the user's next git command
-(``commondir`` would point git at another directory's config and hooks)."""
+(``commondir`` would point git at another directory's config and hooks; ``modules`` holds
+the git directories of submodules, whose config and hooks git uses when it recurses)."""
+
+_GITLINK = 0o160000  # the mode of a submodule's entry in git's index
+_MAX_INDEX = 64 << 20  # bytes of an index read to find its submodules
 
 READING_TOOLS = frozenset({"read_file", "list_files", "search"})
 """Built-in tools that only read: their path arguments may name protected paths."""
@@ -114,6 +119,88 @@ def git_controls(workspace: Path) -> tuple[Path, ...]:
                     where = common.read_text(encoding="utf-8", errors="replace").strip()
                     dirs.append(Path(os.path.normpath(gitdir / where)))
     return (*extra, *(d / name for d in dirs for name in GIT_CONTROLS))
+
+
+def _git_dir(workspace: Path) -> Path | None:
+    """The workspace repository's git directory: ``.git``, or where a ``.git`` file
+    points; ``None`` when there is none."""
+    dot = workspace / ".git"
+    if dot.is_dir() and not dot.is_symlink():
+        return dot
+    if dot.is_file() and not dot.is_symlink():
+        with contextlib.suppress(OSError):
+            for line in dot.read_text(encoding="utf-8", errors="replace").splitlines():
+                if line.startswith("gitdir:"):
+                    return Path(os.path.normpath(workspace / line.removeprefix("gitdir:").strip()))
+    return None
+
+
+def gitlinks(index: bytes) -> list[str]:
+    """The paths of the submodules (entries of mode 160000) in a git index (versions 2 to
+    4); ``[]`` for what is not an index, and as far as it could be read for a damaged one
+    (git refuses to read a damaged index, so it recurses into none of it)."""
+    if index[:4] != b"DIRC" or len(index) < 12:
+        return []
+    version, count = struct.unpack(">II", index[4:12])
+    if version not in (2, 3, 4):
+        return []
+    found: list[str] = []
+    pos, previous = 12, b""
+    try:
+        for _ in range(count):
+            start = pos
+            mode, flags = struct.unpack(">I", index[pos + 24 : pos + 28])[0], index[pos + 60]
+            pos += 62 + (2 if version >= 3 and flags & 0x40 else 0)
+            if version == 4:  # the name is the previous one less N bytes, plus a suffix
+                strip, pos = _offset(index, pos)
+                end = index.index(b"\0", pos)
+                name = previous[: len(previous) - strip] + index[pos:end]
+                pos = end + 1
+            else:
+                end = index.index(b"\0", pos)
+                name = index[pos:end]
+                pos = start + ((end - start + 8) & ~7)  # one to eight NULs after the name
+            previous = name
+            if mode & 0o170000 == _GITLINK:
+                found.append(os.fsdecode(name))
+    except (IndexError, ValueError, struct.error):
+        pass
+    return found
+
+
+def _offset(data: bytes, pos: int) -> tuple[int, int]:
+    """git's variable-length offset encoding at ``pos``: the value, and where it ends."""
+    byte = data[pos]
+    pos += 1
+    value = byte & 0x7F
+    while byte & 0x80:
+        byte = data[pos]
+        pos += 1
+        value = ((value + 1) << 7) | (byte & 0x7F)
+    return value, pos
+
+
+def submodule_controls(workspace: Path) -> tuple[Path, ...]:
+    """The git controls of the submodules the workspace repository's index names (their
+    ``.git``, file or directory, and its ``config``, ``hooks`` and ``info``): the user's
+    ``git status`` recurses into them and runs what their config says."""
+    gitdir = _git_dir(workspace)
+    if gitdir is None:
+        return ()
+    try:
+        with open(gitdir / "index", "rb") as handle:
+            index = handle.read(_MAX_INDEX)
+    except OSError:
+        return ()
+    found: list[Path] = []
+    for name in gitlinks(index):
+        parts = Path(name).parts
+        if not parts or ".." in parts or Path(name).is_absolute():
+            continue
+        dot = workspace.joinpath(*parts, ".git")
+        found.append(dot)
+        found += [dot / control for control in GIT_CONTROLS]
+    return tuple(found)
 
 
 def swarm_code(workspace: Path) -> tuple[Path, ...]:
@@ -216,6 +303,7 @@ class ProtectedPaths:
         found = [Path(os.path.abspath(p)) for p in controls]
         found += [root / name for name in WORKSPACE_CONTROLS]
         found += git_controls(root)
+        found += submodule_controls(root)
         if protect_swarm:
             found += swarm_code(root)
         found += imported_code(root)
@@ -322,6 +410,7 @@ class ProtectedPaths:
         ``evidence`` (deleted when ``None``) and the saved originals below it are put
         back; a protected path the command removed is put back from them."""
         swept = self._unlink(evidence)
+        swept += self._new_submodules(evidence)
         now = self.fingerprints()
         for path, mark in now.items():
             if before.get(path) == mark:
@@ -332,6 +421,24 @@ class ProtectedPaths:
         for path in before:
             if path not in now and self._restore(path):
                 swept.append(Swept(_rel(path, self.workspace), "removed", None, True))
+        return swept
+
+    def _new_submodules(self, evidence: Path | None) -> list[Swept]:
+        """Take away the git controls of a submodule a command added to the index (``git
+        update-index --add --cacheinfo 160000,...``), or made where the index names one:
+        the user's ``git status`` would run what their config says (``core.fsmonitor``).
+        A submodule the run started with is protected like the repository itself."""
+        swept: list[Swept] = []
+        known = set(self.paths)
+        for path in submodule_controls(self.workspace):
+            if path in known or not os.path.lexists(path):
+                continue
+            if path.name == ".git" and (path.is_dir() and not path.is_symlink()):
+                continue  # its controls are looked at one by one; a `.git` file goes
+            if _link_on_the_way(path, self.workspace) is not None:
+                continue
+            kept = _take_away(path, self.workspace, evidence)
+            swept.append(Swept(_rel(path, self.workspace), "appeared", kept))
         return swept
 
     def _unlink(self, evidence: Path | None) -> list[Swept]:

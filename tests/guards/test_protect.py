@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -98,3 +99,26 @@ def test_the_file_tools_refuse_protected_paths_with_no_guard_at_all(tmp_path: Pa
     assert all("is protected" in s for s in said[:4]) and said[4] == "written"
     assert (ws / ".git" / "config").read_text() == "[core]\n"
     assert not (ws / ".git" / "hooks").exists() and not (ws / "deploy").exists()
+
+
+@pytest.mark.parametrize("version", [2, 3, 4])
+def test_submodules_are_found_in_every_index_version(tmp_path: Path, version: int) -> None:
+    from swarm.guards.protect import gitlinks, submodule_controls
+
+    repo = tmp_path / "repo"
+    git = ["git", "-C", str(repo), "-c", "user.name=a", "-c", "user.email=a@b.invalid"]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    for name in ("a.txt", "deep/dir/b.txt", "deep/dir/c.txt"):
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(name)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "x"], check=True)
+    head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
+    for path in ("deep/dir/mod", "zz/other"):
+        cacheinfo = f"160000,{head.stdout.strip()},{path}"
+        subprocess.run([*git, "update-index", "--add", "--cacheinfo", cacheinfo], check=True)
+    subprocess.run([*git, "update-index", "--index-version", str(version)], check=True)
+    index = (repo / ".git" / "index").read_bytes()
+    assert gitlinks(index) == ["deep/dir/mod", "zz/other"]
+    assert repo / "deep/dir/mod/.git/config" in submodule_controls(repo)
+    assert gitlinks(b"not an index") == [] and gitlinks(index[:40]) == []

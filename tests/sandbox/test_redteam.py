@@ -49,11 +49,6 @@ def _user_git_status(repo: Path) -> None:
     subprocess.run(["git", "status"], cwd=repo, capture_output=True, timeout=60, check=False)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open: a nested repository's .git/config is not protected, and a gitlink in the"
-    " top index makes the user's git status run its core.fsmonitor (see the red-team report)",
-)
 def test_a_nested_repository_cannot_plant_a_command_the_users_git_status_runs(
     repo: Path, tmp_path: Path, tier: str
 ) -> None:
@@ -70,6 +65,27 @@ def test_a_nested_repository_cannot_plant_a_command_the_users_git_status_runs(
     said = _shell(repo, tier, tmp_path / "evidence")(command)
     _user_git_status(repo)
     assert not marker.exists(), said
+    assert "'sub/.git/config' is protected" in said, said
+
+
+def test_a_submodule_pointing_at_a_planted_git_directory_plants_nothing(
+    repo: Path, tmp_path: Path, tier: str
+) -> None:
+    # The submodule's `.git` is a file (`gitdir: ../evil`) naming a git directory whose
+    # config runs a command: git follows it when it recurses.
+    marker = tmp_path / "pwned"
+    ident = "-c user.name=a -c user.email=a@b.invalid"
+    command = (
+        "mkdir sub && cd sub && git init -q"
+        f" && git {ident} commit -q --allow-empty -m s"
+        f" && git config core.fsmonitor 'touch {marker}; false'"
+        " && mv .git ../evil && echo 'gitdir: ../evil' > .git && cd .."
+        " && git update-index --add --cacheinfo 160000,$(git -C sub rev-parse HEAD),sub"
+    )
+    said = _shell(repo, tier, tmp_path / "evidence")(command)
+    _user_git_status(repo)
+    assert not marker.exists(), said
+    assert not (repo / "sub" / ".git").exists(), said
 
 
 def _network_none_shell(repo: Path, tier: str, evidence: Path) -> Callable[[str], str]:
