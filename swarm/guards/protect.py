@@ -188,10 +188,17 @@ def submodule_controls(workspace: Path) -> tuple[Path, ...]:
     if gitdir is None:
         return ()
     try:
-        with open(gitdir / "index", "rb") as handle:
-            index = handle.read(_MAX_INDEX)
+        # A command may have left a link, a FIFO or a device there: read only a file.
+        fd = os.open(gitdir / "index", os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return ()
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                return ()
+            index = handle.read(_MAX_INDEX)
+        except OSError:
+            return ()
     found: list[Path] = []
     for name in gitlinks(index):
         parts = Path(name).parts

@@ -122,3 +122,13 @@ def test_submodules_are_found_in_every_index_version(tmp_path: Path, version: in
     assert gitlinks(index) == ["deep/dir/mod", "zz/other"]
     assert repo / "deep/dir/mod/.git/config" in submodule_controls(repo)
     assert gitlinks(b"not an index") == [] and gitlinks(index[:40]) == []
+
+
+def test_a_fifo_in_place_of_the_index_does_not_hang_the_look_for_submodules(tmp_path: Path) -> None:
+    from swarm.guards.protect import submodule_controls
+
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / ".git" / "index").unlink(missing_ok=True)
+    os.mkfifo(repo / ".git" / "index")  # opening it to read would wait for a writer
+    assert submodule_controls(repo) == ()
