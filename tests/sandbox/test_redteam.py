@@ -218,10 +218,12 @@ def test_the_hosts_key_descriptions_are_not_listed(repo: Path, tmp_path: Path, k
     libc = ctypes.CDLL(None, use_errno=True)
     add_key, keyctl, user_keyring, invalidate = 248, 250, -4, 21
     if os.uname().machine != "x86_64":
+        assert not os.environ.get("CI"), "CI runs on x86_64"
         pytest.skip("the key is added with x86_64 system call numbers")
     canary = f"redteam-{secrets.token_hex(6)}"
     key = libc.syscall(add_key, b"user", canary.encode(), b"payload", 7, user_keyring)
     if key < 0:
+        assert not os.environ.get("CI"), "CI's kernel has keyrings"
         pytest.skip("this kernel has no keyrings to leak")
     try:
         said = _network_none_shell(repo, kind, tmp_path / "evidence")(
