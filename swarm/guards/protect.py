@@ -401,15 +401,16 @@ class ProtectedPaths:
                 if file in self.originals:
                     continue
                 try:
-                    info = os.lstat(file)
-                    if info.st_size > _MAX_SAVED or kept + info.st_size > _MAX_KEPT:
-                        continue
-                    if info.st_ctime_ns > self.since:
-                        continue  # made by a command meanwhile, not what the run found
-                    self.originals[file] = (file.read_bytes(), info.st_mode & 0o777)
-                    kept += info.st_size
+                    read = _read_below(self.workspace, file, _MAX_SAVED)
                 except OSError:
                     continue
+                if read is None:
+                    continue
+                data, info = read
+                if kept + len(data) > _MAX_KEPT or info.st_ctime_ns > self.since:
+                    continue  # over the budget, or made by a command meanwhile
+                self.originals[file] = (data, info.st_mode & 0o777)
+                kept += len(data)
 
     def sweep(self, before: Mapping[Path, Fingerprint], evidence: Path | None) -> list[Swept]:
         """Undo what a command did to protected paths, given their ``fingerprints`` at
@@ -506,6 +507,22 @@ class ProtectedPaths:
                     os.close(parent)
                 back = True
         return back
+
+
+def _read_below(root: Path, file: Path, limit: int) -> tuple[bytes, os.stat_result] | None:
+    """The bytes and status of the regular file ``file`` (below ``root``), opened through
+    ``_open_below`` and with ``O_NOFOLLOW``: never through a link a command swapped in,
+    never a FIFO; ``None`` when it is not a regular file or is over ``limit`` bytes."""
+    parent = _open_below(root, file.parent)
+    try:
+        fd = os.open(file.name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=parent)
+    finally:
+        os.close(parent)
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            return None
+        return handle.read(limit + 1)[:limit], info
 
 
 def _open_below(root: Path, directory: Path, *, make: bool = False) -> int:

@@ -132,3 +132,19 @@ def test_a_fifo_in_place_of_the_index_does_not_hang_the_look_for_submodules(tmp_
     (repo / ".git" / "index").unlink(missing_ok=True)
     os.mkfifo(repo / ".git" / "index")  # opening it to read would wait for a writer
     assert submodule_controls(repo) == ()
+
+
+def test_saving_originals_never_reads_through_a_link_a_command_swapped_in(tmp_path: Path) -> None:
+    from swarm.guards.protect import ProtectedPaths
+
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    outside = tmp_path / "outside"
+    (outside / "hooks").mkdir(parents=True)
+    (outside / "hooks" / "secret").write_text("outside secret\n")
+    protected = ProtectedPaths.of_run(repo)
+    # what a command without a sandbox could do meanwhile: .git made a link to outside
+    (repo / ".git").rename(tmp_path / "git-old")
+    (repo / ".git").symlink_to(outside)
+    protected.save()
+    assert all(b"outside secret" not in data for data, _mode in protected.originals.values())
