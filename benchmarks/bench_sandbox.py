@@ -1,6 +1,7 @@
 """Sandbox benchmark (not part of the test run).
 
     python benchmarks/bench_sandbox.py [CALLS]
+    python benchmarks/bench_sandbox.py [CALLS] --against OTHER_CHECKOUT
 
 What a shell call costs through the real ``shell`` tool (``make_toolbox(...)["shell"]``):
 ``true``, and a pipeline of seven programs, run unconfined (``sandbox: off``) against the
@@ -10,13 +11,22 @@ Prints, per command and tier, the median wall time, its spread (interquartile ra
 max) and the median CPU time of a call (swarm's own and its children's, user and system), in
 milliseconds. The CPU time moves far less than the wall clock on a shared machine: compare
 versions by it.
+
+With ``--against``, the same calls alternate, one by one, between this checkout and
+``OTHER_CHECKOUT`` (each in a worker process of its own, importing its own ``swarm``), and
+each row gives both medians and the median of the paired differences with its quartiles:
+what a change costs a call, which a machine busy with other work blurs far less than it
+blurs two runs one after the other. Run as root, ``chrt -f 50`` in front keeps other work
+from preempting the calls (the wall clock then moves a few percent, not thirty).
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -66,7 +76,7 @@ async def main(calls: int) -> None:
         ("unconfined", SandboxSettings(mode="off"), find_sandbox)
     ]
     for tier in ("bubblewrap", "landlock"):
-        find = functools.partial(find_sandbox, tiers=(tier,))
+        find: SandboxFinder = functools.partial(find_sandbox, tiers=(tier,))
         for network in ("none", "host"):
             settings = SandboxSettings(mode="required", network=network)
             try:
@@ -96,5 +106,72 @@ async def main(calls: int) -> None:
                 )
 
 
+async def worker(tier: str, network: str) -> None:
+    """Serve ``--against``: run each command read from stdin once, print its milliseconds."""
+    find: SandboxFinder = find_sandbox
+    if tier != "off":
+        find = functools.partial(find_sandbox, tiers=(tier,))
+    mode = "off" if tier == "off" else "required"
+    settings = SandboxSettings(mode=mode, network=network)  # type: ignore[arg-type]
+    with tempfile.TemporaryDirectory() as workspace:
+        shell = make_toolbox(Path(workspace), sandbox=settings, find=find)["shell"]
+        for line in sys.stdin:
+            taken, _cpu = await timings(shell, line.rstrip("\n"), 1)
+            print(f"{taken[0]:.4f}", flush=True)
+
+
+def against(calls: int, other: str) -> None:
+    """Alternate calls between this checkout and ``other``; print the paired costs."""
+    here = str(Path(__file__).resolve().parents[1])
+
+    def start(tree: str, tier: str, network: str) -> subprocess.Popen[str]:
+        env = {**os.environ, "PYTHONPATH": tree}
+        argv = [sys.executable, str(Path(__file__).resolve()), "--worker", tier, network]
+        pipe = subprocess.PIPE
+        return subprocess.Popen(argv, stdin=pipe, stdout=pipe, text=True, env=env, cwd="/")
+
+    def call(worker: subprocess.Popen[str], command: str) -> float:
+        assert worker.stdin is not None and worker.stdout is not None
+        worker.stdin.write(command + "\n")
+        worker.stdin.flush()
+        return float(worker.stdout.readline())
+
+    print(f"each call alternating with {other}, {calls} pairs (ms)")
+    header = f"{'tier':<22} {'command':<20} {'other':>7} {'this':>7}"
+    print(f"{header} {'paired':>7} {'q1':>7} {'q3':>7}")
+    for tier, network in (("off", "host"), ("bubblewrap", "none"), ("landlock", "none")):
+        workers = [start(other, tier, network), start(here, tier, network)]
+        try:
+            for name, command in COMMANDS.items():
+                for _ in range(WARMUP):
+                    for w in workers:
+                        call(w, command)
+                theirs, ours = [], []
+                for i in range(calls):
+                    order = workers if i % 2 else workers[::-1]
+                    got = {id(w): call(w, command) for w in order}
+                    theirs.append(got[id(workers[0])])
+                    ours.append(got[id(workers[1])])
+                diff = [b - a for a, b in zip(theirs, ours, strict=True)]
+                q1, mid, q3 = statistics.quantiles(diff, n=4)
+                print(
+                    f"{tier + ', ' + network:<22} {name:<20} {statistics.median(theirs):7.2f}"
+                    f" {statistics.median(ours):7.2f} {mid:+7.2f} {q1:+7.2f} {q3:+7.2f}"
+                )
+        except ValueError:  # a worker that could not start (a tier not working here)
+            print(f"{tier}: does not work here")
+        finally:
+            for w in workers:
+                w.kill()
+                w.wait()
+
+
 if __name__ == "__main__":
-    anyio.run(main, int(sys.argv[1]) if len(sys.argv) > 1 else CALLS)
+    if sys.argv[1:2] == ["--worker"]:
+        anyio.run(worker, sys.argv[2], sys.argv[3])
+    elif "--against" in sys.argv:
+        at = sys.argv.index("--against")
+        rest = sys.argv[1:at] + sys.argv[at + 2 :]
+        against(int(rest[0]) if rest else CALLS, sys.argv[at + 1])
+    else:
+        anyio.run(main, int(sys.argv[1]) if len(sys.argv) > 1 else CALLS)

@@ -56,6 +56,7 @@ def _confine(options: Options, abi: int, last_cap: int) -> None:
         deny=options.deny,
         readonly=options.readonly,
         shm_size=options.tmpfs_size,
+        read=options.read,
     )
     block_tcp = options.network == "none" and options.namespaces == "none"
     write = options.write + more

@@ -8,8 +8,9 @@ left behind (see its docstring).
 
 What the command gets (reads confined, the default): read and execute on the system
 (``/usr``, ``/bin``, ``/sbin``, ``/lib*``, ``/etc`` less its entries that are not
-world-readable, ``/proc``, ``/sys``), on the directories of its ``PATH`` (a virtual
-environment's ``bin``: the whole environment), on the Python installation and on the paths
+world-readable, ``/proc``, of ``/sys`` the processors and memory nodes), on the
+directories of its ``PATH`` (a virtual environment's ``bin``: the whole environment), on
+the Python installation and on the paths
 the policy's ``read:`` names; with ``read: host``, on everything but the homes, ``/tmp``,
 ``/var/tmp``, ``/run`` and ``/dev``; every right on the workspace, the extra writable
 directories and a private ``HOME`` and ``TMPDIR`` (made per launch, removed after); read and
@@ -72,6 +73,7 @@ from swarm.sandbox import _landlock_exec, _landlock_kernel
 from swarm.sandbox._paths import (
     HOME_SECRETS,
     ROOT_SECRETS,
+    SYS_VISIBLE,
     SYSTEM_ROOTS,
     TOOLCHAIN_SECRETS,
     etc_secrets,
@@ -90,7 +92,7 @@ cannot be enforced)."""
 
 _NAMESPACES = {"netns": "plain", "userns": "user", "landlock-tcp": "none"}
 _HOST_PRIVATE = ("/tmp", "/var/tmp", "/run", "/dev", "/root", "/home")
-_KERNEL_ROOTS = ("/proc", "/sys")
+_KERNEL_ROOTS = ("/proc", *SYS_VISIBLE)
 _LAUNCHER = Path(_landlock_exec.__file__)
 
 
@@ -272,7 +274,7 @@ class LandlockSandbox:
         options = [f"--workspace={workspace}"]
         options += [f"--read={p}" for p in reads]
         options += [f"--write={p}" for p in writes]
-        options += [f"--deny={p}" for p in deny]
+        options += [f"--deny={p}" for p in dict.fromkeys(deny)]
         options += [f"--readonly={p.resolve()}" for p in confinement.readonly]
         return options
 
