@@ -457,6 +457,9 @@ class Bubblewrap:
         if seccomp is not None:
             options += ["--seccomp", str(seccomp)]
             fds.append(seccomp)
+        if confinement.proxy is not None:  # the way out to the egress proxy
+            argv = confinement.proxy.wrap(argv)
+            fds.append(confinement.proxy.fd)
         cap = _Gate(namespace, read_fd, confinement.limits.processes)
         gate = GATE[3].format(fd=cap.block_fd, info=read_fd)
         argv = (*GATE[:3], gate, *GATE[4:], *argv)
