@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import ipaddress
+import re
 import socket
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
@@ -44,6 +45,7 @@ __all__ = [
 Resolver = Callable[[str], Awaitable[Sequence[IPAddress]]]
 """Resolves a host name to its addresses (none: not found)."""
 
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 _HEAD_LIMIT = 64 * 1024
 _CHUNK = 64 * 1024
 _HOP_HEADERS = frozenset(
@@ -146,16 +148,20 @@ def _parse_head(head: bytes) -> _Request:
         method, target, version = line.split(" ")
     except ValueError:
         raise _Refused(400, "not an HTTP request") from None
+    if not _TOKEN.fullmatch(method) or "\n" in line:
+        raise _Refused(400, "not an HTTP request")
     if not version.startswith("HTTP/1."):
         raise _Refused(400, f"unsupported protocol {version!r}")
-    headers: list[tuple[str, str]] = []
+    headers: list[tuple[str, str]] = []  # names as written; compared in lower case
     for header in header_lines:
         if not header:
             continue
         name, colon, value = header.partition(":")
-        if not colon or name != name.strip():
+        # A bare LF (or CR) would split a header in two for a lenient server, and hide a
+        # second Host from this check.
+        if not colon or not _TOKEN.fullmatch(name) or "\n" in value or "\r" in value:
             raise _Refused(400, "malformed header")
-        headers.append((name.lower(), value.strip()))
+        headers.append((name, value.strip()))
     if method == "CONNECT":
         host, port = _authority(target, 443)
         return _Request(method, host, port)
@@ -164,16 +170,16 @@ def _parse_head(head: bytes) -> _Request:
         raise _Refused(400, "only CONNECT and plain http:// URLs go through this proxy")
     host, port = _authority(url.netloc, 80)
     for name, value in headers:
-        if name == "host" and _authority(value, port)[0].lower() != host.lower():
+        if name.lower() == "host" and _authority(value, port)[0].lower() != host.lower():
             raise _Refused(400, f"the Host header {value!r} does not name {host!r}")
-    chunked = any(n == "transfer-encoding" and "chunked" in v.lower() for n, v in headers)
-    lengths = {v for n, v in headers if n == "content-length"}
+    chunked = any(n.lower() == "transfer-encoding" and "chunked" in v.lower() for n, v in headers)
+    lengths = {v for n, v in headers if n.lower() == "content-length"}
     if len(lengths) > 1 or (lengths and not next(iter(lengths)).isdigit()):
         raise _Refused(400, "conflicting or bad Content-Length")
     if chunked and lengths:
         raise _Refused(400, "both Content-Length and chunked")
     path = (url.path or "/") + (f"?{url.query}" if url.query else "")
-    kept = [f"{n}: {v}" for n, v in headers if n not in _HOP_HEADERS and n != "host"]
+    kept = [f"{n}: {v}" for n, v in headers if n.lower() not in (*_HOP_HEADERS, "host")]
     authority = f"[{host}]" if ":" in host else host
     authority += "" if port == 80 else f":{port}"
     lines = [f"{method} {path} {version}", f"Host: {authority}", *kept, "Connection: close"]
@@ -293,10 +299,6 @@ class EgressProxy:
         async with upstream:
             if request.method == "CONNECT":
                 await client.send(b"HTTP/1.1 200 Connection established\r\n\r\n")
-                leftover = reader.buffer
-                if leftover:
-                    await upstream.send(leftover)
-                    tally.sent += len(leftover)
                 async with anyio.create_task_group() as group:
                     group.start_soon(self._pump, reader, upstream, tally, True)
                     await self._pump(upstream, client, tally, False)

@@ -60,26 +60,26 @@ def make_toolbox(
 ) -> dict[str, Tool[Any]]:
     """The built-in tools for ``workspace`` (created if missing), by name (``TOOL_NAMES``).
 
-        ``shell_timeout`` bounds every shell command (seconds); ``output_limit`` caps the
-        characters one call of read_file, list_files, search, shell or notes returns;
-        ``ask`` lets ``ask_user`` reach a person; without it the tool is still there, and
-        each call is an error result telling the model to go on without asking.
-        ``shell_env`` is the whole environment of shell commands (``None``: built from
-        scratch, ``PATH``, ``HOME``, ``LANG``, ``TERM``, ``TMPDIR`` and the variables the
-        sandbox settings name, see ``command_environment``; pass ``os.environ`` to hand the
-        agents everything, API keys included).
+    ``shell_timeout`` bounds every shell command (seconds); ``output_limit`` caps the
+    characters one call of read_file, list_files, search, shell or notes returns;
+    ``ask`` lets ``ask_user`` reach a person; without it the tool is still there, and
+    each call is an error result telling the model to go on without asking.
+    ``shell_env`` is the whole environment of shell commands (``None``: built from
+    scratch, ``PATH``, ``HOME``, ``LANG``, ``TERM``, ``TMPDIR`` and the variables the
+    sandbox settings name, see ``command_environment``; pass ``os.environ`` to hand the
+    agents everything, API keys included).
 
-        Shell commands run in a sandbox: ``sandbox`` gives the settings used when no policy
-        notes its own on the call (default ``SandboxSettings()``: a sandbox when one works,
-        else unconfined with a warning; no network); ``find`` picks the tier (default
-        ``find_sandbox``; tests pass one that finds nothing). ``resolver`` resolves the names
-    commands reach through the egress proxy, when the settings have a network allow-list
-    (default: the machine's resolver; tests give ``mapped_resolver``). ``protected`` are absolute paths
-        (run records) invisible to commands and that no file tool reads, writes or lists,
-        even inside the workspace; the workspace's ``.swarm/runs`` always is.
+    Shell commands run in a sandbox: ``sandbox`` gives the settings used when no policy
+    notes its own on the call (default ``SandboxSettings()``: a sandbox when one works,
+    else unconfined with a warning; no network); ``find`` picks the tier (default
+    ``find_sandbox``; tests pass one that finds nothing). ``resolver`` resolves the names
+    commands reach through the egress proxy when the settings have a network allow-list
+    (default: the machine's resolver; tests give ``mapped_resolver``). ``protected`` are
+    absolute paths (run records) invisible to commands and that no file tool reads,
+    writes or lists, even inside the workspace; the workspace's ``.swarm/runs`` always is.
 
-        Raises ``ValueError`` for a timeout or limit that is not positive, or a protected
-        path that is not absolute.
+    Raises ``ValueError`` for a timeout or limit that is not positive, or a protected
+    path that is not absolute.
     """
     if shell_timeout <= 0:
         raise ValueError(f"shell_timeout must be positive, not {shell_timeout!r}")
