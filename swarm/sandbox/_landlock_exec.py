@@ -106,6 +106,8 @@ def _child(options: Options, env: dict[str, str], argv: list[str], launcher: int
             raise SetupError("Landlock is not available")
         last_cap = int(kernel.read_text("/proc/sys/kernel/cap_last_cap"))  # before /proc may hide
         kernel.unshare(options.namespaces, options.network)
+        if options.loopback == "up":  # the egress proxy's door listens there
+            kernel.loopback_up()
         if options.namespaces == "none":
             _confine(options, abi, last_cap)
     except (SetupError, OSError) as error:
@@ -216,6 +218,7 @@ class Options:
         "deny",
         "env_file",
         "limit",
+        "loopback",
         "namespaces",
         "network",
         "parent",
@@ -238,13 +241,18 @@ class Options:
         self.limit: list[str] = []
         self.parent = ""
         self.tmpfs_size = ""
+        self.loopback = ""
 
     def limits(self) -> dict[str, int]:
         """The resource limits (``--limit=cpu=600``...), by ``_limits_exec``'s names."""
         return limits.parse([f"--{item}" for item in self.limit] + ["-"])[0]
 
 
-_CHOICES = {"network": ("none", "host"), "namespaces": ("plain", "user", "none")}
+_CHOICES = {
+    "network": ("none", "host"),
+    "namespaces": ("plain", "user", "none"),
+    "loopback": ("up", ""),
+}
 
 
 def parse(args: list[str]) -> tuple[Options, list[str]]:

@@ -12,7 +12,10 @@ keyrings, no ``socket(AF_UNIX, ...)``), and dropping every capability. Each rais
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import os
+import socket
+import struct
 
 if __package__:
     from swarm.sandbox import _seccomp
@@ -46,6 +49,9 @@ _PR_CAP_AMBIENT_CLEAR_ALL = 4
 # NOROOT, NO_SETUID_FIXUP and KEEP_CAPS off, each with its lock bit.
 _SECUREBITS_LOCKED_NOROOT = 0x01 | 0x02 | 0x04 | 0x08 | 0x20
 _CLONE_NEWNET = 0x40000000
+_SIOCGIFFLAGS = 0x8913
+_SIOCSIFFLAGS = 0x8914
+_IFF_UP = 0x1
 _CLONE_NEWUSER = 0x10000000
 _CLONE_NEWNS = 0x00020000
 _CLONE_NEWPID = 0x20000000
@@ -223,6 +229,14 @@ def unshare(namespaces: str, network: str) -> None:
         raise SetupError(f"unknown namespaces {namespaces!r}")
     # Nothing mounted here may reach the host's mount table.
     _mount(None, "/", None, _MS_REC | _MS_PRIVATE, "")
+
+
+def loopback_up() -> None:
+    """Bring up ``lo`` in this (new) network namespace, while capabilities last."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        request = struct.pack("16sH22x", b"lo", 0)
+        flags = struct.unpack("16sH", fcntl.ioctl(sock, _SIOCGIFFLAGS, request)[:18])[1]
+        fcntl.ioctl(sock, _SIOCSIFFLAGS, struct.pack("16sH22x", b"lo", flags | _IFF_UP))
 
 
 def _remount_readonly(path: str) -> None:

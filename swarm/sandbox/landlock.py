@@ -52,7 +52,10 @@ What this tier cannot do:
   elsewhere, and a program that finds the home by uid (``getpwuid``) sees the real path,
   unreadable;
 - serve a unix socket file, even in the workspace (the seccomp filter above);
-- stop signals to swarm with an ABI below 6.
+- stop signals to swarm with an ABI below 6;
+- without namespaces, give a network allow-list (``SandboxSettings.egress``): a launch
+  with one raises ``SandboxUnavailable``. With them, the command's ``lo`` is brought up
+  and the door to the egress proxy listens there (``swarm.sandbox.proxy_door``).
 """
 
 from __future__ import annotations
@@ -199,6 +202,11 @@ class LandlockSandbox:
         method = self.network_method
         if confinement.network == "none" and method is None:
             raise SandboxUnavailable(self.describe("none"))
+        if confinement.proxy is not None and method not in ("netns", "userns"):
+            raise SandboxUnavailable(
+                "a network allow-list needs a network namespace, and none can be made here "
+                "(root or unprivileged user namespaces; or install bubblewrap)"
+            )
         base = Path(tempfile.mkdtemp(prefix="swarm-landlock-")).resolve()
         try:
             home, tmp = base / "home", base / "tmp"
@@ -216,10 +224,15 @@ class LandlockSandbox:
             options += [f"--limit={o[2:]}" for o in confinement.limits.options()]
             if confinement.tmpfs_size is not None:
                 options.append(f"--tmpfs-size={confinement.tmpfs_size}")
+            fds: tuple[int, ...] = ()
+            if confinement.proxy is not None:  # the door to the egress proxy, on lo
+                options.append("--loopback=up")
+                argv, fds = confinement.proxy.wrap(argv), (confinement.proxy.fd,)
             yield Launch(
                 argv=(sys.executable, "-I", "-S", str(_LAUNCHER), *options, "--", *argv),
                 env={},
                 cwd=confinement.workspace,
+                pass_fds=fds,
             )
         finally:
             _remove_tree(base)

@@ -113,16 +113,21 @@ async def open_door(proxy: EgressProxy, egress: Egress, *, path: str) -> AsyncIt
     own, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     own.setblocking(False)
     theirs.set_inheritable(True)
+    failed: BaseException | None = None
     try:
         async with anyio.create_task_group() as group:
             group.start_soon(_serve, proxy, own, egress, path)
             try:
                 yield ProxyDoor(theirs.fileno())
+            except BaseException as exc:  # the caller's own, raised as it is, not grouped
+                failed = exc
             finally:
                 group.cancel_scope.cancel()
     finally:
         theirs.close()
         own.close()
+    if failed is not None:
+        raise failed
 
 
 @contextlib.asynccontextmanager

@@ -18,7 +18,7 @@ import os
 import signal
 import subprocess
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Annotated, Any
@@ -337,6 +337,20 @@ def safe_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]
     }
 
 
+@contextlib.contextmanager
+def _launching(
+    sandbox: Sandbox, argv: tuple[str, ...], confinement: Confinement
+) -> Iterator[Launch]:
+    """``sandbox.launch``, a tier that cannot meet the confinement (an allow-list where
+    no network namespace can be made) said as the tool's error."""
+    with contextlib.ExitStack() as stack:
+        try:
+            launch = stack.enter_context(sandbox.launch(argv, confinement))
+        except SandboxUnavailable as exc:
+            raise ToolError(str(exc)) from None
+        yield launch
+
+
 def _connection_recorder() -> Callable[[ConnectionRecord], None]:
     """What receives each connection a command makes through the egress proxy: the
     run's observers that record them (the audit log's ``on_connection``)."""
@@ -448,7 +462,7 @@ def shell_tool(
                         tmpfs_size=settings.tmpfs_size,
                         proxy=proxy,
                     )
-                    with chosen.launch(("bash", "-c", command), confinement) as launch:
+                    with _launching(chosen, ("bash", "-c", command), confinement) as launch:
                         limits = None if chosen.tier == "none" else budget.per_process
                         output = await _run(
                             in_budget(launch, budget),
