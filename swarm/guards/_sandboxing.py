@@ -160,6 +160,28 @@ class SandboxFile(pydantic.BaseModel):
     limits: LimitsFile | None = None
     read: Literal["host"] | list[ReadPath] | None = None
 
+    @pydantic.field_validator("network", mode="before")
+    @classmethod
+    def _network(cls, value: Any) -> Any:
+        """A word (``none``, ``host``) or an allow-list, each said plainly when wrong
+        (rather than as two failed members of a union)."""
+        if value is None or isinstance(value, NetworkFile):
+            return value
+        if isinstance(value, str):
+            if value not in ("none", "host"):
+                raise ValueError("say 'none' or 'host', or give {allow: [host, ...]}")
+            return value
+        if not isinstance(value, dict):
+            raise ValueError("give 'none', 'host' or {allow: [host, ...]}")
+        try:
+            return NetworkFile.model_validate(value)
+        except pydantic.ValidationError as exc:
+            said = []
+            for error in exc.errors():
+                where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"])
+                said.append(f"network{where}: {str(error['msg']).removeprefix('Value error, ')}")
+            raise ValueError("; ".join(said)) from None
+
     @pydantic.field_validator("mode", mode="before")
     @classmethod
     def _yaml_off(cls, value: Any) -> Any:
