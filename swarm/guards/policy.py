@@ -90,7 +90,8 @@ __all__ = [
 ]
 
 POLICY_DIR = Path(__file__).with_name("policies")
-"""Where the shipped policies (``default``, ``readonly``, ``strict``) live."""
+"""Where the shipped policies (``default``, ``network-packages``, ``readonly``,
+``strict``) live."""
 
 Globs = str | list[str]
 _SCALARS = frozenset((str, int, float, bool, type(None)))

@@ -136,3 +136,21 @@ def test_child_network_host_under_a_parent_list_gets_the_parents_list() -> None:
     assert not host.egress.check("example.com", 443, PUBLIC).allowed
     none = narrow_network(SandboxSettings(network="none"), parent)
     assert none.egress is None and none.network == "none"
+
+
+def test_shipped_network_packages_policy_reaches_the_package_indexes_only() -> None:
+    settings = load_policy("network-packages").sandbox
+    assert settings is not None and settings.mode == "required" and settings.egress is not None
+    for host in (
+        "pypi.org",
+        "files.pythonhosted.org",
+        "registry.npmjs.org",
+        "index.crates.io",
+        "static.crates.io",
+        "proxy.golang.org",
+        "sum.golang.org",
+    ):
+        assert settings.egress.check(host, 443, PUBLIC).allowed, host
+    assert not settings.egress.check("pypi.org", 80, PUBLIC).allowed
+    assert not settings.egress.check("github.com", 443, PUBLIC).allowed
+    assert not settings.egress.check("evil.pypi.org", 443, PUBLIC).allowed
