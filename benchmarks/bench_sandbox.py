@@ -1,6 +1,7 @@
 """Sandbox benchmark (not part of the test run).
 
     python benchmarks/bench_sandbox.py [CALLS]
+    python benchmarks/bench_sandbox.py proxy [ROUNDS]
 
 What a shell call costs through the real ``shell`` tool (``make_toolbox(...)["shell"]``):
 ``true``, and a pipeline of seven programs, run unconfined (``sandbox: off``) against the
@@ -10,15 +11,25 @@ Prints, per command and tier, the median wall time, its spread (interquartile ra
 max) and the median CPU time of a call (swarm's own and its children's, user and system), in
 milliseconds. The CPU time moves far less than the wall clock on a shared machine: compare
 versions by it.
+
+``proxy`` (also run after the tables above) measures what the egress proxy adds to a
+10 MB download from a server on 127.0.0.1: ``curl`` in a bubblewrap sandbox with the
+host's network, straight to the server, against the same through a network allow-list
+(the door in the sandbox, the proxy in swarm); and, outside any sandbox, ``curl``
+straight against ``curl`` through the proxy on a TCP port. Medians of ROUNDS downloads
+(default 10), in milliseconds, and the difference.
 """
 
 from __future__ import annotations
 
 import functools
+import http.server
 import resource
 import statistics
+import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -27,10 +38,14 @@ import anyio
 
 from swarm import SandboxSettings, SandboxUnavailable, Tool, find_sandbox
 from swarm.sandbox import SandboxFinder
+from swarm.sandbox.egress import AllowList, Egress
+from swarm.sandbox.proxy import EgressProxy, mapped_resolver
 from swarm.toolbox import make_toolbox
 
 CALLS = 200
 WARMUP = 5
+ROUNDS = 10
+DOWNLOAD = 10 * 1024 * 1024
 COMMANDS = {
     "true": "true",
     "7-program pipeline": "printf 'b\\na\\nc\\n' | sort | uniq | tr a-z A-Z | head -n 2 | wc -l"
@@ -96,5 +111,99 @@ async def main(calls: int) -> None:
                 )
 
 
+class _Blob(http.server.BaseHTTPRequestHandler):
+    body = bytes(DOWNLOAD)
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(self.body)))
+        self.end_headers()
+        self.wfile.write(self.body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+async def _median_ms(run: Any, rounds: int) -> float:
+    await run()  # warm up
+    taken = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        await run()
+        taken.append((time.perf_counter() - start) * 1000)
+    return statistics.median(taken)
+
+
+async def proxy_download(rounds: int) -> None:
+    """The egress proxy's added time for a 10 MB download on loopback (see the module
+    docstring)."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Blob)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    egress = Egress((AllowList.parse(["blob.test", "127.0.0.1/32"]),))
+    resolver = mapped_resolver({"blob.test": "127.0.0.1"})
+    rows: list[tuple[str, float]] = []
+    find = functools.partial(find_sandbox, tiers=("bubblewrap",))
+    curl = "curl -sS -o /dev/null -w '%{size_download}'"
+    with tempfile.TemporaryDirectory() as workspace:
+        try:
+            find(SandboxSettings(mode="required"))
+        except SandboxUnavailable as exc:
+            print(f"(bubblewrap does not work here: {exc})")
+        else:
+            for label, settings, url in (
+                (
+                    "bubblewrap, network host, direct",
+                    SandboxSettings(mode="required", network="host"),
+                    f"http://127.0.0.1:{port}/",
+                ),
+                (
+                    "bubblewrap, allow-list, through the proxy",
+                    SandboxSettings(mode="required", egress=egress),
+                    f"http://blob.test:{port}/",
+                ),
+            ):
+                shell = make_toolbox(
+                    Path(workspace), sandbox=settings, find=find, resolver=resolver
+                )["shell"]
+                arguments = shell.validate({"command": f"{curl} {url}"})
+
+                async def download(shell: Tool[Any] = shell, arguments: Any = arguments) -> None:
+                    out = await shell.execute(arguments)
+                    assert str(out.content).startswith(str(DOWNLOAD)), out.content
+
+                rows.append((label, await _median_ms(download, rounds)))
+    proxy = EgressProxy(resolver)
+    async with proxy.listen(egress, path="bench") as proxy_port:
+        for label, extra in (
+            ("no sandbox, direct", []),
+            ("no sandbox, through the proxy", ["-x", f"http://127.0.0.1:{proxy_port}"]),
+        ):
+            host = "127.0.0.1" if not extra else "blob.test"
+
+            async def fetch(extra: list[str] = extra, host: str = host) -> None:
+                done = await anyio.run_process(
+                    ["curl", "-sS", "-o", "/dev/null", *extra, f"http://{host}:{port}/"],
+                    stdout=subprocess.DEVNULL,
+                )
+                assert done.returncode == 0
+
+            rows.append((label, await _median_ms(fetch, rounds)))
+    server.shutdown()
+    server.server_close()
+    print(f"10 MB download on loopback, median of {rounds} (ms)")
+    for index, (label, median) in enumerate(rows):
+        added = f"{median - rows[index - 1][1]:+8.2f}" if index % 2 else ""
+        print(f"{label:<48} {median:8.2f} {added}")
+
+
+async def _all(calls: int) -> None:
+    await main(calls)
+    await proxy_download(ROUNDS)
+
+
 if __name__ == "__main__":
-    anyio.run(main, int(sys.argv[1]) if len(sys.argv) > 1 else CALLS)
+    if sys.argv[1:2] == ["proxy"]:
+        anyio.run(proxy_download, int(sys.argv[2]) if len(sys.argv) > 2 else ROUNDS)
+    else:
+        anyio.run(_all, int(sys.argv[1]) if len(sys.argv) > 1 else CALLS)
