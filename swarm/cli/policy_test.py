@@ -13,10 +13,10 @@ from swarm._visible import visible
 from swarm.cli.exits import FAILED, OK
 from swarm.errors import ConfigError
 from swarm.guards.policy import Policy, load_policy
-from swarm.guards.replay import Replay, audit_logs, replay
+from swarm.guards.replay import ReplayReport, audit_logs, replay_decisions
 from swarm.scenario.record import default_runs_dir
 
-__all__ = ["FAIL_ON", "cmd_policy_test", "print_replay", "replay_exit"]
+__all__ = ["FAIL_ON", "cmd_policy_test", "print_replay", "replay_exit", "run_replay"]
 
 FAIL_ON = ("loosened", "tightened", "any")
 """What ``--fail-on`` takes."""
@@ -30,7 +30,7 @@ def _arguments(arguments: object) -> str:
     return visible(text)
 
 
-def print_replay(result: Replay, runs: int) -> None:
+def print_replay(result: ReplayReport, runs: int) -> None:
     """Print each changed call, then the summary line."""
     for call in result.changed:
         redacted = " (arguments as redacted in the log)" if call.redacted else ""
@@ -47,17 +47,19 @@ def print_replay(result: Replay, runs: int) -> None:
     )
 
 
-def replay_exit(result: Replay, fail_on: str | None) -> int:
+def replay_exit(result: ReplayReport, fail_on: str | None) -> int:
     """``FAILED`` when the changes meet ``fail_on``, else ``OK``."""
     if fail_on is not None and fail_on not in FAIL_ON:
         raise ConfigError(f"--fail-on takes {', '.join(FAIL_ON)}, not {fail_on!r}")
     return FAILED if result.fails(fail_on) else OK
 
 
-def run_replay(runs: list[Path], policy_for: Callable[[str], Policy | None]) -> tuple[Replay, int]:
+def run_replay(
+    runs: list[Path], policy_for: Callable[[str], Policy | None]
+) -> tuple[ReplayReport, int]:
     """Replay ``runs`` (default: every run in the default runs directory)."""
     logs = audit_logs(runs or [default_runs_dir()])
-    return replay(logs, policy_for), len(logs)
+    return replay_decisions(logs, policy_for), len(logs)
 
 
 def cmd_policy_test(args: argparse.Namespace) -> int:

@@ -31,10 +31,10 @@ __all__ = [
     "AUDIT_FILE",
     "Change",
     "ChangedCall",
-    "Replay",
+    "ReplayReport",
     "audit_logs",
     "recorded_calls",
-    "replay",
+    "replay_decisions",
 ]
 
 AUDIT_FILE = "audit.jsonl"
@@ -65,7 +65,7 @@ class ChangedCall:
 
 
 @dataclass(frozen=True, slots=True)
-class Replay:
+class ReplayReport:
     """The calls replayed (``replayed``) and those whose decision changes (``changed``)."""
 
     replayed: int
@@ -133,7 +133,9 @@ def _replayable(record: Mapping[str, Any]) -> bool:
     return decision == "deny" and isinstance(guard, str) and guard.startswith("policy:")
 
 
-def replay(logs: Iterable[Path], policy_for: Callable[[str], Policy | None]) -> Replay:
+def replay_decisions(
+    logs: Iterable[Path], policy_for: Callable[[str], Policy | None]
+) -> ReplayReport:
     """Replay every call of ``logs`` under the policy ``policy_for`` gives its role
     (``None``: that role's calls are skipped). Raises ``ConfigError`` for a log that
     does not read."""
@@ -175,4 +177,4 @@ def replay(logs: Iterable[Path], policy_for: Callable[[str], Policy | None]) -> 
                     redacted=record.get("args_hash") != args_hash(arguments),
                 )
             )
-    return Replay(replayed, tuple(changed))
+    return ReplayReport(replayed, tuple(changed))
