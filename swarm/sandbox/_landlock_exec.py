@@ -59,7 +59,10 @@ def _confine(options: Options, abi: int, last_cap: int) -> None:
     )
     block_tcp = options.network == "none" and options.namespaces == "none"
     write = options.write + more
-    kernel.restrict(abi, read=options.read, write=write, deny=deny, block_tcp=block_tcp)
+    ports = (int(options.connect_port),) if options.connect_port else ()
+    kernel.restrict(
+        abi, read=options.read, write=write, deny=deny, block_tcp=block_tcp, connect_ports=ports
+    )
     kernel.deny_shared_kernel_state()
     kernel.drop_capabilities(last_cap)
     os.chdir(options.workspace)
@@ -215,6 +218,7 @@ class Options:
     """The launcher's options, each given as ``--name=value``."""
 
     __slots__ = (
+        "connect_port",
         "deny",
         "env_file",
         "limit",
@@ -242,6 +246,7 @@ class Options:
         self.parent = ""
         self.tmpfs_size = ""
         self.loopback = ""
+        self.connect_port = ""
 
     def limits(self) -> dict[str, int]:
         """The resource limits (``--limit=cpu=600``...), by ``_limits_exec``'s names."""

@@ -28,6 +28,7 @@ _SYS_ADD_RULE = 445
 _SYS_RESTRICT_SELF = 446
 _CREATE_RULESET_VERSION = 1
 _RULE_PATH_BENEATH = 1
+_RULE_NET_PORT = 2
 
 _EXECUTE = 1 << 0
 _WRITE_FILE = 1 << 1
@@ -102,6 +103,11 @@ class _RulesetAttr(ctypes.Structure):
 class _PathBeneathAttr(ctypes.Structure):
     _pack_ = 1
     _fields_ = (("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32))
+
+
+class _NetPortAttr(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = (("allowed_access", ctypes.c_uint64), ("port", ctypes.c_uint64))
 
 
 class _CapHeader(ctypes.Structure):
@@ -375,12 +381,19 @@ def mount_proc() -> None:
 
 
 def restrict(
-    abi: int, *, read: list[str], write: list[str], deny: list[str], block_tcp: bool
+    abi: int,
+    *,
+    read: list[str],
+    write: list[str],
+    deny: list[str],
+    block_tcp: bool,
+    connect_ports: tuple[int, ...] = (),
 ) -> None:
     """Restrict this process and its future children with Landlock: read+execute on
     ``read`` (less what ``deny`` names), every right on ``write``, the harmless devices;
-    with ``block_tcp``, no TCP bind or connect (ABI 4 or later); signal and abstract
-    socket scoping from ABI 6. Sets no-new-privileges."""
+    with ``block_tcp``, no TCP bind or connect (ABI 4 or later) but a connect to
+    ``connect_ports`` (the egress proxy's); signal and abstract socket scoping from ABI
+    6. Sets no-new-privileges."""
     all_fs = fs_rights(abi)
     attr = _RulesetAttr(all_fs, 0, 0)
     size = 8
@@ -404,6 +417,10 @@ def restrict(
             _add_rule(ruleset, path, all_fs)
         for device in _DEVICES:
             _add_rule(ruleset, device, _READ_FILE | _WRITE_FILE | _TRUNCATE | _IOCTL_DEV)
+        for port in connect_ports if block_tcp else ():
+            rule = _NetPortAttr(_NET_CONNECT_TCP, port)
+            result = _libc.syscall(_SYS_ADD_RULE, ruleset, _RULE_NET_PORT, ctypes.byref(rule), 0)
+            check(int(result), f"landlock_add_rule port {port}")
         check(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(NO_NEW_PRIVS)")
         check(int(_libc.syscall(_SYS_RESTRICT_SELF, ruleset, 0)), "landlock_restrict_self")
     finally:

@@ -53,9 +53,12 @@ What this tier cannot do:
   unreadable;
 - serve a unix socket file, even in the workspace (the seccomp filter above);
 - stop signals to swarm with an ABI below 6;
-- without namespaces, give a network allow-list (``SandboxSettings.egress``): a launch
-  with one raises ``SandboxUnavailable``. With them, the command's ``lo`` is brought up
-  and the door to the egress proxy listens there (``swarm.sandbox.proxy_door``).
+- without namespaces, confine a network allow-list (``SandboxSettings.egress``) to
+  TCP: the proxy listens on a port of the machine's loopback and Landlock lets the
+  command connect to that port only (``proxy_over_tcp``), but on any address (Landlock
+  rules name ports, not addresses) and UDP and DNS stay open. With namespaces, the
+  command's ``lo`` is brought up and the door to the egress proxy listens there, as in
+  bubblewrap (``swarm.sandbox.proxy_door``).
 """
 
 from __future__ import annotations
@@ -157,6 +160,12 @@ class LandlockSandbox:
         return "landlock"
 
     @property
+    def proxy_over_tcp(self) -> bool:
+        """Whether a network allow-list's proxy must be reached over the machine's
+        loopback (no network namespace here: ``landlock-tcp``)."""
+        return self.network_method == "landlock-tcp"
+
+    @property
     def abi(self) -> int:
         """The kernel's Landlock ABI version (1 or more)."""
         return self._abi
@@ -202,10 +211,11 @@ class LandlockSandbox:
         method = self.network_method
         if confinement.network == "none" and method is None:
             raise SandboxUnavailable(self.describe("none"))
-        if confinement.proxy is not None and method not in ("netns", "userns"):
+        door = confinement.proxy
+        if door is not None and door.over_tcp != (method == "landlock-tcp"):
             raise SandboxUnavailable(
-                "a network allow-list needs a network namespace, and none can be made here "
-                "(root or unprivileged user namespaces; or install bubblewrap)"
+                "the egress proxy's door does not fit this tier's network method"
+                f" ({method}): open it with over_tcp={method == 'landlock-tcp'}"
             )
         base = Path(tempfile.mkdtemp(prefix="swarm-landlock-")).resolve()
         try:
@@ -225,9 +235,11 @@ class LandlockSandbox:
             if confinement.tmpfs_size is not None:
                 options.append(f"--tmpfs-size={confinement.tmpfs_size}")
             fds: tuple[int, ...] = ()
-            if confinement.proxy is not None:  # the door to the egress proxy, on lo
+            if door is not None and door.over_tcp:  # TCP to the proxy's port only
+                options.append(f"--connect-port={door.port}")
+            elif door is not None:  # the door to the egress proxy, on lo
                 options.append("--loopback=up")
-                argv, fds = confinement.proxy.wrap(argv), (confinement.proxy.fd,)
+                argv, fds = door.wrap(argv), (door.fd,)
             yield Launch(
                 argv=(sys.executable, "-I", "-S", str(_LAUNCHER), *options, "--", *argv),
                 env={},

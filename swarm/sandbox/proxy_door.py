@@ -59,10 +59,14 @@ def proxy_environment(port: int = DOOR_PORT) -> dict[str, str]:
 @dataclass(frozen=True, slots=True)
 class ProxyDoor:
     """One launch's way out: ``fd`` is the sandbox's end of the socket pair to the
-    proxy (to pass into the sandbox), ``port`` the door's port inside it."""
+    proxy (to pass into the sandbox), ``port`` the door's port inside it. For a sandbox
+    without a network namespace (``over_tcp``), the proxy listens on ``127.0.0.1:port``
+    of the machine instead, ``fd`` is -1, and the tier lets the command connect to that
+    port only."""
 
     fd: int
     port: int = DOOR_PORT
+    over_tcp: bool = False
 
     def wrap(self, argv: tuple[str, ...], *, python: str = sys.executable) -> tuple[str, ...]:
         """``argv`` behind the door: it listens, then becomes the command. The door's
@@ -137,13 +141,19 @@ async def door_for(
     path: str,
     resolver: Resolver | None = None,
     on_connection: Callable[[ConnectionRecord], None] | None = None,
+    over_tcp: bool = False,
 ) -> AsyncIterator[ProxyDoor | None]:
     """The door of one launch when ``egress`` is set (``None`` otherwise), served by a
     proxy resolving with ``resolver`` (default: the machine's) and recording each
-    connection with ``on_connection``."""
+    connection with ``on_connection``; ``over_tcp`` for a tier without a network
+    namespace (the proxy on a port of the machine's loopback)."""
     if egress is None:
         yield None
         return
     proxy = EgressProxy(resolver or system_resolver, on_connection)
+    if over_tcp:
+        async with proxy.listen(egress, path=path) as port:
+            yield ProxyDoor(-1, port, over_tcp=True)
+        return
     async with open_door(proxy, egress, path=path) as door:
         yield door

@@ -445,6 +445,7 @@ def shell_tool(
                 path=call.path if call is not None else current_scope().path,
                 resolver=own.resolver,
                 on_connection=_connection_recorder(),
+                over_tcp=getattr(chosen, "proxy_over_tcp", False),
             )
             async with door as proxy:
                 with command_budget(settings.limits) as budget:

@@ -1,16 +1,17 @@
 """The Landlock tier with a network allow-list: with namespaces, the same door to the
-egress proxy as bubblewrap's; without them, no allow-list (the launch is refused)."""
+egress proxy as bubblewrap's; without them, a Landlock rule lets the command connect to
+the proxy's port on the machine's loopback and nowhere else (TCP)."""
 
 from __future__ import annotations
 
 import os
+import socket
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from swarm import SandboxSettings, Tool
-from swarm.errors import ToolError
 from swarm.sandbox import LandlockSandbox, NetworkMethod, Sandbox
 from swarm.sandbox.egress import AllowList, Egress
 from swarm.sandbox.proxy import mapped_resolver
@@ -56,8 +57,28 @@ async def test_landlock_with_namespaces_goes_out_through_the_proxy(
     ]
 
 
-async def test_landlock_without_namespaces_refuses_an_allow_list(ws: Path) -> None:
+async def test_landlock_without_namespaces_reaches_the_proxy_port_only(
+    ws: Path, server: Server, tmp_path: Path
+) -> None:
     shell = shell_in(landlock("landlock-tcp"), ws)
-    with pytest.raises(ToolError, match="needs a network namespace"):
-        await shell.execute(shell.validate({"command": "echo ran > ran.txt"}))
-    assert not (ws / "ran.txt").exists()
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.setblocking(False)
+    other = listener.getsockname()[1]
+    try:
+        out, records = await run_audited(
+            shell,
+            f"curl -sS http://pkg.test:{server.port}/hello.txt;"
+            f" curl -sS http://evil.test:{server.port}/hello.txt;"
+            f" curl -sS --noproxy '*' http://127.0.0.1:{other}/ && echo reached",
+            tmp_path / "audit.jsonl",
+        )
+        with pytest.raises(BlockingIOError):
+            listener.accept()  # nothing got past Landlock to another port
+    finally:
+        listener.close()
+    assert out.count("hello through the proxy") == 1 and "reached" not in out, out
+    assert server.hosts == [f"pkg.test:{server.port}"]
+    assert [(r["host"], r["decision"]) for r in records] == [
+        ("pkg.test", "allow"),
+        ("evil.test", "deny"),
+    ]
