@@ -47,6 +47,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if is_policy_file(args.target):
         policy = load_policy(args.target)
         print(f"ok: {args.target}: policy '{policy.name}', {plural(len(policy.rules), 'rule')}")
+        if getattr(args, "against", None):  # the policy for every role, as `policy test`
+            from swarm.cli.policy_test import print_replay, replay_exit, run_replay
+
+            result, count = run_replay(args.against, lambda _role: policy)
+            print_replay(result, count)
+            return replay_exit(result, args.fail_on)
         return OK
     team, scenario = _team_of(args.target, args.entry)
     print(

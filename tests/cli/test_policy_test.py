@@ -165,3 +165,12 @@ def test_a_path_that_is_no_run_is_a_clear_error(
         assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "nowhere" in missing.stderr and "no such run" in missing.stderr
     assert "bad.jsonl:2" in bad.stderr and "not an audit record" in bad.stderr
+
+
+def test_validate_a_policy_file_against_runs_replays_it_for_every_role(
+    swarm: Swarm, recorded: Path
+) -> None:
+    done = swarm("validate", "loosened.yaml", "--against", recorded, "--fail-on", "tightened")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("ok: loosened.yaml: policy 'team', 6 rules\n")
+    assert done.stdout.splitlines()[-1].endswith("5 changed (5 loosened, 0 tightened)")
