@@ -20,6 +20,7 @@ from swarm.sandbox import (
     Network,
     Reads,
     ResourceLimits,
+    Sandbox,
     SandboxSettings,
     SandboxUnavailable,
 )
@@ -36,6 +37,7 @@ __all__ = [
     "NetworkFile",
     "SandboxFile",
     "confine",
+    "describe_sandbox",
     "merge_sandbox",
     "narrow_network",
 ]
@@ -246,10 +248,17 @@ def confine(
         raise GuardError(str(exc), guard=guard, rule=SANDBOX_RULE) from None
     if call is not None:
         call.sandbox_settings = in_force
-        call.sandbox = found.describe(in_force.network)
-        if in_force.egress is not None:
-            allowed = " ∩ ".join(", ".join(texts) for texts in in_force.egress.texts())
-            call.sandbox += f", out through the egress proxy to: {allowed or 'nothing'}"
+        call.sandbox = describe_sandbox(found, in_force)
+
+
+def describe_sandbox(found: Sandbox, settings: SandboxSettings) -> str:
+    """One line naming the sandbox ``found`` for ``settings``, with the allow-lists of
+    its way out through the egress proxy when it has one."""
+    line = found.describe(settings.network)
+    if settings.egress is None or found.tier == "none":
+        return line
+    allowed = " ∩ ".join(", ".join(texts) for texts in settings.egress.texts())
+    return f"{line}, out through the egress proxy to: {allowed or 'nothing'}"
 
 
 def narrow_network(settings: SandboxSettings, ceiling: Egress) -> SandboxSettings:

@@ -131,16 +131,24 @@ def shell_allowing(ws: Path, *entries: str) -> Tool[Any]:
 
 
 async def run_audited(
-    shell: Tool[Any], command: str, log: Path, *, path: str = "lead"
+    shell: Tool[Any],
+    command: str,
+    log: Path,
+    *,
+    path: str = "lead",
+    calls: list[CallRecord] | None = None,
 ) -> tuple[str, list[dict[str, Any]]]:
     """Run ``command`` as agent ``path`` with an audit log; the output and the log's
-    connection records."""
+    connection records (the call's record goes to ``calls``)."""
     with (
         AuditLog(log, fsync=False) as audit,
         use_scope(RunScope(path, "run-1", observers=(audit,))),
     ):
         arguments = shell.validate({"command": command})
-        with use_call(CallRecord("call_1", "shell", path, arguments, arguments)):
+        call = CallRecord("call_1", "shell", path, arguments, arguments)
+        if calls is not None:
+            calls.append(call)
+        with use_call(call):
             checked = await run_guards(shell, arguments)
             out = await shell.execute(checked)
     return text(out), connections(log)
@@ -287,11 +295,13 @@ async def test_child_list_cannot_widen_its_parents(
         ws, sandbox=SandboxSettings(mode="required"), resolver=mapped_resolver(NAMES)
     )
     [shell] = apply_policy([toolbox["shell"]], dev, role="dev", ceiling={"lead": lead, "dev": dev})
+    calls: list[CallRecord] = []
     out, records = await run_audited(
         shell,
         f"curl -sS http://pkg.test:{server.port}/hello.txt; curl -sS http://evil.test:{server.port}/hello.txt",
         tmp_path / "audit.jsonl",
         path="lead/dev#1",
+        calls=calls,
     )
     assert out.count("hello through the proxy") == 1
     assert server.hosts == [f"pkg.test:{server.port}"]
@@ -300,3 +310,9 @@ async def test_child_list_cannot_widen_its_parents(
         ("evil.test", "deny"),
     ]
     assert "policy 'lead'" in records[1]["reason"] and records[1]["path"] == "lead/dev#1"
+    (call,) = calls
+    assert call.sandbox is not None
+    assert call.sandbox.endswith(
+        "out through the egress proxy to: pkg.test, evil.test, 127.0.0.1/32"
+        " ∩ pkg.test, 127.0.0.1/32"
+    )
