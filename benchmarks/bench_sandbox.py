@@ -2,6 +2,7 @@
 
     python benchmarks/bench_sandbox.py [CALLS]
     python benchmarks/bench_sandbox.py [CALLS] --against OTHER_CHECKOUT
+    python benchmarks/bench_sandbox.py proxy [ROUNDS]
 
 What a shell call costs through the real ``shell`` tool (``make_toolbox(...)["shell"]``):
 ``true``, and a pipeline of seven programs, run unconfined (``sandbox: off``) against the
@@ -18,17 +19,25 @@ each row gives both medians and the median of the paired differences with its qu
 what a change costs a call, which a machine busy with other work blurs far less than it
 blurs two runs one after the other. Run as root, ``chrt -f 50`` in front keeps other work
 from preempting the calls (the wall clock then moves a few percent, not thirty).
+``proxy`` (also run after the tables above) measures what the egress proxy adds to a
+10 MB download from a server on 127.0.0.1: ``curl`` in a bubblewrap sandbox with the
+host's network, straight to the server, against the same through a network allow-list
+(the door in the sandbox, the proxy in swarm); and, outside any sandbox, ``curl``
+straight against ``curl`` through the proxy on a TCP port. Medians of ROUNDS downloads
+(default 10), in milliseconds, and the difference.
 """
 
 from __future__ import annotations
 
 import functools
+import http.server
 import os
 import resource
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -41,6 +50,8 @@ from swarm.toolbox import make_toolbox
 
 CALLS = 200
 WARMUP = 5
+ROUNDS = 10
+DOWNLOAD = 10 * 1024 * 1024
 COMMANDS = {
     "true": "true",
     "7-program pipeline": "printf 'b\\na\\nc\\n' | sort | uniq | tr a-z A-Z | head -n 2 | wc -l"
@@ -166,6 +177,101 @@ def against(calls: int, other: str) -> None:
                 w.wait()
 
 
+class _Blob(http.server.BaseHTTPRequestHandler):
+    body = bytes(DOWNLOAD)
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(self.body)))
+        self.end_headers()
+        self.wfile.write(self.body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+async def _median_ms(run: Any, rounds: int) -> float:
+    await run()  # warm up
+    taken = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        await run()
+        taken.append((time.perf_counter() - start) * 1000)
+    return statistics.median(taken)
+
+
+async def proxy_download(rounds: int) -> None:
+    """The egress proxy's added time for a 10 MB download on loopback (see the module
+    docstring)."""
+    # Here, not at the top: --against runs this file with an older swarm, maybe without.
+    from swarm.sandbox.egress import AllowList, Egress
+    from swarm.sandbox.proxy import EgressProxy, mapped_resolver
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Blob)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    egress = Egress((AllowList.parse(["blob.test", "127.0.0.1/32"]),))
+    resolver = mapped_resolver({"blob.test": "127.0.0.1"})
+    rows: list[tuple[str, float]] = []
+    find = functools.partial(find_sandbox, tiers=("bubblewrap",))
+    curl = "curl -sS -o /dev/null -w '%{size_download}'"
+    with tempfile.TemporaryDirectory() as workspace:
+        try:
+            find(SandboxSettings(mode="required"))
+        except SandboxUnavailable as exc:
+            print(f"(bubblewrap does not work here: {exc})")
+        else:
+            for label, settings, url in (
+                (
+                    "bubblewrap, network host, direct",
+                    SandboxSettings(mode="required", network="host"),
+                    f"http://127.0.0.1:{port}/",
+                ),
+                (
+                    "bubblewrap, allow-list, through the proxy",
+                    SandboxSettings(mode="required", egress=egress),
+                    f"http://blob.test:{port}/",
+                ),
+            ):
+                shell = make_toolbox(
+                    Path(workspace), sandbox=settings, find=find, resolver=resolver
+                )["shell"]
+                arguments = shell.validate({"command": f"{curl} {url}"})
+
+                async def download(shell: Tool[Any] = shell, arguments: Any = arguments) -> None:
+                    out = await shell.execute(arguments)
+                    assert str(out.content).startswith(str(DOWNLOAD)), out.content
+
+                rows.append((label, await _median_ms(download, rounds)))
+    proxy = EgressProxy(resolver)
+    async with proxy.listen(egress, path="bench") as proxy_port:
+        for label, extra in (
+            ("no sandbox, direct", []),
+            ("no sandbox, through the proxy", ["-x", f"http://127.0.0.1:{proxy_port}"]),
+        ):
+            host = "127.0.0.1" if not extra else "blob.test"
+
+            async def fetch(extra: list[str] = extra, host: str = host) -> None:
+                done = await anyio.run_process(
+                    ["curl", "-sS", "-o", "/dev/null", *extra, f"http://{host}:{port}/"],
+                    stdout=subprocess.DEVNULL,
+                )
+                assert done.returncode == 0
+
+            rows.append((label, await _median_ms(fetch, rounds)))
+    server.shutdown()
+    server.server_close()
+    print(f"10 MB download on loopback, median of {rounds} (ms)")
+    for index, (label, median) in enumerate(rows):
+        added = f"{median - rows[index - 1][1]:+8.2f}" if index % 2 else ""
+        print(f"{label:<48} {median:8.2f} {added}")
+
+
+async def _all(calls: int) -> None:
+    await main(calls)
+    await proxy_download(ROUNDS)
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--worker"]:
         anyio.run(worker, sys.argv[2], sys.argv[3])
@@ -173,5 +279,7 @@ if __name__ == "__main__":
         at = sys.argv.index("--against")
         rest = sys.argv[1:at] + sys.argv[at + 2 :]
         against(int(rest[0]) if rest else CALLS, sys.argv[at + 1])
+    elif sys.argv[1:2] == ["proxy"]:
+        anyio.run(proxy_download, int(sys.argv[2]) if len(sys.argv) > 2 else ROUNDS)
     else:
-        anyio.run(main, int(sys.argv[1]) if len(sys.argv) > 1 else CALLS)
+        anyio.run(_all, int(sys.argv[1]) if len(sys.argv) > 1 else CALLS)

@@ -12,7 +12,10 @@ keyrings, no ``socket(AF_UNIX, ...)``), and dropping every capability. Each rais
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import os
+import socket
+import struct
 
 if __package__:
     from swarm.sandbox import _seccomp
@@ -25,6 +28,7 @@ _SYS_ADD_RULE = 445
 _SYS_RESTRICT_SELF = 446
 _CREATE_RULESET_VERSION = 1
 _RULE_PATH_BENEATH = 1
+_RULE_NET_PORT = 2
 
 _EXECUTE = 1 << 0
 _WRITE_FILE = 1 << 1
@@ -46,6 +50,9 @@ _PR_CAP_AMBIENT_CLEAR_ALL = 4
 # NOROOT, NO_SETUID_FIXUP and KEEP_CAPS off, each with its lock bit.
 _SECUREBITS_LOCKED_NOROOT = 0x01 | 0x02 | 0x04 | 0x08 | 0x20
 _CLONE_NEWNET = 0x40000000
+_SIOCGIFFLAGS = 0x8913
+_SIOCSIFFLAGS = 0x8914
+_IFF_UP = 0x1
 _CLONE_NEWUSER = 0x10000000
 _CLONE_NEWNS = 0x00020000
 _CLONE_NEWPID = 0x20000000
@@ -96,6 +103,11 @@ class _RulesetAttr(ctypes.Structure):
 class _PathBeneathAttr(ctypes.Structure):
     _pack_ = 1
     _fields_ = (("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32))
+
+
+class _NetPortAttr(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = (("allowed_access", ctypes.c_uint64), ("port", ctypes.c_uint64))
 
 
 class _CapHeader(ctypes.Structure):
@@ -226,6 +238,14 @@ def unshare(namespaces: str, network: str) -> None:
         raise SetupError(f"unknown namespaces {namespaces!r}")
     # Nothing mounted here may reach the host's mount table.
     _mount(None, "/", None, _MS_REC | _MS_PRIVATE, "")
+
+
+def loopback_up() -> None:
+    """Bring up ``lo`` in this (new) network namespace, while capabilities last."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        request = struct.pack("16sH22x", b"lo", 0)
+        flags = struct.unpack("16sH", fcntl.ioctl(sock, _SIOCGIFFLAGS, request)[:18])[1]
+        fcntl.ioctl(sock, _SIOCSIFFLAGS, struct.pack("16sH22x", b"lo", flags | _IFF_UP))
 
 
 def _remount_readonly(path: str) -> None:
@@ -381,12 +401,19 @@ def mount_proc() -> None:
 
 
 def restrict(
-    abi: int, *, read: list[str], write: list[str], deny: list[str], block_tcp: bool
+    abi: int,
+    *,
+    read: list[str],
+    write: list[str],
+    deny: list[str],
+    block_tcp: bool,
+    connect_ports: tuple[int, ...] = (),
 ) -> None:
     """Restrict this process and its future children with Landlock: read+execute on
     ``read`` (less what ``deny`` names), every right on ``write``, the harmless devices;
-    with ``block_tcp``, no TCP bind or connect (ABI 4 or later); signal and abstract
-    socket scoping from ABI 6. Sets no-new-privileges."""
+    with ``block_tcp``, no TCP bind or connect (ABI 4 or later) but a connect to
+    ``connect_ports`` (the egress proxy's); signal and abstract socket scoping from ABI
+    6. Sets no-new-privileges."""
     all_fs = fs_rights(abi)
     attr = _RulesetAttr(all_fs, 0, 0)
     size = 8
@@ -410,6 +437,10 @@ def restrict(
             _add_rule(ruleset, path, all_fs)
         for device in _DEVICES:
             _add_rule(ruleset, device, _READ_FILE | _WRITE_FILE | _TRUNCATE | _IOCTL_DEV)
+        for port in connect_ports if block_tcp else ():
+            rule = _NetPortAttr(_NET_CONNECT_TCP, port)
+            result = _libc.syscall(_SYS_ADD_RULE, ruleset, _RULE_NET_PORT, ctypes.byref(rule), 0)
+            check(int(result), f"landlock_add_rule port {port}")
         check(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(NO_NEW_PRIVS)")
         check(int(_libc.syscall(_SYS_RESTRICT_SELF, ruleset, 0)), "landlock_restrict_self")
     finally:

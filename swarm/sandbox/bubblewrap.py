@@ -523,6 +523,9 @@ class Bubblewrap:
         if seccomp is not None:
             options += ["--seccomp", str(seccomp)]
             fds.append(seccomp)
+        if confinement.proxy is not None:  # the way out to the egress proxy
+            argv = confinement.proxy.wrap(argv)
+            fds.append(confinement.proxy.fd)
         cap = _Gate(namespace, read_fd, confinement.limits.processes)
         argv = (*gate(cap.block_fd, read_fd, confinement.limits.bash()), *argv)
         # bubblewrap holds a reader of its own info pipe: were swarm (the only other
