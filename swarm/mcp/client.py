@@ -341,6 +341,7 @@ class McpConnections:
                 limits=budget.per_process,
                 read=settings.read,
                 tmpfs_size=settings.tmpfs_size,
+                cgroup=budget.join,
             )
             with sandbox.launch((server.command, *server.args), confinement) as bare:
                 launch = in_budget(bare, budget)

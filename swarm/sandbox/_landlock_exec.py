@@ -219,6 +219,7 @@ class Options:
     """The launcher's options, each given as ``--name=value``."""
 
     __slots__ = (
+        "cgroup",
         "connect_port",
         "deny",
         "env_file",
@@ -248,6 +249,7 @@ class Options:
         self.tmpfs_size = ""
         self.loopback = ""
         self.connect_port = ""
+        self.cgroup: list[str] = []
 
     def limits(self) -> dict[str, int]:
         """The resource limits (``--limit=cpu=600``...), by ``_limits_exec``'s names."""
@@ -303,6 +305,20 @@ def read_env(path: str) -> dict[str, str]:
     return env
 
 
+def _join(files: list[str]) -> None:
+    """Move this process (one thread here) into the command's cgroup, by each of
+    ``files``: ``0`` to a v1 ``tasks`` file (the writing thread, without the lock that
+    waits for an RCU grace period), its PID to a v2 ``cgroup.procs``. Everything it
+    starts is then in the cgroup from its first instruction."""
+    for path in files:
+        who = "0" if os.path.basename(path) == "tasks" else str(os.getpid())
+        try:
+            with open(path, "w") as file:
+                file.write(who)
+        except OSError as error:
+            raise SetupError(f"cannot join the command's cgroup ({path}): {error}") from None
+
+
 def probe() -> dict[str, int]:
     """What this machine allows: the Landlock ABI and which namespaces can be made."""
     found = {"abi": kernel.abi_version()}
@@ -326,6 +342,7 @@ def main(args: list[str]) -> int:
         return 0
     try:
         options, argv = parse(args)
+        _join(options.cgroup)
         if options.parent:
             # swarm's pid, given by swarm: a wrapper that ran first (the cgroup's sh) may
             # have been orphaned already, and then getppid() above named init.

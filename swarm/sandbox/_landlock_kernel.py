@@ -12,9 +12,7 @@ keyrings, no ``socket(AF_UNIX, ...)``), and dropping every capability. Each rais
 from __future__ import annotations
 
 import ctypes
-import fcntl
 import os
-import socket
 import struct
 
 if __package__:
@@ -242,6 +240,10 @@ def unshare(namespaces: str, network: str) -> None:
 
 def loopback_up() -> None:
     """Bring up ``lo`` in this (new) network namespace, while capabilities last."""
+    # Imported here: only an allow-list needs them, and every launch paid their import.
+    import fcntl
+    import socket
+
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
         request = struct.pack("16sH22x", b"lo", 0)
         flags = struct.unpack("16sH", fcntl.ioctl(sock, _SIOCGIFFLAGS, request)[:18])[1]

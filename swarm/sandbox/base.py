@@ -94,7 +94,10 @@ class Confinement:
     is what it may read beyond the workspace (see ``Reads``: confined by default);
     ``tmpfs_size`` the size of each private tmpfs (``None``: the kernel's default).
     ``proxy``, with network ``none``, is the door to the egress proxy the tier opens in
-    the sandbox (``swarm.sandbox.proxy_door``).
+    the sandbox (``swarm.sandbox.proxy_door``). ``cgroup`` are the files by which the
+    command joins its cgroup (``swarm.sandbox.cgroup``): a tier whose launcher joins it
+    first thing says so with ``Launch.joined``; otherwise a shell in front of the launch
+    does.
     """
 
     workspace: Path
@@ -108,6 +111,7 @@ class Confinement:
     read: Reads = ()
     tmpfs_size: int | None = TMPFS_SIZE
     proxy: ProxyDoor | None = None
+    cgroup: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +122,8 @@ class Launch:
     ``stop``, when given, ends at once everything the launch started (a sandbox whose
     processes leave the launcher's process group, such as a PID namespace); the caller
     calls it before signalling the group when the command must be stopped early.
+    ``joined``: the launcher itself joins the confinement's ``cgroup`` before it starts
+    anything.
     """
 
     argv: tuple[str, ...]
@@ -125,6 +131,7 @@ class Launch:
     cwd: Path
     pass_fds: tuple[int, ...] = ()
     stop: Callable[[], None] | None = None
+    joined: bool = False
 
 
 class Sandbox(Protocol):

@@ -264,7 +264,8 @@ class CommandBudget:
     process alone and no process limit, which the cgroup counts exactly; sized so their
     sum fits where none does), and the words to put before the launch (``prefix``,
     empty without a cgroup). ``directories`` are the command's cgroups (none without
-    one)."""
+    one), and ``join`` the files a process joins them by (``JOIN_FILE``; the prefix
+    writes them, or a launcher that joins first thing, see ``Launch.joined``)."""
 
     budget: Budget
     limits: ResourceLimits
@@ -272,6 +273,7 @@ class CommandBudget:
     prefix: tuple[str, ...] = ()
     directories: tuple[Path, ...] = ()
     version: int = 0
+    join: tuple[Path, ...] = ()
 
     def describe(self) -> str:
         """The limits line, saying what holds memory and processes, e.g. ``limits: cpu
@@ -356,8 +358,9 @@ def _make(where: Cgroups, limits: ResourceLimits) -> tuple[Path, ...]:
 
 
 def in_budget(launch: Launch, budget: CommandBudget) -> Launch:
-    """``launch`` started inside ``budget``'s cgroup (its ``prefix`` first), and stopped
-    with everything in that cgroup too (so even what left the process group goes)."""
+    """``launch`` started inside ``budget``'s cgroup (its ``prefix`` first, unless the
+    launch joins it itself: ``Launch.joined``), and stopped with everything in that
+    cgroup too (so even what left the process group goes)."""
     if not budget.prefix:
         return launch
     inner = launch.stop
@@ -367,7 +370,8 @@ def in_budget(launch: Launch, budget: CommandBudget) -> Launch:
             inner()
         budget.stop()
 
-    return dataclasses.replace(launch, argv=(*budget.prefix, *launch.argv), stop=stop)
+    argv = launch.argv if launch.joined else (*budget.prefix, *launch.argv)
+    return dataclasses.replace(launch, argv=argv, stop=stop)
 
 
 def budget_line(limits: ResourceLimits) -> str:
@@ -407,7 +411,10 @@ def command_budget(
         # also counts its program, libraries and page cache.
         memory = None if limits.memory is None else limits.memory - limits.memory // 8
         per_process = dataclasses.replace(limits, memory=memory, processes=None)
-        yield CommandBudget(where.budget, limits, per_process, prefix, directories, where.version)
+        join = tuple(d / name for d in directories)
+        yield CommandBudget(
+            where.budget, limits, per_process, prefix, directories, where.version, join
+        )
     finally:
         for directory in directories:
             _remove(directory, version=where.version)

@@ -233,6 +233,8 @@ class LandlockSandbox:
             options += [f"--env-file={env_file}", f"--network={confinement.network}"]
             options.append(f"--namespaces={_NAMESPACES[method or 'landlock-tcp']}")
             options.append(f"--parent={os.getpid()}")
+            # The launcher joins the command's cgroup first thing: no shell in front.
+            options += [f"--cgroup={path}" for path in confinement.cgroup]
             options += [f"--limit={o[2:]}" for o in confinement.limits.options()]
             if confinement.tmpfs_size is not None:
                 options.append(f"--tmpfs-size={confinement.tmpfs_size}")
@@ -247,6 +249,7 @@ class LandlockSandbox:
                 env={},
                 cwd=confinement.workspace,
                 pass_fds=fds,
+                joined=bool(confinement.cgroup),
             )
         finally:
             _remove_tree(base)

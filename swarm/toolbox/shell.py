@@ -462,6 +462,7 @@ def shell_tool(
                         read=settings.read,
                         tmpfs_size=settings.tmpfs_size,
                         proxy=proxy,
+                        cgroup=budget.join,
                     )
                     with _launching(chosen, ("bash", "-c", command), confinement) as launch:
                         limits = None if chosen.tier == "none" else budget.per_process
