@@ -80,6 +80,7 @@ class AgentState:
     status: str = "starting"
     iterations: int = 0
     tokens: int = 0
+    cached: int = 0  # of the input tokens, those read from the provider's prompt cache
     denied: int = 0
     compactions: int = 0
     last_denial: str = ""
@@ -173,6 +174,7 @@ class AgentBoard:
             case IterationEnd(usage=usage):
                 state.iterations += 1
                 state.tokens += usage.total_tokens
+                state.cached += usage.cache_read_tokens
                 state.status = "working"
             case ContextCompacted():
                 state.compactions += 1
