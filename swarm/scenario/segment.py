@@ -39,10 +39,10 @@ from swarm.scenario.summary import RunSummary
 from swarm.scenario.tooling import scenario_team, scenario_tools
 from swarm.team import DEFAULT_MAX_DEPTH, Team
 from swarm.team.delegation import build_team, compacting_context, continue_numbering, team_scope
+from swarm.team.prices import check_dollar_budgets, team_registry
 from swarm.toolbox import make_toolbox
 from swarm.tools import Tool
 from swarm.transports.base import CompletionTransport, model_name
-from swarm.transports.models import default_registry
 from swarm.transports.options import for_cache
 from swarm.transports.resolver import ModelResolver
 
@@ -216,7 +216,8 @@ async def _run_with(
         entry_spec.budget.depth,
         _first(scenario.limits.usd, entry_spec.budget.usd),
     )
-    registry = default_registry.with_prices({**team.prices, **scenario.prices})
+    registry = team_registry(team, scenario.prices)
+    check_dollar_budgets(team, agents, registry, run_usd=limits.usd)
     root_store = SQLiteContextStore(record.sessions, run.root_session)
     sessions[team.entry] = root_store.session_id
     context = compacting_context(root_store, entry.transport, entry_spec.compaction)

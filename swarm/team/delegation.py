@@ -27,6 +27,7 @@ from swarm.errors import ConfigError, ToolError
 from swarm.events import Error, SessionEndEvent, StreamEvent, SubAgentEvent
 from swarm.loop import run_loop
 from swarm.run import Approver, CallObserver, RunScope, current_scope, use_scope
+from swarm.team.prices import check_dollar_budgets, team_registry
 from swarm.tools import Field, Tool, ToolOutput
 from swarm.transports.base import CompletionTransport, model_name
 from swarm.transports.models import ModelRegistry, default_registry
@@ -390,7 +391,9 @@ def run_team(
     approver: Approver | None = None,
     run_id: str | None = None,
 ) -> AgentStream:
-    """Run ``task`` from the team's entry role; one stream shows the whole tree.
+    """Run ``task`` from the team's entry role; one stream shows the whole tree. Raises
+    ``ConfigError`` before anything runs for a role under a dollar budget whose model has
+    no price (``models:`` in ``team.yaml`` sets prices).
 
     Events of sub-agents arrive as ``SubAgentEvent`` tagged with their path; the final
     ``SessionEndEvent`` carries the usage of every agent and subtree (``usage_tree``).
@@ -407,6 +410,8 @@ def run_team(
     )
     spec = team.specs[team.entry]
     entry = agents[team.entry]
+    registry = team_registry(team)
+    check_dollar_budgets(team, agents, registry)
     scope = team_scope(
         team.entry,
         limits=_limits(spec),
@@ -414,7 +419,7 @@ def run_team(
         approver=approver,
         run_id=run_id,
         model=model_name(entry.transport),
-        registry=default_registry.with_prices(team.prices) if team.prices else None,
+        registry=registry,
     )
     if context is None:
         context = compacting_context(context_factory(), entry.transport, spec.compaction)
