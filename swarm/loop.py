@@ -88,12 +88,7 @@ async def run_loop(
                 raise Failed(BudgetExceeded(spent), StopReason.budget)
             history, offered = await _prepare(run)
             if run.budget is not None and run.budget.dollar_limited:
-                try:  # the request's worst case, held before it is sent
-                    run.held = hold_request(
-                        run.budget, agent.transport, history, offered, agent.system
-                    )
-                except BudgetExceeded as exc:
-                    raise Failed(exc, StopReason.budget) from None
+                _hold(run, history, offered)
             run.iteration += 1
             yield TurnStart(run.iteration)
             turn = run.turn = Turn()
@@ -204,6 +199,17 @@ async def _prepare(run: LoopRun) -> tuple[list[Message], list[Tool[Any]]]:
         if all(t.name != READ_OUTPUT for t in offered):
             offered = [*offered, reader]
     return history, offered
+
+
+def _hold(run: LoopRun, history: list[Message], offered: list[Tool[Any]]) -> None:
+    """Hold the request's worst case against the dollar budgets above the agent before
+    it is sent; ``Failed`` (stop reason ``budget``) when one of them would be crossed."""
+    assert run.budget is not None
+    agent = run.agent
+    try:
+        run.held = hold_request(run.budget, agent.transport, history, offered, agent.system)
+    except BudgetExceeded as exc:
+        raise Failed(exc, StopReason.budget) from None
 
 
 async def _first_event(
