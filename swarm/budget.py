@@ -168,10 +168,11 @@ class Budget:
             for node in self._dollars:
                 node.reserved_usd = max(0.0, node.reserved_usd - held)
 
-    def settle(self, held: float, usage: Usage) -> None:
-        """Release what ``reserve`` held and charge what the request cost."""
+    def settle(self, held: float, usage: Usage, *, iteration: bool = True) -> None:
+        """Release what ``reserve`` held and charge what the request cost (``iteration``
+        as for ``charge``)."""
         self.release(held)
-        self.charge(usage)
+        self.charge(usage, iteration=iteration)
 
     def chain(self) -> list[Budget]:
         """This node and its ancestors, nearest first."""

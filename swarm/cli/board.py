@@ -81,6 +81,7 @@ class AgentState:
     iterations: int = 0
     tokens: int = 0
     cached: int = 0  # of the input tokens, those read from the provider's prompt cache
+    cost_usd: float | None = None  # its subtree's dollars, known once it ends
     denied: int = 0
     compactions: int = 0
     last_denial: str = ""
@@ -180,7 +181,9 @@ class AgentBoard:
                 state.compactions += 1
             case Error():
                 state.error = one_line(event.message, 100)
-            case SessionEndEvent(stop_reason=reason):
+            case SessionEndEvent(stop_reason=reason, usage_tree=tree):
+                if tree is not None:
+                    state.cost_usd = tree.total_cost_usd
                 self._end(state, reason.value)
             case _:
                 pass

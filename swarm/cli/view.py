@@ -80,6 +80,8 @@ def render_board(board: AgentBoard, *, max_lines: int | None = None) -> Tree:
         )
         if state.cached:
             text.append(f" ({state.cached:,} cached)", style="dim")
+        if state.cost_usd is not None:
+            text.append(f"  ${state.cost_usd:.4f}", style="dim")
         if state.denied:
             text.append(f"  denied {state.denied}", style="bold red")
         if state.compactions:
