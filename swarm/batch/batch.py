@@ -49,6 +49,13 @@ class BatchResult:
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
 
+    def _usage(self) -> dict[str, int]:
+        usage = {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens}
+        if self.cache_read_tokens or self.cache_write_tokens:  # the cache parts, when any
+            usage["cache_read_tokens"] = self.cache_read_tokens
+            usage["cache_write_tokens"] = self.cache_write_tokens
+        return usage
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON object written as the task's line."""
         return {
@@ -56,12 +63,7 @@ class BatchResult:
             "ok": self.ok,
             "stop_reason": self.stop_reason,
             "final_text": self.final_text,
-            "usage": {
-                "input_tokens": self.input_tokens,
-                "output_tokens": self.output_tokens,
-                "cache_read_tokens": self.cache_read_tokens,
-                "cache_write_tokens": self.cache_write_tokens,
-            },
+            "usage": self._usage(),
             "cost_usd": self.cost_usd,
             "duration_seconds": round(self.duration_seconds, 3),
             "expectations_passed": self.expectations_passed,
