@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Protocol, Self, runtime_checkable
 
+from swarm.budget import BudgetLimits
 from swarm.context.base import ContextStore
 from swarm.control import Control
 from swarm.dispatch import DEFAULT_TOOL_TIMEOUT, AfterCallHook, CallSettings, dispatch_tools
@@ -162,7 +163,10 @@ class Agent:
     a failure ends the run with an ``Error``). ``after_call`` hooks may replace a tool's
     result before the model sees it. ``max_result_chars`` (about 20k tokens by default;
     ``None``: no limit) is the longest result the model gets whole: a longer one is saved
-    to a file and the model gets its head and the ``read_output`` tool.
+    to a file and the model gets its head and the ``read_output`` tool. ``budget`` limits
+    a run that is not already part of a budgeted one (a team run gives each agent its
+    role's budget): e.g. ``BudgetLimits(usd=0.50)`` holds each request's worst case before
+    it is sent and ends the run with stop reason ``budget`` rather than cross the limit.
     """
 
     system: str
@@ -178,6 +182,7 @@ class Agent:
     )
     after_call: tuple[AfterCallHook, ...] = field(default=(), kw_only=True)
     max_result_chars: int | None = field(default=DEFAULT_MAX_RESULT_CHARS, kw_only=True)
+    budget: BudgetLimits | None = field(default=None, kw_only=True)
 
     @property
     def call_settings(self) -> CallSettings:

@@ -177,14 +177,21 @@ def _converters(hint: Any, where: str) -> tuple[_Encode | None, _Decode | None]:
 
 
 def _record(cls: type) -> tuple[_Encode, _Decode]:
-    """A plain dataclass (``Usage``, ``UsageNode``) as a dict of its fields; missing
-    fields take their defaults. Its fields are derived now, unless ``cls`` is being
-    derived already (a tree: ``UsageNode.children``); then on first use."""
+    """A plain dataclass (``Usage``, ``UsageNode``) as a dict of its fields (those it
+    names in ``SPARSE_FIELDS`` only when set); missing fields take their defaults. Its
+    fields are derived now, unless ``cls`` is being derived already (a tree:
+    ``UsageNode.children``); then on first use."""
     if cls not in _deriving:
         _codec(cls)
 
+    sparse: frozenset[str] = getattr(cls, "SPARSE_FIELDS", frozenset())
+
     def encode(value: Any) -> dict[str, Any]:
-        return _write(value, _codec(cls), {})
+        out = _write(value, _codec(cls), {})
+        for name in sparse:  # written only when set: old records keep their form
+            if not out.get(name):
+                out.pop(name, None)
+        return out
 
     def decode(data: Any) -> Any:
         if not isinstance(data, Mapping):

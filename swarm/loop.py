@@ -30,7 +30,7 @@ from swarm.dispatch import (
     result_event,
     run_calls,
 )
-from swarm.errors import BudgetExceeded, MaxIterationsReached
+from swarm.errors import BudgetExceeded, ConfigError, MaxIterationsReached
 from swarm.events import (
     AgentStart,
     Error,
@@ -53,6 +53,7 @@ from swarm.loop_run import (
 from swarm.messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
 from swarm.outputs import DEFAULT_MAX_RESULT_CHARS, READ_OUTPUT, read_output_tool
 from swarm.run import RunScope, _scope, use_scope
+from swarm.spend import hold_request
 from swarm.tools import Tool
 from swarm.turn import Turn
 from swarm.types import StopReason, Usage
@@ -72,6 +73,8 @@ async def run_loop(
     run = open_run(agent, context, control, run_scope)
     try:
         yield AgentStart(agent.name, context.session_id)
+        if run.budget is not None and (unpriced := run.budget.unpriced_under_dollars()):
+            raise Failed(ConfigError(unpriced))
         if user_message is not None:
             for event in await _add_user(run, _user_message(user_message)):
                 yield event
@@ -84,6 +87,8 @@ async def run_loop(
             if run.budget is not None and (spent := run.budget.exceeded) is not None:
                 raise Failed(BudgetExceeded(spent), StopReason.budget)
             history, offered = await _prepare(run)
+            if run.budget is not None and run.budget.dollar_limited:
+                _hold(run, history, offered)
             run.iteration += 1
             yield TurnStart(run.iteration)
             turn = run.turn = Turn()
@@ -196,6 +201,17 @@ async def _prepare(run: LoopRun) -> tuple[list[Message], list[Tool[Any]]]:
     return history, offered
 
 
+def _hold(run: LoopRun, history: list[Message], offered: list[Tool[Any]]) -> None:
+    """Hold the request's worst case against the dollar budgets above the agent before
+    it is sent; ``Failed`` (stop reason ``budget``) when one of them would be crossed."""
+    assert run.budget is not None
+    agent = run.agent
+    try:
+        run.held = hold_request(run.budget, agent.transport, history, offered, agent.system)
+    except BudgetExceeded as exc:
+        raise Failed(exc, StopReason.budget) from None
+
+
 async def _first_event(
     run: LoopRun, history: list[Message], offered: list[Tool[Any]]
 ) -> StreamEvent | None:
@@ -259,7 +275,8 @@ def _end_turn(
     usage = turn.end.usage
     run.total += usage
     if run.budget is not None:
-        run.budget.charge(usage)
+        held, run.held = run.held, 0.0
+        run.budget.settle(held, usage)
     message, uses, bad = turn.message()
     run.final_text = run.control.final_text = message.text or run.final_text
     return IterationEnd(run.iteration, turn.end.stop_reason, usage), message, uses, bad

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 import anyio
 
 from swarm._log import logger
-from swarm.budget import Budget
+from swarm.budget import Budget, BudgetLimits
 from swarm.context.base import ContextStore
 from swarm.control import AgentTree, Control
 from swarm.dispatch import CallSettings, Outbox, error_result
@@ -66,6 +66,8 @@ class LoopAgent(Protocol):
     def transform_context(self) -> TransformContext | None: ...
     @property
     def call_settings(self) -> CallSettings: ...
+    @property
+    def budget(self) -> BudgetLimits | None: ...
 
 
 class Failed(Exception):
@@ -98,6 +100,7 @@ class LoopRun:
     stream: AsyncIterator[StreamEvent] | None = None  # the model's, until it ends
     pending: tuple[Message, list[ToolUseBlock], list[ToolResultBlock | None]] | None = None
     saved: dict[str, str] = field(default_factory=dict)  # call id -> saved output file
+    held: float = 0.0  # dollars held for the request in flight
 
 
 def open_run(
@@ -107,6 +110,9 @@ def open_run(
     parent = run_scope or current_scope()
     tree = parent.agents or AgentTree()
     scope = parent.child(sink=outbox.put, agents=tree)
+    if scope.budget is None and agent.budget is not None:  # an agent run on its own
+        own = Budget(scope.path or agent.name, agent.budget, model=model_name(agent.transport))
+        scope = scope.child(budget=own)
     tree.running[scope.path] = control
     control.tree = tree
     budget = scope.budget
@@ -135,6 +141,9 @@ async def close_run(run: LoopRun) -> None:
     if run.budget is not None:
         run.budget.detach(control)
         run.budget.stop_reason = run.stop
+        if run.held:  # the request failed or was cut before its usage came
+            run.budget.release(run.held)
+            run.held = 0.0
     if control.tree is not None and control.tree.running.get(run.scope.path) is control:
         del control.tree.running[run.scope.path]
     cut: list[Message] = []
@@ -164,12 +173,11 @@ def session_end(run: LoopRun) -> SessionEndEvent:
     """The run's result, also kept on its control (with its final text) for the reader
     of its stream."""
     tree = run.budget.report() if run.budget is not None else None
-    model = model_name(run.agent.transport)
     if tree is not None:
-        prices = [estimate_cost(n.model, n.usage) for n in tree.walk() if n.model]
+        cost = tree.total_cost_usd
     else:
-        prices = [estimate_cost(model, run.total)] if model is not None else []
-    known = [p for p in prices if p is not None]
+        model = model_name(run.agent.transport)
+        cost = estimate_cost(model, run.total) if model is not None else None
     end = SessionEndEvent(
         run.stop,
         run.total,
@@ -177,7 +185,7 @@ def session_end(run: LoopRun) -> SessionEndEvent:
         final_text=run.final_text,
         iterations=run.iteration,
         duration_s=time.perf_counter() - run.started,
-        cost_usd=sum(known) if known else None,
+        cost_usd=cost,
         session_id=run.context.session_id,
         error=run.error,
     )

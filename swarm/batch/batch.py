@@ -46,6 +46,15 @@ class BatchResult:
     problems: tuple[str, ...]
     record: str | None
     error: str | None
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    def _usage(self) -> dict[str, int]:
+        usage = {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens}
+        if self.cache_read_tokens or self.cache_write_tokens:  # the cache parts, when any
+            usage["cache_read_tokens"] = self.cache_read_tokens
+            usage["cache_write_tokens"] = self.cache_write_tokens
+        return usage
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object written as the task's line."""
@@ -54,7 +63,7 @@ class BatchResult:
             "ok": self.ok,
             "stop_reason": self.stop_reason,
             "final_text": self.final_text,
-            "usage": {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens},
+            "usage": self._usage(),
             "cost_usd": self.cost_usd,
             "duration_seconds": round(self.duration_seconds, 3),
             "expectations_passed": self.expectations_passed,
@@ -98,6 +107,8 @@ def _result(task: BatchTask, report: JobReport, record: Path | None) -> BatchRes
         problems=tuple(report.problems or ()),
         record=str(record) if record is not None else None,
         error=report.error,
+        cache_read_tokens=int(usage.get("cache_read_tokens") or 0),
+        cache_write_tokens=int(usage.get("cache_write_tokens") or 0),
     )
 
 

@@ -80,6 +80,8 @@ class AgentState:
     status: str = "starting"
     iterations: int = 0
     tokens: int = 0
+    cached: int = 0  # of the input tokens, those read from the provider's prompt cache
+    cost_usd: float | None = None  # its subtree's dollars, known once it ends
     denied: int = 0
     compactions: int = 0
     last_denial: str = ""
@@ -173,12 +175,15 @@ class AgentBoard:
             case IterationEnd(usage=usage):
                 state.iterations += 1
                 state.tokens += usage.total_tokens
+                state.cached += usage.cache_read_tokens
                 state.status = "working"
             case ContextCompacted():
                 state.compactions += 1
             case Error():
                 state.error = one_line(event.message, 100)
-            case SessionEndEvent(stop_reason=reason):
+            case SessionEndEvent(stop_reason=reason, usage_tree=tree):
+                if tree is not None:
+                    state.cost_usd = tree.total_cost_usd
                 self._end(state, reason.value)
             case _:
                 pass

@@ -30,7 +30,7 @@ from swarm.scenario.tooling import scenario_tools
 from swarm.team import DEFAULT_MAX_DEPTH, AgentSpec, MultiFormatLoader, Team
 from swarm.team.reach import team_reach
 from swarm.team.spec import check_name, index_specs, role_spec
-from swarm.team.teamfile import TeamFile, load_team_file, mcp_warnings
+from swarm.team.teamfile import TeamFile, load_team_file, mcp_warnings, model_aliases
 from swarm.toolbox import TOOL_NAMES
 from swarm.tools import Tool
 from swarm.transports.resolver import missing_key, model_spec
@@ -96,7 +96,7 @@ def validate(target: Path, entry: str | None = None) -> tuple[list[ConfigError],
                 max_depth=max_depth,
                 directory=directory,
                 mcp_servers=servers,
-                models=settings.models,
+                models=model_aliases(settings.models),
             )
             warnings += team.warnings
             warnings += mcp_warnings(team.specs.values(), set(servers))

@@ -463,9 +463,10 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
     totals = data.get("totals")
     if totals:
         usage = totals["usage"]
+        cost = f" {cost_text(totals['cost_usd'])}," if "cost_usd" in totals else ""
         console.print(
             f"Total: {plural(totals['segments'], 'segment')},"
-            f" {usage['input_tokens'] + usage['output_tokens']:,} tokens,"
+            f" {usage['input_tokens'] + usage['output_tokens']:,} tokens,{cost}"
             f" {totals['duration_seconds']:.1f}s",
             markup=False,
         )
@@ -485,10 +486,16 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
 def _tree_lines(node: dict[str, Any], depth: int = 0) -> str:
     name = visible(str(node["path"]).rsplit("/", 1)[-1])
     cost = node.get("cost_usd")
+    failed = node.get("stop_reason") not in (None, "end_turn")
+    read, write = int(node.get("cache_read_tokens") or 0), int(node.get("cache_write_tokens") or 0)
+    cached = f" ({read:,} cache read, {write:,} cache write)" if read or write else ""
+    subtree_cost = ""
+    if node["children"] and "subtree_cost_usd" in node:
+        subtree_cost = f" (subtree {cost_text(node['subtree_cost_usd'], failed=failed)})"
     line = (
-        f"{'  ' * depth}{name}: {node['input_tokens'] + node['output_tokens']:,} tokens,"
+        f"{'  ' * depth}{name}: {node['input_tokens'] + node['output_tokens']:,} tokens{cached},"
         f" {plural(node['iterations'], 'iteration')}, subtree {node['subtree_tokens']:,}"
-        + f", {cost_text(cost, failed=node.get('stop_reason') not in (None, 'end_turn'))}"
+        + f", {cost_text(cost, failed=failed)}{subtree_cost}"
         + (
             visible(f" [{node['stop_reason']}]")
             if node.get("stop_reason") not in (None, "end_turn")

@@ -32,9 +32,8 @@ from swarm.events import (
     ToolResult,
     ToolUseStart,
 )
-from swarm.scenario.outcome import RunOutcome, tree_cost
-from swarm.transports.models import estimate_cost
-from swarm.types import StopReason, Usage
+from swarm.scenario.outcome import RunOutcome, node_cost, tree_cost
+from swarm.types import StopReason
 
 __all__ = ["AgentBoard", "AgentState", "LineView", "LiveView", "print_summary"]
 
@@ -79,6 +78,10 @@ def render_board(board: AgentBoard, *, max_lines: int | None = None) -> Tree:
             f"  {_duration(state.elapsed(now))}  it {state.iterations}  {state.tokens:,} tok",
             style="dim",
         )
+        if state.cached:
+            text.append(f" ({state.cached:,} cached)", style="dim")
+        if state.cost_usd is not None:
+            text.append(f"  ${state.cost_usd:.4f}", style="dim")
         if state.denied:
             text.append(f"  denied {state.denied}", style="bold red")
         if state.compactions:
@@ -205,28 +208,35 @@ class LineView:
 
 
 def usage_table(tree: UsageNode) -> Table:
-    """Usage and estimated cost per agent and per subtree."""
+    """Usage and cost per agent and per subtree (tokens in counts the cached parts, shown
+    beside it: each has its own price)."""
     table = Table(title="Usage", show_lines=False)
     for column, justify in (
         ("agent", "left"),
         ("iterations", "right"),
         ("tokens in", "right"),
+        ("cache read", "right"),
+        ("cache write", "right"),
         ("tokens out", "right"),
         ("subtree tokens", "right"),
         ("cost", "right"),
+        ("subtree cost", "right"),
         ("end", "left"),
     ):
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
 
     def add(node: UsageNode, depth: int) -> None:
-        cost = estimate_cost(node.model, node.usage) if node.model else None
+        failed = node.stop_reason not in (None, StopReason.end_turn)
         table.add_row(
             Text("  " * depth + visible(node.path.rsplit("/", 1)[-1])),
             str(node.iterations),
             f"{node.usage.input_tokens:,}",
+            f"{node.usage.cache_read_tokens:,}",
+            f"{node.usage.cache_write_tokens:,}",
             f"{node.usage.output_tokens:,}",
             f"{node.total.total_tokens:,}",
-            cost_text(cost, failed=node.stop_reason not in (None, StopReason.end_turn)),
+            cost_text(node_cost(node), failed=failed),
+            cost_text(tree_cost(node), failed=failed) if node.children else "",
             node.stop_reason.value if node.stop_reason else "-",
         )
         for child in node.children:
@@ -248,7 +258,7 @@ def print_summary(console: Console, outcome: RunOutcome, board: AgentBoard | Non
         if console.is_terminal:
             parts.append(usage_table(outcome.usage_tree))
         else:
-            tree = outcome.usage_tree.render(_node_cost)
+            tree = outcome.usage_tree.render(cost=True)
             parts.append(Text("Usage per agent (and subtree):\n" + visible(tree, multiline=True)))
     errors = _errors(outcome, board)
     if errors:
@@ -304,7 +314,3 @@ def _files(outcome: RunOutcome) -> Text:
         why = changes.reason or "the workspace has more files than were compared"
         text.append(f"\n  (the comparison of files stopped short: {why})", style="dim")
     return text
-
-
-def _node_cost(model: str | None, usage: Usage) -> float | None:
-    return estimate_cost(model, usage) if model else None

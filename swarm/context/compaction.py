@@ -37,6 +37,7 @@ from swarm.messages import (
     ToolUseBlock,
 )
 from swarm.run import current_scope, emit
+from swarm.spend import hold_request
 from swarm.transports.base import CompletionTransport, context_window_of
 
 __all__ = [
@@ -236,15 +237,20 @@ async def _summarise(transport: CompletionTransport, request: str, system_prompt
     """The summariser's text; ``CompactionError`` on any failure (not on cancellation)."""
     parts: list[str] = []
     stream: AsyncIterator[StreamEvent] | None = None
+    budget = current_scope().budget  # the summary is spent on the agent's budget
+    held = 0.0
     try:
-        stream = transport.stream([Message.user(request)], [], system_prompt)
+        messages = [Message.user(request)]
+        if budget is not None and budget.dollar_limited:  # held before it is sent
+            held = hold_request(budget, transport, messages, [], system_prompt)
+        stream = transport.stream(messages, [], system_prompt)
         async for event in stream:
             if isinstance(event, TextDelta):
                 parts.append(event.delta)
             elif isinstance(event, IterationEnd):
-                budget = current_scope().budget  # the summary is spent on the agent's budget
                 if budget is not None:
-                    budget.charge(event.usage, iteration=False)
+                    budget.settle(held, event.usage, iteration=False)
+                    held = 0.0
             elif isinstance(event, Error):
                 raise CompactionError(f"the summariser failed: {event.message}") from (
                     event.exception
@@ -254,6 +260,8 @@ async def _summarise(transport: CompletionTransport, request: str, system_prompt
     except Exception as exc:
         raise CompactionError(f"the summariser failed: {type(exc).__name__}: {exc}") from exc
     finally:
+        if budget is not None and held:  # no usage came: give the hold back
+            budget.release(held)
         aclose = getattr(stream, "aclose", None)
         if aclose is not None:
             with anyio.CancelScope(shield=True):

@@ -41,6 +41,10 @@ class _Agent:
     next_chat: bool = True  # a model call starts when the tools of the last one are done
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float | None = None
+    subtree_cost_usd: float | None = None
     error: str = ""
     tools: dict[str, Any] = field(default_factory=dict)  # call id -> execute_tool span
     unbound: list[tuple[str, Any]] = field(default_factory=list)  # delegations (role, span)
@@ -124,11 +128,15 @@ class OtelObserver:
             case IterationEnd(usage=usage, stop_reason=reason):
                 agent.input_tokens += usage.input_tokens
                 agent.output_tokens += usage.output_tokens
+                agent.cache_read_tokens += usage.cache_read_tokens
+                agent.cache_write_tokens += usage.cache_write_tokens
                 if agent.chat is not None:
                     agent.chat.set_attributes(
                         {
                             "gen_ai.usage.input_tokens": usage.input_tokens,
                             "gen_ai.usage.output_tokens": usage.output_tokens,
+                            "gen_ai.usage.cache_read.input_tokens": usage.cache_read_tokens,
+                            "gen_ai.usage.cache_creation.input_tokens": usage.cache_write_tokens,
                             "gen_ai.response.finish_reasons": [reason.value],
                         }
                     )
@@ -143,7 +151,9 @@ class OtelObserver:
                 agent.error = event.message
                 if agent.chat is not None:
                     self._error(agent.chat, event.message)
-            case SessionEndEvent(stop_reason=reason):
+            case SessionEndEvent(stop_reason=reason, usage_tree=tree):
+                if tree is not None:
+                    agent.cost_usd, agent.subtree_cost_usd = tree.cost_usd, tree.total_cost_usd
                 self._end_agent(path, agent, reason.value)
             case _:
                 pass
@@ -155,13 +165,18 @@ class OtelObserver:
         for span in agent.tools.values():
             span.end()
         agent.tools.clear()
-        agent.span.set_attributes(
-            {
-                "gen_ai.usage.input_tokens": agent.input_tokens,
-                "gen_ai.usage.output_tokens": agent.output_tokens,
-                "swarm.stop_reason": reason,
-            }
-        )
+        attributes: dict[str, Any] = {
+            "gen_ai.usage.input_tokens": agent.input_tokens,
+            "gen_ai.usage.output_tokens": agent.output_tokens,
+            "gen_ai.usage.cache_read.input_tokens": agent.cache_read_tokens,
+            "gen_ai.usage.cache_creation.input_tokens": agent.cache_write_tokens,
+            "swarm.stop_reason": reason,
+        }
+        if agent.cost_usd is not None:  # OTel drops None attributes: leave unknown out
+            attributes["swarm.cost_usd"] = agent.cost_usd
+        if agent.subtree_cost_usd is not None:
+            attributes["swarm.subtree_cost_usd"] = agent.subtree_cost_usd
+        agent.span.set_attributes(attributes)
         if reason == "error" or agent.error:
             self._error(agent.span, agent.error or "error")
         agent.span.end()

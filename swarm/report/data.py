@@ -68,6 +68,8 @@ class AgentData:
     error: str = ""
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
     model_calls: list[ModelCall] = field(default_factory=list)
     calls: list[CallData] = field(default_factory=list)
     conversation: list[tuple[str, str]] = field(default_factory=list)
@@ -247,6 +249,8 @@ def _apply(agent: AgentData, event: dict[str, Any], now: float) -> None:
         )
         agent.input_tokens += tokens_in
         agent.output_tokens += tokens_out
+        agent.cache_read_tokens += int(usage.get("cache_read_tokens", 0))
+        agent.cache_write_tokens += int(usage.get("cache_write_tokens", 0))
         agent._cursor = now
         agent.flush_text()
     elif kind == "error":

@@ -229,15 +229,20 @@ def _usage(summary: dict[str, Any]) -> str:
         return ""
     rows = []
 
+    def dollars(value: Any) -> str:
+        return _e(f"${value:.4f}" if isinstance(value, int | float) else "-")
+
     def walk(node: dict[str, Any], depth: int) -> None:
-        cost = node.get("cost_usd")
         name = str(node.get("path", "")).rsplit("/", 1)[-1]
+        subtree = dollars(node.get("subtree_cost_usd")) if node.get("children") else ""
         rows.append(
             f'<tr><td style="padding-left:{10 + depth * 14}px">{_e(name)}</td>'
             f"<td>{int(node.get('input_tokens') or 0):,}</td>"
+            f"<td>{int(node.get('cache_read_tokens') or 0):,}</td>"
+            f"<td>{int(node.get('cache_write_tokens') or 0):,}</td>"
             f"<td>{int(node.get('output_tokens') or 0):,}</td>"
             f"<td>{int(node.get('subtree_tokens') or 0):,}</td>"
-            f"<td>{_e(f'${cost:.4f}' if isinstance(cost, int | float) else '-')}</td>"
+            f"<td>{dollars(node.get('cost_usd'))}</td><td>{subtree}</td>"
             f"<td>{_e(node.get('stop_reason') or '-')}</td></tr>"
         )
         for child in node.get("children") or ():
@@ -245,7 +250,10 @@ def _usage(summary: dict[str, Any]) -> str:
                 walk(child, depth + 1)
 
     walk(tree, 0)
-    head = "<tr><th>agent</th><th>in</th><th>out</th><th>subtree</th><th>cost</th><th>end</th></tr>"
+    head = (
+        "<tr><th>agent</th><th>in</th><th>cache read</th><th>cache write</th><th>out</th>"
+        "<th>subtree</th><th>cost</th><th>subtree cost</th><th>end</th></tr>"
+    )
     return f"<h2>Usage per agent and subtree</h2><table>{head}{''.join(rows)}</table>"
 
 

@@ -27,7 +27,15 @@ from swarm.scenario.spec import Scenario
 from swarm.transports.models import estimate_cost
 from swarm.types import StopReason, Usage
 
-__all__ = ["CallTally", "EventTally", "RunOutcome", "build_outcome", "tree_cost"]
+__all__ = [
+    "CallTally",
+    "EventTally",
+    "RunOutcome",
+    "build_outcome",
+    "node_cost",
+    "tree_cost",
+    "usage_dict",
+]
 
 
 @dataclass(slots=True)
@@ -101,10 +109,7 @@ class RunOutcome:
             "stop_reason": self.stop_reason.value,
             "interrupted": self.interrupted,
             "final_text": self.final_text,
-            "usage": {
-                "input_tokens": self.usage.input_tokens,
-                "output_tokens": self.usage.output_tokens,
-            },
+            "usage": usage_dict(self.usage),
             "cost_usd": self.cost,
             "calls": {"allowed": self.allowed, "denied": self.denied},
             "denied_calls": [
@@ -123,16 +128,26 @@ class RunOutcome:
         }
 
 
+def usage_dict(usage: Usage) -> dict[str, int]:
+    """``usage`` as records write it: input and output, and the cache parts when any."""
+    out = {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens}
+    if usage.cached:
+        out["cache_read_tokens"] = usage.cache_read_tokens
+        out["cache_write_tokens"] = usage.cache_write_tokens
+        out["cache_write_1h_tokens"] = usage.cache_write_1h_tokens
+    return out
+
+
 def _tree_to_dict(node: UsageNode) -> dict[str, Any]:
     return {
         "path": node.path,
         "model": node.model,
-        "input_tokens": node.usage.input_tokens,
-        "output_tokens": node.usage.output_tokens,
+        **usage_dict(node.usage),
         "subtree_tokens": node.total.total_tokens,
         "iterations": node.iterations,
         "stop_reason": node.stop_reason.value if node.stop_reason else None,
-        "cost_usd": _cost(node.model, node.usage),
+        "cost_usd": node_cost(node),
+        "subtree_cost_usd": tree_cost(node),
         "children": [_tree_to_dict(child) for child in node.children],
     }
 
@@ -141,13 +156,29 @@ def _cost(model: str | None, usage: Usage) -> float | None:
     return estimate_cost(model, usage) if model else None
 
 
+def node_cost(node: UsageNode) -> float | None:
+    """What one agent's own model calls cost: as charged during the run (at the run's
+    prices, ``models:`` overrides included), else (a record written before runs kept
+    dollars) at the shipped prices; ``None`` when unknown."""
+    if node.cost_usd is not None:
+        return node.cost_usd
+    return _cost(node.model, node.usage)
+
+
 def tree_cost(node: UsageNode | None) -> float | None:
-    """The estimated dollars of a usage tree, where prices are known."""
+    """The dollars of a usage tree; ``None`` when any agent in it has no known cost (a
+    partial sum would read as the whole bill)."""
     if node is None:
         return None
-    prices = [_cost(n.model, n.usage) for n in node.walk()]
-    known = [p for p in prices if p is not None]
-    return sum(known) if known else None
+    if node.total_cost_usd is not None:
+        return node.total_cost_usd
+    total = 0.0
+    for n in node.walk():
+        cost = node_cost(n) if n.usage.total_tokens else 0.0
+        if cost is None:
+            return None
+        total += cost
+    return total
 
 
 @dataclass(slots=True)

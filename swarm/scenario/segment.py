@@ -39,9 +39,11 @@ from swarm.scenario.summary import RunSummary
 from swarm.scenario.tooling import scenario_team, scenario_tools
 from swarm.team import DEFAULT_MAX_DEPTH, Team
 from swarm.team.delegation import build_team, compacting_context, continue_numbering, team_scope
+from swarm.team.prices import check_dollar_budgets, team_registry
 from swarm.toolbox import make_toolbox
 from swarm.tools import Tool
 from swarm.transports.base import CompletionTransport, model_name
+from swarm.transports.options import for_cache
 from swarm.transports.resolver import ModelResolver
 
 __all__ = ["RunSetup", "Segment", "load_team", "run_segment"]
@@ -183,12 +185,21 @@ async def _run_with(
         journal.agent(path, store.session_id)
         return store
 
+    transport: CompletionTransport = run.transport
+    resolver: Callable[[str], CompletionTransport] = run.resolver
+    if scenario.cache is not None:  # the scenario's prompt caching; a role's own wins
+        cache = scenario.cache
+        transport = for_cache(transport, cache)
+
+        def resolver(spec: str) -> CompletionTransport:
+            return for_cache(run.resolver(spec), cache)
+
     agents = build_team(
         team,
         toolbox,
-        run.transport,
+        transport,
         context_factory=session_store,
-        resolve_model=run.resolver,
+        resolve_model=resolver,
         guard_tools=guard_tools(
             scenario, team, run.workspace, idempotent, policies=run.policies, protected=readonly
         ),
@@ -203,7 +214,10 @@ async def _run_with(
         _first(scenario.limits.seconds, entry_spec.budget.seconds),
         _first(scenario.limits.delegations, entry_spec.budget.delegations),
         entry_spec.budget.depth,
+        _first(scenario.limits.usd, entry_spec.budget.usd),
     )
+    registry = team_registry(team, scenario.prices)
+    check_dollar_budgets(team, agents, registry, run_usd=limits.usd)
     root_store = SQLiteContextStore(record.sessions, run.root_session)
     sessions[team.entry] = root_store.session_id
     context = compacting_context(root_store, entry.transport, entry_spec.compaction)
@@ -230,6 +244,7 @@ async def _run_with(
             approver=approver,
             run_id=run.run_id,
             model=model_name(entry.transport),
+            registry=registry,
         ).child(output_dir=record.dir / "outputs")  # large tool outputs, kept with the run
         continue_numbering(scope, sessions)  # a resumed run's new sub-agents get new paths
         try:

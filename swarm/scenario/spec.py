@@ -11,6 +11,8 @@
     files: {README.md: "# calc"}     # written into the workspace before the run
     task: Write calc.py with add and sub, and a test for it.
     models: {fast: openai:gpt-4.1-mini}  # aliases a role's 'model:' may name (over team.yaml's)
+    #   and prices (USD per million tokens): {house: {input: 0.5, output: 1.5, cache_read: 0.05}}
+    cache: 1h                        # prompt caching for roles that set none: false, true, 5m, 1h
     model: openai:gpt-4.1-mini       # a provider spec, or a script:
     #   script:
     #     orchestrator:
@@ -18,7 +20,7 @@
     #         args: {task: "Write calc.py"}
     #       - text: calc.py is written.
     #     developer#2: [...]       # turns of one instance (wins over 'developer:')
-    limits: {tokens: 200000, seconds: 600, max_iterations: 30, max_depth: 3}
+    limits: {tokens: 200000, usd: 2.5, seconds: 600, max_iterations: 30, max_depth: 3}
     expect:
       stop_reason: end_turn
       final_contains: [calc.py]
@@ -43,6 +45,7 @@ from pydantic import ConfigDict
 from swarm.config import Document, load_document, validate_document
 from swarm.errors import ConfigError
 from swarm.mcp.config import McpServer, parse_mcp_servers
+from swarm.team.teamfile import ModelsField, model_aliases, model_prices
 
 __all__ = [
     "Expectations",
@@ -117,6 +120,7 @@ class Limits(pydantic.BaseModel):
     tokens: int | None = pydantic.Field(None, gt=0)
     seconds: float | None = pydantic.Field(None, gt=0)
     delegations: int | None = pydantic.Field(None, ge=0)
+    usd: float | None = pydantic.Field(None, gt=0)
     max_iterations: int | None = pydantic.Field(None, gt=0)
     max_depth: int | None = pydantic.Field(None, ge=0)
     tool_timeout: float | None = pydantic.Field(None, gt=0)
@@ -176,7 +180,8 @@ class ScenarioFile(pydantic.BaseModel):
     files: dict[str, str] = pydantic.Field(default_factory=dict)
     task: str = pydantic.Field(min_length=1)
     model: str | Script | None = None
-    models: dict[str, str] = pydantic.Field(default_factory=dict)
+    models: ModelsField = pydantic.Field(default_factory=dict)
+    cache: bool | Literal["5m", "1h"] | None = None
     limits: Limits = field(default_factory=Limits)
     expect: Expectations | None = None
     tools: dict[str, str] = pydantic.Field(default_factory=dict)
@@ -205,6 +210,8 @@ class Scenario:
     limits: Limits = field(default_factory=Limits)
     expect: Expectations | None = None
     models: dict[str, str] = field(default_factory=dict)
+    prices: dict[str, dict[str, float | int]] = field(default_factory=dict)
+    cache: bool | Literal["5m", "1h"] | None = None
     document: Document | None = field(default=None, compare=False, repr=False)
     tools: dict[str, str] = field(default_factory=dict)
     mcp_servers: dict[str, McpServer] = field(default_factory=dict)
@@ -254,7 +261,9 @@ def scenario_from_document(document: Document) -> Scenario:
         runs_dir=runs_dir,
         files=dict(data.files),
         model=data.model,
-        models=dict(data.models),
+        models=model_aliases(data.models),
+        prices=model_prices(data.models),
+        cache=data.cache,
         limits=data.limits,
         expect=data.expect,
         document=document,

@@ -63,11 +63,26 @@ class RunSummary:
 
 
 def segment_totals(segments: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The usage and duration of all ``segments`` (as ``summary.json`` lists them)."""
+    """The usage, dollars and duration of all ``segments`` (as ``summary.json`` lists
+    them); the cache parts of the usage when any segment had them, and ``cost_usd`` as
+    ``None`` when any segment's cost is unknown."""
     usage = {"input_tokens": 0, "output_tokens": 0}
+    parts = {"cache_read_tokens": 0, "cache_write_tokens": 0, "cache_write_1h_tokens": 0}
     duration = 0.0
+    cost: float | None = 0.0
     for segment in segments:
-        for key in usage:
-            usage[key] += int((segment.get("usage") or {}).get(key) or 0)
+        used = segment.get("usage") or {}
+        for counts in (usage, parts):
+            for key in counts:
+                counts[key] += int(used.get(key) or 0)
         duration += float(segment.get("duration_seconds") or 0)
-    return {"usage": usage, "duration_seconds": round(duration, 3), "segments": len(segments)}
+        spent = segment.get("cost_usd")
+        cost = cost + spent if cost is not None and isinstance(spent, int | float) else None
+    if any(parts.values()):
+        usage.update(parts)
+    return {
+        "usage": usage,
+        "cost_usd": cost if segments else None,
+        "duration_seconds": round(duration, 3),
+        "segments": len(segments),
+    }

@@ -27,9 +27,11 @@ from swarm.errors import ConfigError, ToolError
 from swarm.events import Error, SessionEndEvent, StreamEvent, SubAgentEvent
 from swarm.loop import run_loop
 from swarm.run import Approver, CallObserver, RunScope, current_scope, use_scope
+from swarm.team.prices import check_dollar_budgets, team_registry
 from swarm.tools import Field, Tool, ToolOutput
 from swarm.transports.base import CompletionTransport, model_name
-from swarm.transports.options import for_tool_choice
+from swarm.transports.models import ModelRegistry, default_registry
+from swarm.transports.options import for_cache, for_tool_choice
 from swarm.transports.resolver import ModelResolver
 from swarm.types import StopReason
 
@@ -67,6 +69,8 @@ class _Limits(Protocol):
     def delegations(self) -> int | None: ...
     @property
     def depth(self) -> int | None: ...
+    @property
+    def usd(self) -> float | None: ...
 
 
 class RoleSettings(Protocol):
@@ -98,7 +102,7 @@ def _limits(settings: RoleSettings | None) -> BudgetLimits:
     if settings is None:
         return BudgetLimits()
     b = settings.budget
-    return BudgetLimits(b.tokens, b.seconds, b.delegations, b.depth)
+    return BudgetLimits(b.tokens, b.seconds, b.delegations, b.depth, b.usd)
 
 
 def _transport_for(
@@ -106,10 +110,14 @@ def _transport_for(
     transport: CompletionTransport,
     resolve_model: Callable[[str], CompletionTransport] | None,
 ) -> CompletionTransport:
-    """The role's transport: its own model when it names one, with its ``tool_choice``."""
+    """The role's transport: its own model when it names one, with its ``tool_choice``
+    and its prompt caching (``cache``)."""
     model = settings.model if settings is not None else None
     if model:
         transport = (resolve_model or ModelResolver(transport))(model)
+    cache = getattr(settings, "cache", None)
+    if cache is not None:
+        transport = for_cache(transport, cache)
     choice = getattr(settings, "tool_choice", None)
     return for_tool_choice(transport, choice) if choice else transport
 
@@ -210,7 +218,10 @@ def _agent_tool(tool_name: str, description: str, ctx: AgentContext) -> Tool[Age
             "usage": {
                 "input_tokens": budget.total.input_tokens,
                 "output_tokens": budget.total.output_tokens,
+                "cache_read_tokens": budget.total.cache_read_tokens,
+                "cache_write_tokens": budget.total.cache_write_tokens,
             },
+            "cost_usd": None if budget.total_unpriced else round(budget.total_usd, 6),
         }
         if end is None or end.stop_reason not in (StopReason.end_turn, StopReason.max_tokens):
             raise ToolError(_failure(path, end, error, text))
@@ -295,14 +306,19 @@ def team_scope(
     approver: Approver | None = None,
     run_id: str | None = None,
     model: str | None = None,
+    registry: ModelRegistry | None = None,
 ) -> RunScope:
-    """The root scope of a team run: the entry role's path and budget, the run id."""
+    """The root scope of a team run: the entry role's path and budget, the run id;
+    ``registry`` prices the run's model calls (``default_registry`` when ``None``)."""
+    budget = Budget(
+        entry, limits or BudgetLimits(), model=model, registry=registry or default_registry
+    )
     return RunScope(
         path=entry,
         run_id=run_id or uuid.uuid4().hex[:12],
         observers=tuple(observers),
         approver=approver,
-        budget=Budget(entry, limits or BudgetLimits(), model=model),
+        budget=budget,
     )
 
 
@@ -375,7 +391,9 @@ def run_team(
     approver: Approver | None = None,
     run_id: str | None = None,
 ) -> AgentStream:
-    """Run ``task`` from the team's entry role; one stream shows the whole tree.
+    """Run ``task`` from the team's entry role; one stream shows the whole tree. Raises
+    ``ConfigError`` before anything runs for a role under a dollar budget whose model has
+    no price (``models:`` in ``team.yaml`` sets prices).
 
     Events of sub-agents arrive as ``SubAgentEvent`` tagged with their path; the final
     ``SessionEndEvent`` carries the usage of every agent and subtree (``usage_tree``).
@@ -392,6 +410,8 @@ def run_team(
     )
     spec = team.specs[team.entry]
     entry = agents[team.entry]
+    registry = team_registry(team)
+    check_dollar_budgets(team, agents, registry)
     scope = team_scope(
         team.entry,
         limits=_limits(spec),
@@ -399,6 +419,7 @@ def run_team(
         approver=approver,
         run_id=run_id,
         model=model_name(entry.transport),
+        registry=registry,
     )
     if context is None:
         context = compacting_context(context_factory(), entry.transport, spec.compaction)

@@ -23,7 +23,13 @@ from swarm.mcp.config import McpServer, load_mcp_servers
 from swarm.team.implicit import implicit_orchestrator, needs_orchestrator
 from swarm.team.loader import MultiFormatLoader, agents_from_specs, load_specs
 from swarm.team.spec import AgentSpec, check_name, index_specs
-from swarm.team.teamfile import TeamFile, load_team_file, mcp_warnings
+from swarm.team.teamfile import (
+    TeamFile,
+    load_team_file,
+    mcp_warnings,
+    model_aliases,
+    model_prices,
+)
 from swarm.tools import Tool
 
 __all__ = ["DEFAULT_MAX_DEPTH", "Team"]
@@ -217,6 +223,7 @@ class Team:
                 f" '{main.name}' delegates to every role ({', '.join(main.delegates)})"
             )
         self.models: Mapping[str, str] = MappingProxyType(dict(models))
+        self.prices: dict[str, dict[str, float | int]] = {}  # from team.yaml's `models:`
         self.specs: Mapping[str, AgentSpec] = MappingProxyType(dict(sorted(index.items())))
         self.max_depth = max_depth
         self.directory = directory
@@ -266,8 +273,9 @@ class Team:
             max_depth=max_depth,
             directory=directory,
             mcp_servers=servers,
-            models=settings.models,
+            models=model_aliases(settings.models),
         )
+        team.prices = model_prices(settings.models)
         dropped = mcp_warnings(team.specs.values(), set(servers))
         for warning in dropped:
             log.info("team: " + warning, directory=str(directory))

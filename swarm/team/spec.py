@@ -43,6 +43,7 @@ __all__ = [
 
 DEFAULT_MAX_ITERATIONS = 50
 ToolChoice: TypeAlias = Literal["auto", "required", "none"]
+CacheTTL: TypeAlias = Literal["5m", "1h"]  # as swarm.transports.options, without its imports
 Key: TypeAlias = tuple[str | int, ...]
 
 # Role names become tool names for the model, so they follow the providers' tool-name rule.
@@ -81,13 +82,15 @@ class BudgetSettings:
 
     ``tokens`` bounds input plus output tokens, ``seconds`` wall-clock time,
     ``delegations`` the sub-agent calls, ``depth`` how many levels of delegation may
-    open below the role. ``None`` means no limit of that kind from this role.
+    open below the role, ``usd`` the dollars its subtree may spend at list prices.
+    ``None`` means no limit of that kind from this role.
     """
 
     tokens: int | None = None
     seconds: float | None = None
     delegations: int | None = None
     depth: int | None = None
+    usd: float | None = None
 
 
 _FIELDS = ConfigDict(extra="forbid", strict=True, frozen=True)
@@ -112,6 +115,7 @@ class BudgetFile(pydantic.BaseModel):
     seconds: float | None = pydantic.Field(None, gt=0)
     delegations: int | None = pydantic.Field(None, ge=0)
     depth: int | None = pydantic.Field(None, ge=0)
+    usd: float | None = pydantic.Field(None, gt=0)
 
 
 def _names_list(value: Any) -> Any:
@@ -157,6 +161,7 @@ class RoleFile(pydantic.BaseModel):
     tool_choice: ToolChoice | None = None
     tool_timeout: float | None = pydantic.Field(None, gt=0)
     max_result_chars: int | None = pydantic.Field(None, gt=0)
+    cache: bool | CacheTTL | None = None
 
     @pydantic.field_validator("name")
     @classmethod
@@ -205,6 +210,8 @@ class AgentSpec:
     ``policy`` is kept as written (a policy name or a path relative to ``source``).
     ``compaction`` is ``None`` when the role leaves it to the run.
     ``tool_timeout`` (seconds) and ``max_result_chars`` override the agent's defaults.
+    ``cache`` turns prompt caching off (``False``) or on (``True``, or a lifetime
+    ``"5m"``/``"1h"``) for the role's requests; ``None`` leaves it to the transport.
     ``optional_tools`` names entries of ``tools`` that are dropped, not refused, when they
     cannot be resolved (a Claude Code file naming a server the team does not declare).
     ``shell_commands``, when not empty, limits the role's ``shell`` to commands whose
@@ -225,6 +232,7 @@ class AgentSpec:
     tool_choice: ToolChoice | None = None
     tool_timeout: float | None = None
     max_result_chars: int | None = None
+    cache: bool | CacheTTL | None = None
     source: Path | None = None
     optional_tools: frozenset[str] = frozenset()
     shell_commands: tuple[str, ...] = ()
@@ -383,6 +391,7 @@ def role_spec(document: Document, *, source: Path | None = None) -> AgentSpec:
         tool_choice=role.tool_choice,
         tool_timeout=role.tool_timeout,
         max_result_chars=role.max_result_chars,
+        cache=role.cache,
         source=source,
         locations=MappingProxyType(dict(document.lines)),
     )

@@ -1,11 +1,17 @@
 """What a team directory says about the whole team, beside its role files.
 
 ``team.yaml`` (or ``team.yml``) is the one YAML file of a directory that is not a role: it
-holds settings of the team, for now the model aliases its roles may name::
+holds settings of the team: the model aliases its roles may name, and prices (USD per
+million tokens) that set or override what swarm knows of a model::
 
     models:
       fast: openai:gpt-4.1-mini
       smart: anthropic:claude-opus-4-5
+      house-model: {input: 0.50, output: 1.50, cache_read: 0.05}   # prices of a model id
+      cheap: {model: openai:gpt-4.1-nano, input: 0.08}   # an alias with its prices
+
+A mapping's key is the model id it prices, unless it names a ``model:`` (then the key is
+also an alias for it, and the prices are that model's).
 
 The MCP servers a team declares (``mcp.json`` or ``.mcp.json``, Claude Code's
 ``mcpServers`` format) are read here only for their names, to warn about a Claude Code
@@ -14,7 +20,7 @@ role's ``mcp__server__tool`` whose server the team does not declare.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pydantic
@@ -23,18 +29,81 @@ from pydantic import ConfigDict
 from swarm.config import load_document, validate_document
 from swarm.team.spec import AgentSpec
 
-__all__ = ["TEAM_FILES", "TeamFile", "load_team_file", "mcp_warnings"]
+__all__ = [
+    "TEAM_FILES",
+    "ModelEntry",
+    "TeamFile",
+    "load_team_file",
+    "mcp_warnings",
+    "model_aliases",
+    "model_prices",
+]
 
 TEAM_FILES = ("team.yaml", "team.yml")
 """The names of a team file: never loaded as a role."""
 
 
+class ModelEntry(pydantic.BaseModel):
+    """Prices (USD per million tokens) and limits of one model, set in ``models:``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str | None = None
+    input: float | None = pydantic.Field(None, ge=0)
+    output: float | None = pydantic.Field(None, ge=0)
+    cache_read: float | None = pydantic.Field(None, ge=0)
+    cache_write: float | None = pydantic.Field(None, ge=0)
+    cache_write_1h: float | None = pydantic.Field(None, ge=0)
+    context_window: int | None = pydantic.Field(None, gt=0)
+    max_output_tokens: int | None = pydantic.Field(None, gt=0)
+
+
+ModelsField = dict[str, str | ModelEntry]
+"""What ``models:`` holds: aliases (strings) and prices (mappings)."""
+
+_PRICE_NAMES = {
+    "input": "input_price",
+    "output": "output_price",
+    "cache_read": "cache_read_price",
+    "cache_write": "cache_write_price",
+    "cache_write_1h": "cache_write_1h_price",
+    "context_window": "context_window",
+    "max_output_tokens": "max_output_tokens",
+}
+
+
+def model_aliases(models: Mapping[str, str | ModelEntry]) -> dict[str, str]:
+    """The aliases of a ``models:`` mapping: its strings, and its entries naming a model."""
+    out: dict[str, str] = {}
+    for name, value in models.items():
+        if isinstance(value, str):
+            out[name] = value
+        elif value.model is not None:
+            out[name] = value.model
+    return out
+
+
+def model_prices(models: Mapping[str, str | ModelEntry]) -> dict[str, dict[str, float | int]]:
+    """The price overrides of a ``models:`` mapping, by model id (a provider prefix such
+    as ``anthropic:`` dropped), as ``ModelRegistry.with_prices`` takes them."""
+    out: dict[str, dict[str, float | int]] = {}
+    for name, value in models.items():
+        if isinstance(value, str):
+            continue
+        target = value.model or name
+        model_id = target.rsplit(":", 1)[-1] if ":" in target else target
+        fields = value.model_dump(exclude={"model"}, exclude_none=True)
+        out[model_id] = {_PRICE_NAMES[k]: v for k, v in fields.items()}
+    return out
+
+
 class TeamFile(pydantic.BaseModel):
-    """A team file's fields: ``models`` maps alias names to model specs."""
+    """A team file's fields: ``models`` maps alias names to model specs, and model ids
+    (or aliases) to their prices."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
-    models: dict[str, str] = pydantic.Field(default_factory=dict)
+    models: ModelsField = pydantic.Field(default_factory=dict)
 
 
 def load_team_file(directory: Path) -> TeamFile:

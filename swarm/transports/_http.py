@@ -13,12 +13,12 @@ from typing import Any, ClassVar, Protocol, Self
 import anyio
 import httpx
 
-from swarm.errors import TransportError
+from swarm.errors import ConfigError, TransportError
 from swarm.events import StreamEvent
 from swarm.messages import Message
 from swarm.tools import Tool
 from swarm.transports.models import default_registry
-from swarm.transports.options import PerRequest, Timeouts, ToolChoice, resolve_option
+from swarm.transports.options import CacheTTL, PerRequest, Timeouts, ToolChoice, resolve_option
 from swarm.transports.retry import (
     ProviderError,
     RetryPolicy,
@@ -133,6 +133,8 @@ class HTTPTransport(ABC):
         context_window: int | None,
         max_connections: int | None,
         args: dict[str, Any],
+        cache: bool | None = None,
+        cache_ttl: CacheTTL = "5m",
     ) -> None:
         self._args = {k: v for k, v in args.items() if k not in ("self", "__class__")}
         self.model = model
@@ -148,7 +150,18 @@ class HTTPTransport(ABC):
         self.extra_body = dict(extra_body or {})
         self.extra_headers = dict(extra_headers or {})
         self.context_window = context_window or default_registry.context_window(model)
+        if cache_ttl not in ("5m", "1h"):
+            raise ConfigError(f"cache_ttl must be '5m' or '1h', not {cache_ttl!r}", field="cache")
+        self.cache = cache
+        self.cache_ttl: CacheTTL = cache_ttl
         self._pool = _Pool(client, max_connections)
+
+    @property
+    def caching(self) -> bool:
+        """Whether requests ask for prompt caching: ``cache`` when set, else on at the
+        provider's own API (where it pays) and off at other servers (which may reject
+        the fields)."""
+        return self.cache if self.cache is not None else self.base_url == self.default_base_url
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"

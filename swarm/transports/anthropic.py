@@ -9,10 +9,12 @@ blocks are dropped; ``details`` never leave the process.
 
 Response: ``content_block_start``/``delta``/``stop`` with ``text_delta``, ``thinking_delta``,
 ``signature_delta`` (a ``ReasoningDelta`` carrying only the signature) and
-``input_json_delta``; ``message_start`` and ``message_delta`` carry usage (input tokens
-include cache reads and writes, since they all fill the context window) and the stop
-reason; ``error`` events raise ``ProviderError``; ``ping``, server-side tool blocks and
-unknown event or block types are ignored. Block indexes are Anthropic's own.
+``input_json_delta``; ``message_start`` and ``message_delta`` carry usage and the stop
+reason. Input tokens include cache reads and writes (they all fill the context window),
+and ``Usage`` keeps the parts: ``cache_read_input_tokens``, ``cache_creation_input_tokens``
+and, from ``cache_creation.ephemeral_1h_input_tokens``, the part written for an hour.
+``error`` events raise ``ProviderError``; ``ping``, server-side tool blocks and unknown
+event or block types are ignored. Block indexes are Anthropic's own.
 """
 
 from __future__ import annotations
@@ -43,7 +45,13 @@ from swarm.messages import (
 )
 from swarm.tools import Tool
 from swarm.transports._http import HTTPTransport, error_details
-from swarm.transports.options import API_KEY_VARIABLES, PerRequest, Timeouts, ToolChoice
+from swarm.transports.options import (
+    API_KEY_VARIABLES,
+    CacheTTL,
+    PerRequest,
+    Timeouts,
+    ToolChoice,
+)
 from swarm.transports.retry import ProviderError, RetryPolicy
 from swarm.transports.sse import SSEEvent
 from swarm.types import StopReason, Usage
@@ -54,6 +62,7 @@ __all__ = [
     "AnthropicTransport",
     "anthropic_messages",
     "anthropic_tools",
+    "mark_cache_breakpoints",
 ]
 
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
@@ -169,6 +178,40 @@ def anthropic_tools(tools: Sequence[Tool[Any]]) -> list[dict[str, Any]]:
     ]
 
 
+_UNMARKABLE = ("thinking", "redacted_thinking")
+
+
+def _mark_last_block(message: dict[str, Any], control: dict[str, str]) -> bool:
+    for block in reversed(message["content"]):
+        if block.get("type") not in _UNMARKABLE:
+            block["cache_control"] = control
+            return True
+    return False
+
+
+def mark_cache_breakpoints(body: dict[str, Any], ttl: CacheTTL = "5m") -> int:
+    """Add ``cache_control`` breakpoints to a Messages API request body, at most four:
+    the last tool, the system prompt, the end of the previous turn (the user message
+    before the last one) and the end of the last user message. A request's prefix up to
+    each breakpoint is written to the cache, and the next request of the same agent,
+    which extends it, reads it back. Returns how many were placed."""
+    control = {"type": "ephemeral"} if ttl == "5m" else {"type": "ephemeral", "ttl": ttl}
+    placed = 0
+    tools = body.get("tools")
+    if tools:
+        tools[-1] = {**tools[-1], "cache_control": control}
+        placed += 1
+    system = body.get("system")
+    if isinstance(system, str) and system:
+        body["system"] = [{"type": "text", "text": system, "cache_control": control}]
+        placed += 1
+    users = [m for m in body["messages"] if m["role"] == "user" and m["content"]]
+    for message in users[-1:-3:-1]:  # the end of the request, then of the previous turn
+        if placed < 4 and _mark_last_block(message, control):
+            placed += 1
+    return placed
+
+
 def _stream_error(provider: str, payload: dict[str, Any]) -> ProviderError:
     message, error_type, status = error_details(payload)
     status = status or _ERROR_STATUS.get(error_type or "")
@@ -185,7 +228,7 @@ def _stream_error(provider: str, payload: dict[str, Any]) -> ProviderError:
 class AnthropicStreamDecoder:
     """Messages API stream events in, our stream events out (see the module docstring)."""
 
-    __slots__ = ("_blocks", "_input", "_output", "_stop", "done", "provider")
+    __slots__ = ("_blocks", "_cache", "_input", "_output", "_stop", "done", "provider")
 
     def __init__(self, provider: str = "anthropic") -> None:
         self.provider = provider
@@ -194,6 +237,7 @@ class AnthropicStreamDecoder:
         self._blocks: dict[int, list[Any]] = {}
         self._input = 0
         self._output = 0
+        self._cache = [0, 0, 0]  # read, write, write kept for an hour
         self._stop: str | None = None
 
     def feed(self, sse: SSEEvent) -> list[StreamEvent]:
@@ -225,14 +269,19 @@ class AnthropicStreamDecoder:
         return []
 
     def _usage(self, usage: dict[str, Any] | None) -> None:
+        # ``message_delta`` may repeat the counts of ``message_start``: the last one wins
         if not usage:
             return
+        cache = self._cache
+        if usage.get("cache_read_input_tokens") is not None:
+            cache[0] = int(usage["cache_read_input_tokens"] or 0)
+        if usage.get("cache_creation_input_tokens") is not None:
+            cache[1] = int(usage["cache_creation_input_tokens"] or 0)
+        lifetimes = usage.get("cache_creation")
+        if isinstance(lifetimes, dict) and lifetimes.get("ephemeral_1h_input_tokens") is not None:
+            cache[2] = int(lifetimes["ephemeral_1h_input_tokens"] or 0)
         if usage.get("input_tokens") is not None:
-            self._input = (
-                int(usage.get("input_tokens") or 0)
-                + int(usage.get("cache_creation_input_tokens") or 0)
-                + int(usage.get("cache_read_input_tokens") or 0)
-            )
+            self._input = int(usage.get("input_tokens") or 0)
         if usage.get("output_tokens") is not None:
             self._output = int(usage["output_tokens"])
 
@@ -292,7 +341,9 @@ class AnthropicStreamDecoder:
         for index in list(self._blocks):
             events.extend(self._deferred_input(index))
         stop = _STOP.get(self._stop or "", StopReason.end_turn)
-        events.append(IterationEnd(1, stop, Usage(self._input, self._output)))
+        read, write, write_1h = self._cache
+        usage = Usage(self._input + read + write, self._output, read, write, min(write_1h, write))
+        events.append(IterationEnd(1, stop, usage))
         return events
 
 
@@ -302,7 +353,12 @@ class AnthropicTransport(HTTPTransport):
     The API key comes from ``api_key`` or else ``ANTHROPIC_API_KEY``; ``api_key=""`` sends
     none. ``thinking_budget`` turns on extended thinking with that many tokens (it must be
     below ``max_tokens``); the reasoning streams as ``ReasoningDelta`` and goes back signed.
-    ``tool_choice="required"`` is sent as ``{"type": "any"}``. See
+    ``tool_choice="required"`` is sent as ``{"type": "any"}``. With prompt caching
+    (``cache``; by default on at Anthropic's own API, see ``HTTPTransport.caching``) each
+    request carries ``cache_control`` breakpoints (``cache_ttl``: ``"5m"`` or ``"1h"``),
+    at most four as the API allows: on the last tool, on the system prompt, on the end of
+    the previous turn and on the end of the request, so the next request of the agent
+    reads from the cache everything this one sent. See
     ``swarm.transports.options`` for ``tool_choice``, ``prefill`` and ``timeout``, and
     ``RetryPolicy`` for ``max_retries``/``retry``. Raises ``ConfigError`` for a thinking
     budget that does not fit.
@@ -333,6 +389,8 @@ class AnthropicTransport(HTTPTransport):
         retry: RetryPolicy | None = None,
         context_window: int | None = None,
         max_connections: int | None = 512,
+        cache: bool | None = None,
+        cache_ttl: CacheTTL = "5m",
     ) -> None:
         args = dict(locals())
         if thinking_budget is not None and not 0 < thinking_budget < max_tokens:
@@ -359,6 +417,8 @@ class AnthropicTransport(HTTPTransport):
             context_window=context_window,
             max_connections=max_connections,
             args=args,
+            cache=cache,
+            cache_ttl=cache_ttl,
         )
         self.thinking_budget = thinking_budget
 
@@ -386,6 +446,8 @@ class AnthropicTransport(HTTPTransport):
             body["thinking"] = {"type": "enabled", "budget_tokens": self.thinking_budget}
         if self.temperature is not None:
             body["temperature"] = self.temperature
+        if self.caching:
+            mark_cache_breakpoints(body, self.cache_ttl)
         body.update(self.extra_body)
         return body
 

@@ -11,13 +11,18 @@ come only on the first delta, arguments arrive in pieces, parallel calls interle
 server may repeat a call's id and name (its arguments are then appended). Only choice 0 is
 read. Finish reasons map to ``StopReason`` (``stop`` and a missing reason become
 ``tool_use`` when the turn called tools), and the usage chunk fills the one final
-``IterationEnd``. An error object in the stream (``data: {"error": ...}``, even on HTTP 200)
-raises ``ProviderError``.
+``IterationEnd``: ``prompt_tokens`` (cached ones included) is the input, and the cached
+part comes from ``prompt_tokens_details.cached_tokens`` (OpenAI, OpenRouter, vLLM), a
+top-level ``cached_tokens`` (Moonshot) or ``prompt_cache_hit_tokens`` (DeepSeek); a
+``cache_write_tokens`` beside them (OpenRouter, for models that bill writes) is the write.
+An error object in the stream (``data: {"error": ...}``, even on HTTP 200) raises
+``ProviderError``.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import uuid
 from collections.abc import Sequence
@@ -45,12 +50,25 @@ from swarm.messages import (
 )
 from swarm.tools import Tool
 from swarm.transports._http import HTTPTransport, error_details
-from swarm.transports.options import API_KEY_VARIABLES, PerRequest, Timeouts, ToolChoice
+from swarm.transports.options import (
+    API_KEY_VARIABLES,
+    CacheTTL,
+    PerRequest,
+    Timeouts,
+    ToolChoice,
+)
 from swarm.transports.retry import ProviderError, RetryPolicy, is_retryable_status
 from swarm.transports.sse import SSEEvent
 from swarm.types import StopReason, Usage
 
-__all__ = ["OpenAIStreamDecoder", "OpenAITransport", "openai_messages", "openai_tools"]
+__all__ = [
+    "OpenAIStreamDecoder",
+    "OpenAITransport",
+    "openai_messages",
+    "openai_tools",
+    "openai_usage",
+    "role_cache_key",
+]
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 
@@ -221,9 +239,7 @@ class OpenAIStreamDecoder:
             raise _stream_error(self.provider, chunk)
         usage = chunk.get("usage")
         if usage:
-            self._usage = Usage(
-                int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
-            )
+            self._usage = openai_usage(usage)
         events: list[StreamEvent] = []
         for choice in chunk.get("choices") or ():
             if choice.get("index", 0) != 0:
@@ -299,6 +315,34 @@ class OpenAIStreamDecoder:
         return events
 
 
+def role_cache_key(system: str, tools: Sequence[Tool[Any]]) -> str:
+    """A ``prompt_cache_key`` that stays the same for every request of a role: a digest of
+    its system prompt and its tools' names (the start of every prompt it sends)."""
+    digest = hashlib.sha256(system.encode())
+    for tool in tools:
+        digest.update(b"\0" + tool.name.encode())
+    return "swarm-" + digest.hexdigest()[:24]
+
+
+def _count(value: Any) -> int:
+    return int(value) if isinstance(value, int | float) and value > 0 else 0
+
+
+def openai_usage(usage: dict[str, Any]) -> Usage:
+    """A Chat Completions ``usage`` object as ``Usage`` (see the module docstring)."""
+    details = usage.get("prompt_tokens_details")
+    details = details if isinstance(details, dict) else {}
+    read = _count(
+        details.get("cached_tokens")
+        or usage.get("cached_tokens")
+        or usage.get("prompt_cache_hit_tokens")
+    )
+    write = _count(details.get("cache_write_tokens") or usage.get("cache_write_tokens"))
+    return Usage(
+        _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens")), read, write
+    )
+
+
 def _stream_error(provider: str, chunk: dict[str, Any]) -> ProviderError:
     message, error_type, status = error_details(chunk)
     retryable = (status is not None and is_retryable_status(status)) or error_type in (
@@ -323,7 +367,12 @@ class OpenAITransport(HTTPTransport):
     none. ``max_tokens`` is sent as ``max_completion_tokens`` to OpenAI's own API and as
     ``max_tokens`` elsewhere, unless ``max_tokens_field`` says which. ``extra_body`` is
     merged into every request last (e.g. ``{"seed": 1, "parallel_tool_calls": False}``).
-    See ``swarm.transports.options`` for ``tool_choice``, ``prefill`` and ``timeout``, and
+    With prompt caching (``cache``; by default on at OpenAI's own API, see
+    ``HTTPTransport.caching``) each request carries a ``prompt_cache_key``: the one given,
+    else one derived from the system prompt and the tools' names, so every agent of a role
+    shares a key and requests of one role land where its prefix is cached (OpenAI caches
+    prompts by itself and chooses their lifetime; ``cache_ttl`` is not sent). See
+    ``swarm.transports.options`` for ``tool_choice``, ``prefill`` and ``timeout``, and
     ``RetryPolicy`` for ``max_retries``/``retry``.
     """
 
@@ -352,6 +401,9 @@ class OpenAITransport(HTTPTransport):
         retry: RetryPolicy | None = None,
         context_window: int | None = None,
         max_connections: int | None = 512,
+        cache: bool | None = None,
+        cache_ttl: CacheTTL = "5m",
+        prompt_cache_key: str | None = None,
     ) -> None:
         args = dict(locals())
         super().__init__(
@@ -372,7 +424,10 @@ class OpenAITransport(HTTPTransport):
             context_window=context_window,
             max_connections=max_connections,
             args=args,
+            cache=cache,
+            cache_ttl=cache_ttl,
         )
+        self.prompt_cache_key = prompt_cache_key
         if max_tokens_field is None:
             official = self.base_url == OPENAI_BASE_URL
             max_tokens_field = "max_completion_tokens" if official else "max_tokens"
@@ -397,6 +452,8 @@ class OpenAITransport(HTTPTransport):
             body[self.max_tokens_field] = self.max_tokens
         if self.temperature is not None:
             body["temperature"] = self.temperature
+        if self.caching:
+            body["prompt_cache_key"] = self.prompt_cache_key or role_cache_key(system, tools)
         body.update(self.extra_body)
         return body
 

@@ -1,4 +1,5 @@
-"""Options every HTTP transport takes: timeouts, ``tool_choice`` and ``prefill``.
+"""Options every HTTP transport takes: timeouts, ``tool_choice``, ``prefill`` and prompt
+caching (``cache``, ``cache_ttl``).
 
 ``tool_choice`` and ``prefill`` are either a fixed value or a function of the messages of
 the request, so they can change from one model call to the next. ``on_user_turn`` builds
@@ -31,9 +32,11 @@ from swarm.transports.base import CopyableTransport, PrefillsToolCalls
 
 __all__ = [
     "API_KEY_VARIABLES",
+    "CacheTTL",
     "PerRequest",
     "Timeouts",
     "ToolChoice",
+    "for_cache",
     "for_tool_choice",
     "on_user_turn",
     "resolve_option",
@@ -49,6 +52,10 @@ T = TypeVar("T")
 
 ToolChoice: TypeAlias = Literal["auto", "required", "none"]
 """Whether the model may (``auto``), must (``required``) or must not (``none``) call tools."""
+
+CacheTTL: TypeAlias = Literal["5m", "1h"]
+"""How long a provider keeps a prompt cache entry: five minutes (the default, cheaper to
+write) or an hour (costs more to write; pays when the same prefix comes back later)."""
 
 PerRequest: TypeAlias = Callable[[Sequence[Message]], T | None]
 """A function of the request's messages giving an option's value (``None``: leave it out)."""
@@ -104,6 +111,17 @@ def resolve_option(option: T | PerRequest[T] | None, messages: Sequence[Message]
     if callable(option):
         return option(messages)
     return option
+
+
+def for_cache(transport: T, cache: bool | CacheTTL) -> T:
+    """A variant of ``transport`` with prompt caching off (``False``), on (``True``) or on
+    with a lifetime (``"5m"``, ``"1h"``); a transport without ``copy`` is returned
+    unchanged."""
+    if not isinstance(transport, CopyableTransport):
+        return transport
+    if isinstance(cache, bool):
+        return transport.copy(cache=cache)  # type: ignore[return-value]
+    return transport.copy(cache=True, cache_ttl=cache)  # type: ignore[return-value]
 
 
 def for_tool_choice(transport: T, choice: ToolChoice) -> T:

@@ -98,7 +98,8 @@ def test_request_matches_the_recorded_thinking_request(
     name: str, model: str, tool: Tool[object], options: dict[str, Any]
 ) -> None:
     first, _ = cassette(name)
-    transport = AnthropicTransport(model, api_key="k", **options)
+    # the recorded client asked for no prompt caching (on by default at Anthropic's API)
+    transport = AnthropicTransport(model, api_key="k", cache=False, **options)
     text = first.request["messages"][0]["content"][0]["text"]
     assert transport.build_request([Message.user(text)], [tool], "") == first.request
 

@@ -296,7 +296,7 @@ OURS: list[Case] = [
         "openai",
         "",
         [("get_time", LISBON), ("get_weather", LISBON)],
-        Usage(265, 71),
+        Usage(265, 71, cache_read_tokens=9),
         StopReason.tool_use,
     ),
     (
@@ -305,7 +305,7 @@ OURS: list[Case] = [
         "openai",
         "<tool_response>\nIt is 12:00 in Lisbon.",
         [],
-        Usage(325, 18),
+        Usage(325, 18, cache_read_tokens=239),
         StopReason.end_turn,
     ),
     (
@@ -314,7 +314,7 @@ OURS: list[Case] = [
         "anthropic",
         PELICAN,
         [],
-        Usage(27, 40),
+        Usage(27, 40, cache_read_tokens=26),
         StopReason.max_tokens,
     ),
     (
@@ -323,7 +323,7 @@ OURS: list[Case] = [
         "anthropic",
         "",
         [("get_time", LISBON), ("get_weather", LISBON)],
-        Usage(265, 71),
+        Usage(265, 71, cache_read_tokens=264),
         StopReason.tool_use,
     ),
     (
@@ -332,7 +332,7 @@ OURS: list[Case] = [
         "anthropic",
         "<tool_response>\nIt is 12:00 in Lisbon.",
         [],
-        Usage(325, 18),
+        Usage(325, 18, cache_read_tokens=276),
         StopReason.end_turn,
     ),
     # hand-written from the providers' documented formats
