@@ -66,6 +66,7 @@ class Budget:
     total: Usage = _ZERO
     iterations: int = 0
     delegations: int = 0
+    output_retries: int = 0
     stop_reason: StopReason | None = None
     tripped: str | None = None
     children: list[Budget] = field(default_factory=list)
@@ -145,6 +146,12 @@ class Budget:
             node.delegations += 1
         return None
 
+    def count_output_retry(self) -> None:
+        """Record one final answer sent back for not meeting its ``output`` schema, here
+        and in every ancestor (the retry's model call is charged like any other)."""
+        for node in self._chain:
+            node.output_retries += 1
+
     def trip(self, reason: str) -> None:
         """Stop this subtree: every agent running in it ends with stop reason ``budget``."""
         if self.tripped is None:
@@ -178,4 +185,5 @@ class Budget:
             self.model,
             self.stop_reason,
             tuple(child.report() for child in self.children),
+            self.output_retries,
         )

@@ -21,6 +21,7 @@ from contextlib import aclosing
 from typing import Any
 
 from swarm.context.base import ContextStore
+from swarm.contracts import FINAL_ANSWER
 from swarm.control import Control, Interrupted
 from swarm.dispatch import (
     Decided,
@@ -30,7 +31,7 @@ from swarm.dispatch import (
     result_event,
     run_calls,
 )
-from swarm.errors import BudgetExceeded, MaxIterationsReached
+from swarm.errors import BudgetExceeded, InvalidOutput, MaxIterationsReached
 from swarm.events import (
     AgentStart,
     Error,
@@ -102,6 +103,11 @@ async def run_loop(
                 stored = [message] if message.content else []
                 for event in await _commit(run, stored, usage, ()):
                     yield event
+                if run.output is not None and not run.output.done:
+                    for event in await _check_answer(run, message):  # typed: JSON text?
+                        yield event
+                    if not run.output.done:
+                        continue
                 cut = ended.stop_reason == StopReason.max_tokens
                 if not await _next_input(run, follow=not cut):
                     run.stop = StopReason.max_tokens if cut else StopReason.end_turn
@@ -140,6 +146,11 @@ async def run_loop(
             ):
                 yield event
             run.pending = None
+            if run.output is not None:
+                for event in _check_calls(run, uses, done):
+                    yield event
+                if run.output.done:  # the final answer is in: the run ends here
+                    break
     except Interrupted:
         run.stop = control.reason
         if run.stop == StopReason.budget and run.budget is not None:
@@ -186,6 +197,8 @@ async def _prepare(run: LoopRun) -> tuple[list[Message], list[Tool[Any]]]:
             offered = list(await agent.selector.select(history, agent.tools))
         except Exception as exc:
             raise Failed(exc) from exc
+    if run.output is not None and all(t.name != FINAL_ANSWER for t in offered):
+        offered = [*offered, run.output.tool]
     if run.saved:  # a result was saved: offer the tool that reads it
         reader = run.tools.get(READ_OUTPUT)
         if reader is None:
@@ -348,6 +361,35 @@ async def _commit(
     events.append(TurnEnd(run.iteration, answer, tuple(done)))
     events.extend(run.outbox.take())
     return events
+
+
+async def _check_answer(run: LoopRun, message: Message) -> list[StreamEvent]:
+    """An answer without tool calls from an agent with a contract: its JSON is the typed
+    answer, or it goes back with what is wrong (then the loop goes on)."""
+    assert run.output is not None
+    try:
+        events, note = run.output.after_answer(message)
+    except InvalidOutput as exc:
+        raise Failed(exc, StopReason.invalid_output) from None
+    if note is None:
+        run.final_text = run.control.final_text = run.output.text
+        return []
+    return [*events, *await _add_user(run, note)]
+
+
+def _check_calls(
+    run: LoopRun, uses: list[ToolUseBlock], done: list[ToolResultBlock]
+) -> list[StreamEvent]:
+    """After a turn's calls: an accepted ``final_answer`` is the typed answer; invalid
+    ones are counted (their results told the model what is wrong)."""
+    assert run.output is not None
+    try:
+        events = run.output.after_calls(uses, done)
+    except InvalidOutput as exc:
+        raise Failed(exc, StopReason.invalid_output) from None
+    if run.output.done:
+        run.final_text = run.control.final_text = run.output.text
+    return list(events)
 
 
 def _reports_progress(tools: dict[str, Tool[Any]], use: ToolUseBlock) -> bool:

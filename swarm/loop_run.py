@@ -16,6 +16,7 @@ import anyio
 from swarm._log import logger
 from swarm.budget import Budget
 from swarm.context.base import ContextStore
+from swarm.contracts import FINAL_ANSWER, OutputCheck, OutputContract
 from swarm.control import AgentTree, Control
 from swarm.dispatch import CallSettings, Outbox, error_result
 from swarm.errors import ContextStoreError
@@ -66,6 +67,10 @@ class LoopAgent(Protocol):
     def transform_context(self) -> TransformContext | None: ...
     @property
     def call_settings(self) -> CallSettings: ...
+    @property
+    def contract(self) -> OutputContract | None: ...
+    @property
+    def output_retries(self) -> int: ...
 
 
 class Failed(Exception):
@@ -98,6 +103,7 @@ class LoopRun:
     stream: AsyncIterator[StreamEvent] | None = None  # the model's, until it ends
     pending: tuple[Message, list[ToolUseBlock], list[ToolResultBlock | None]] | None = None
     saved: dict[str, str] = field(default_factory=dict)  # call id -> saved output file
+    output: OutputCheck | None = None  # the typed answer, when the agent has a contract
 
 
 def open_run(
@@ -115,7 +121,11 @@ def open_run(
         if (left := budget.seconds_left()) is not None:  # the nearest time limit above
             control.deadline = anyio.current_time() + left
     tools = {t.name: t for t in agent.tools}
-    return LoopRun(agent, context, control, scope, outbox, tools, budget, agent.call_settings)
+    run = LoopRun(agent, context, control, scope, outbox, tools, budget, agent.call_settings)
+    if (contract := agent.contract) is not None:
+        run.output = OutputCheck(contract, agent.output_retries, budget)
+        tools[FINAL_ANSWER] = run.output.tool
+    return run
 
 
 async def close_run(run: LoopRun) -> None:
@@ -180,6 +190,7 @@ def session_end(run: LoopRun) -> SessionEndEvent:
         cost_usd=sum(known) if known else None,
         session_id=run.context.session_id,
         error=run.error,
+        output=run.output.value if run.output is not None and run.output.done else None,
     )
     run.control.session_end, run.control.final_text = end, end.final_text
     return end

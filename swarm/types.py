@@ -26,6 +26,7 @@ class StopReason(StrEnum):
     cancelled = "cancelled"
     budget = "budget"
     max_iterations = "max_iterations"
+    invalid_output = "invalid_output"
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +48,10 @@ class Usage:
 
 @dataclass(frozen=True, slots=True)
 class UsageNode:
-    """What one agent and its subtree spent: a tree a user can print with ``render()``."""
+    """What one agent and its subtree spent: a tree a user can print with ``render()``.
+
+    ``output_retries`` counts the final answers of the subtree that did not meet their
+    ``output`` schema and were sent back to be fixed."""
 
     path: str
     usage: Usage
@@ -57,6 +61,7 @@ class UsageNode:
     model: str | None = None
     stop_reason: StopReason | None = None
     children: tuple[UsageNode, ...] = ()
+    output_retries: int = 0
 
     def walk(self) -> list[UsageNode]:
         """This node and every descendant, depth first."""
@@ -81,6 +86,8 @@ class UsageNode:
             if cost is not None:
                 failed = node.stop_reason not in (None, StopReason.end_turn)
                 text += ", " + cost_text(cost(node.model, node.usage), failed=failed)
+            if node.output_retries:
+                text += f", {plural(node.output_retries, 'output retry', 'output retries')}"
             if node.stop_reason is not None and node.stop_reason != StopReason.end_turn:
                 text += f" [{node.stop_reason.value}]"
             lines.append(text)
