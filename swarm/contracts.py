@@ -65,19 +65,20 @@ def _closed(node: Any) -> Any:
     return node
 
 
-def schema_problems(schema: Mapping[str, Any]) -> list[str]:
-    """What makes ``schema`` an invalid JSON Schema (its own meta-schema's verdict), each
-    naming where in the schema; empty when it is valid."""
+def schema_problems(schema: Mapping[str, Any]) -> list[tuple[tuple[str | int, ...], str]]:
+    """What makes ``schema`` an invalid JSON Schema (its own meta-schema's verdict): each
+    problem's place in the schema (a key path) and message; empty when it is valid."""
     from jsonschema import validators  # the standard JSON Schema validator, loaded on use
 
     cls = validators.validator_for(schema)
     meta = cls(cls.META_SCHEMA)
-    problems = []
+    problems: list[tuple[tuple[str | int, ...], str]] = []
     for error in sorted(meta.iter_errors(schema), key=lambda e: list(map(str, e.path))):
-        where = "/".join(str(part) for part in error.absolute_path) or "(top)"
-        problems.append(f"at {where}: {error.message}")
+        where = tuple(error.absolute_path)
+        shown = "/".join(map(str, where)) or "(top)"
+        problems.append((where, f"invalid JSON Schema at {shown}: {error.message}"))
     if not problems and schema.get("type", "object") != "object":
-        problems.append("the top level must be an object schema (type: object)")
+        problems.append((("type",), "the output must be an object schema (type: object)"))
     return problems
 
 
@@ -135,7 +136,7 @@ class OutputContract:
             schema = copy.deepcopy(dict(value))
             problems = schema_problems(schema)
             if problems:
-                raise ValueError("invalid output schema: " + "; ".join(problems))
+                raise ValueError("; ".join(message for _, message in problems))
             return cls(schema, None, source or "inline")
         import pydantic
 
@@ -242,6 +243,7 @@ class OutputCheck:
     value: Any = None
     done: bool = False
     _problems: list[str] = field(default_factory=list)
+    _note: Message | None = None
 
     def __post_init__(self) -> None:
         self.tool = output_tool(self.contract, self._problems.extend)
@@ -272,21 +274,27 @@ class OutputCheck:
                 problems.append(result.text)
         return [self._invalid(problems)]
 
-    def after_answer(self, message: Message) -> tuple[list[OutputInvalid], Message | None]:
+    def after_answer(self, message: Message) -> list[OutputInvalid]:
         """Look at an answer without tool calls: valid JSON that meets the contract is
         the answer (structured output mode); else one invalid answer is counted and the
-        message to send back is returned. Raises ``InvalidOutput`` past the retries."""
+        message to send back waits in ``take_note()``. Raises ``InvalidOutput`` past the
+        retries."""
         value, problems = self.contract.parse_text(message.text)
         if not problems:
             self.value, self.done = value, True
-            return [], None
+            return []
         event = self._invalid(problems)
-        note = (
+        self._note = Message.user(
             f"Your final answer is not valid: {'; '.join(problems)}. Give it again as the"
             f" arguments of the {FINAL_ANSWER} tool (or, when that tool is not offered, as"
             " one JSON object alone) with every field fixed."
         )
-        return [event], Message.user(note)
+        return [event]
+
+    def take_note(self) -> Message | None:
+        """The message that sends an invalid text answer back, once."""
+        note, self._note = self._note, None
+        return note
 
     def _invalid(self, problems: Sequence[str]) -> OutputInvalid:
         self.attempts += 1

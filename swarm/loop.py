@@ -103,11 +103,7 @@ async def run_loop(
                 stored = [message] if message.content else []
                 for event in await _commit(run, stored, usage, ()):
                     yield event
-                if run.output is not None and not run.output.done:
-                    for event in await _check_answer(run, message):  # typed: JSON text?
-                        yield event
-                    if not run.output.done:
-                        continue
+                _check_answer(run, message)  # typed output: the answer, or why it is not
                 cut = ended.stop_reason == StopReason.max_tokens
                 if not await _next_input(run, follow=not cut):
                     run.stop = StopReason.max_tokens if cut else StopReason.end_turn
@@ -140,17 +136,15 @@ async def run_loop(
             if control.stopped():  # interrupted, or calls were cut by the time budget
                 raise Interrupted
             done = [r for r in results if r is not None]
+            answered = _check_calls(run, uses, done)
             steering = _merge(control.take_steering())
             for event in await _commit(
                 run, [message, results_message(done, steering)], usage, done
             ):
                 yield event
             run.pending = None
-            if run.output is not None:
-                for event in _check_calls(run, uses, done):
-                    yield event
-                if run.output.done:  # the final answer is in: the run ends here
-                    break
+            if answered:  # the typed final answer is in: the run ends here
+                break
     except Interrupted:
         run.stop = control.reason
         if run.stop == StopReason.budget and run.budget is not None:
@@ -337,6 +331,8 @@ async def _next_input(run: LoopRun, *, follow: bool) -> bool:
     (when the model ended its turn) the next follow-up. Whether the loop goes on."""
     control = run.control
     message = _merge(control.take_steering())
+    if run.output is not None and (note := run.output.take_note()) is not None:
+        message = _merge([note] if message is None else [note, message])
     if message is None and follow and control.follow_ups:
         message = control.follow_ups.popleft()
     if message is None:
@@ -363,33 +359,35 @@ async def _commit(
     return events
 
 
-async def _check_answer(run: LoopRun, message: Message) -> list[StreamEvent]:
+def _check_answer(run: LoopRun, message: Message) -> None:
     """An answer without tool calls from an agent with a contract: its JSON is the typed
-    answer, or it goes back with what is wrong (then the loop goes on)."""
-    assert run.output is not None
+    answer, or it goes back with what is wrong (``_next_input`` sends the note)."""
+    if run.output is None or run.output.done:
+        return
     try:
-        events, note = run.output.after_answer(message)
+        events = run.output.after_answer(message)
     except InvalidOutput as exc:
         raise Failed(exc, StopReason.invalid_output) from None
-    if note is None:
+    for event in events:
+        run.outbox.put(event)
+    if run.output.done:
         run.final_text = run.control.final_text = run.output.text
-        return []
-    return [*events, *await _add_user(run, note)]
 
 
-def _check_calls(
-    run: LoopRun, uses: list[ToolUseBlock], done: list[ToolResultBlock]
-) -> list[StreamEvent]:
-    """After a turn's calls: an accepted ``final_answer`` is the typed answer; invalid
+def _check_calls(run: LoopRun, uses: list[ToolUseBlock], done: list[ToolResultBlock]) -> bool:
+    """After a turn's calls: whether an accepted ``final_answer`` ended the run; invalid
     ones are counted (their results told the model what is wrong)."""
-    assert run.output is not None
+    if run.output is None:
+        return False
     try:
         events = run.output.after_calls(uses, done)
     except InvalidOutput as exc:
         raise Failed(exc, StopReason.invalid_output) from None
+    for event in events:
+        run.outbox.put(event)
     if run.output.done:
         run.final_text = run.control.final_text = run.output.text
-    return list(events)
+    return run.output.done
 
 
 def _reports_progress(tools: dict[str, Tool[Any]], use: ToolUseBlock) -> bool:

@@ -10,6 +10,7 @@ forwards every event it produces up to the root stream as a ``SubAgentEvent``.
 from __future__ import annotations
 
 import functools
+import json
 import math
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -141,8 +142,10 @@ def make_agent_tools(
     model when ``roles`` names one (through ``resolve_model``, by default a
     ``ModelResolver`` of ``transport``: aliases, providers, one transport per model),
     and the role's budget as a child of the caller's. The sub-agent's final text is the
-    result; when it fails (its limits, errors, cancellation) the caller gets an error
-    result saying what happened, and goes on. ``on_event(name, event)`` sees every event
+    result; when it fails (its limits, errors, cancellation, an answer that never met
+    its ``output`` schema: ``invalid_output``) the caller gets an error result saying what
+    happened, and goes on. An agent with an ``output`` (``Agent(output=Model)``, a role's
+    ``output:``) answers JSON: the text is the JSON, ``details["output"]`` the data. ``on_event(name, event)`` sees every event
     of every sub-agent run through these tools.
     """
     tools: list[Tool[AgentContext]] = []
@@ -214,6 +217,8 @@ def _agent_tool(tool_name: str, description: str, ctx: AgentContext) -> Tool[Age
         }
         if end is None or end.stop_reason not in (StopReason.end_turn, StopReason.max_tokens):
             raise ToolError(_failure(path, end, error, text))
+        if end.output is not None:  # a typed answer: its JSON is the text, the data here
+            details["output"] = end.output
         return ToolOutput(text, details=details)
 
     return Tool(
@@ -221,12 +226,21 @@ def _agent_tool(tool_name: str, description: str, ctx: AgentContext) -> Tool[Age
         handler=delegate,
         description=(description or f"The {ctx.agent_name} agent.")
         + f"\n\nDelegate a task to the {ctx.agent_name} agent; its final answer comes back"
-        " as the result.",
+        " as the result." + _typed(ctx.agent),
         context=ctx,
         streams=True,
         idempotent=False,  # a delegation is a whole sub-agent run: never repeated silently
         timeout=math.inf,  # a sub-agent is bounded by its own budget, not the tool timeout
     )
+
+
+def _typed(agent: Agent) -> str:
+    """What a delegation tool says of a typed answer: it is JSON meeting this schema."""
+    contract = agent.contract
+    if contract is None:
+        return ""
+    schema = json.dumps(dict(contract.schema), separators=(",", ":"))
+    return f" The answer is JSON meeting this schema: {schema}"
 
 
 def _context_for(ctx: AgentContext) -> ContextStore:

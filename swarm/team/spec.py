@@ -23,8 +23,10 @@ from pydantic import AliasChoices, ConfigDict
 
 from swarm.agent import Agent
 from swarm.config import Document, validate_document
+from swarm.contracts import DEFAULT_OUTPUT_RETRIES, OutputContract
 from swarm.errors import ConfigError
 from swarm.guards.prefixes import CommandPrefixGuard
+from swarm.team.outputs import role_output
 from swarm.team.tool_entries import resolve_entries
 from swarm.tools import Tool
 from swarm.transports.base import DummyCompletionTransport
@@ -157,6 +159,8 @@ class RoleFile(pydantic.BaseModel):
     tool_choice: ToolChoice | None = None
     tool_timeout: float | None = pydantic.Field(None, gt=0)
     max_result_chars: int | None = pydantic.Field(None, gt=0)
+    output: dict[str, Any] | str | None = None
+    output_retries: int = pydantic.Field(DEFAULT_OUTPUT_RETRIES, ge=0)
 
     @pydantic.field_validator("name")
     @classmethod
@@ -210,6 +214,9 @@ class AgentSpec:
     ``shell_commands``, when not empty, limits the role's ``shell`` to commands whose
     programs start with one of these words (Claude Code's ``Bash(git log:*)``; ``"*"``:
     any). ``warnings`` are what loading changed or ignored, each naming file and line.
+    ``output`` is the schema the role's final answer must meet (``None``: free text),
+    with ``output_retries`` invalid answers sent back before it fails ``invalid_output``;
+    set it with ``OutputContract.of(Model)`` or ``OutputContract.of(json_schema)``.
     """
 
     name: str
@@ -225,6 +232,8 @@ class AgentSpec:
     tool_choice: ToolChoice | None = None
     tool_timeout: float | None = None
     max_result_chars: int | None = None
+    output: OutputContract | None = None
+    output_retries: int = DEFAULT_OUTPUT_RETRIES
     source: Path | None = None
     optional_tools: frozenset[str] = frozenset()
     shell_commands: tuple[str, ...] = ()
@@ -288,6 +297,8 @@ class AgentSpec:
             tools=tools,
             max_iterations=self.max_iterations,
             name=self.name,
+            output=self.output,
+            output_retries=self.output_retries,
         )
         if self.tool_timeout is not None:
             agent.tool_timeout = self.tool_timeout
@@ -369,6 +380,7 @@ def role_spec(document: Document, *, source: Path | None = None) -> AgentSpec:
         )
     compaction = role.compaction
     budget = role.budget
+    output = role_output(role.output, document, source)
     return AgentSpec(
         name=role.name or "",
         description=role.description.strip(),
@@ -383,6 +395,8 @@ def role_spec(document: Document, *, source: Path | None = None) -> AgentSpec:
         tool_choice=role.tool_choice,
         tool_timeout=role.tool_timeout,
         max_result_chars=role.max_result_chars,
+        output=output,
+        output_retries=role.output_retries,
         source=source,
         locations=MappingProxyType(dict(document.lines)),
     )
