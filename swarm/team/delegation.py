@@ -145,8 +145,8 @@ def make_agent_tools(
     result; when it fails (its limits, errors, cancellation, an answer that never met
     its ``output`` schema: ``invalid_output``) the caller gets an error result saying what
     happened, and goes on. An agent with an ``output`` (``Agent(output=Model)``, a role's
-    ``output:``) answers JSON: the text is the JSON, ``details["output"]`` the data. ``on_event(name, event)`` sees every event
-    of every sub-agent run through these tools.
+    ``output:``) answers JSON: the text is the JSON, ``details["output"]`` the data.
+    ``on_event(name, event)`` sees every event of every sub-agent run through these tools.
     """
     tools: list[Tool[AgentContext]] = []
     if resolve_model is None and roles is not None:
