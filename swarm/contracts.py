@@ -148,6 +148,12 @@ class OutputContract:
             f"an output is a pydantic model class or a JSON Schema mapping, not {value!r}"
         )
 
+    @property
+    def closed_schema(self) -> Mapping[str, Any]:
+        """The schema as answers are checked against it: objects that list properties
+        closed to other keys (what a provider's structured output mode is given)."""
+        return self._checked
+
     def check(self, value: Any) -> tuple[Any, list[str]]:
         """Validate ``value``: the answer as JSON data and an empty list, or every problem
         (wrong, missing, extra fields), each naming its field."""
