@@ -47,6 +47,7 @@ from swarm.loop_run import (
     LoopRun,
     close_run,
     open_run,
+    open_subagents,
     results_message,
     session_end,
     store_failed,
@@ -72,6 +73,7 @@ async def run_loop(
     as part of ``run_scope`` (default: the scope current when the run starts)."""
     run = open_run(agent, context, control, run_scope)
     try:
+        await open_subagents(run)
         yield AgentStart(agent.name, context.session_id)
         if user_message is not None:
             for event in await _add_user(run, _user_message(user_message)):
@@ -335,6 +337,12 @@ async def _next_input(run: LoopRun, *, follow: bool) -> bool:
         message = _merge([note] if message is None else [note, message])
     if message is None and follow and control.follow_ups:
         message = control.follow_ups.popleft()
+    if message is None and run.subagents is not None:  # background sub-agents still run
+        with control.interruptible() as waiting:
+            message = await run.subagents.idle()
+        if waiting.cancelled_caught:
+            control.interrupt(StopReason.budget)  # no-op if interrupted
+            raise Interrupted
     if message is None:
         return False
     for event in await _add_user(run, message):

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 import anyio
 
 from swarm._log import logger
+from swarm.background import AGENTS_TOOL, AgentsSettings, SubAgents
 from swarm.budget import Budget
 from swarm.context.base import ContextStore
 from swarm.contracts import FINAL_ANSWER, OutputCheck, OutputContract
@@ -36,6 +37,7 @@ __all__ = [
     "TransformContext",
     "close_run",
     "open_run",
+    "open_subagents",
     "results_message",
     "session_end",
     "store_failed",
@@ -104,6 +106,7 @@ class LoopRun:
     pending: tuple[Message, list[ToolUseBlock], list[ToolResultBlock | None]] | None = None
     saved: dict[str, str] = field(default_factory=dict)  # call id -> saved output file
     output: OutputCheck | None = None  # the typed answer, when the agent has a contract
+    subagents: SubAgents | None = None  # the sub-agents it started, with the agents tool
 
 
 def open_run(
@@ -128,9 +131,23 @@ def open_run(
     return run
 
 
+async def open_subagents(run: LoopRun) -> None:
+    """With the ``agents`` tool, the run holds its sub-agents (``swarm.background``): a
+    task group for the background ones, entered here, in the run's own task."""
+    tool = run.tools.get(AGENTS_TOOL)
+    if tool is None:
+        return
+    settings = tool.context if isinstance(tool.context, AgentsSettings) else AgentsSettings()
+    run.subagents = await SubAgents(run.control, settings.on_exit).__aenter__()
+    run.scope = run.scope.child(subagents=run.subagents)
+
+
 async def close_run(run: LoopRun) -> None:
     """Leave the history valid whatever stopped the run: results for cut calls, the
-    text streamed so far as the answer."""
+    text streamed so far as the answer. Background sub-agents still running are
+    stopped first (they end before their caller)."""
+    if run.subagents is not None:
+        await run.subagents.__aexit__(None, None, None)
     control = run.control
     control.close()
     if run.stream is not None:  # the model call was cut: close its stream

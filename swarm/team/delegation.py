@@ -12,9 +12,9 @@ from __future__ import annotations
 import functools
 import json
 import math
+import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
@@ -23,16 +23,15 @@ from swarm.budget import Budget, BudgetLimits
 from swarm.context.base import ContextStore
 from swarm.context.compaction import AutoCompactStore
 from swarm.context.memory import MemoryContextStore
-from swarm.control import Control
 from swarm.errors import ConfigError, ToolError
-from swarm.events import Error, SessionEndEvent, StreamEvent, SubAgentEvent
-from swarm.loop import run_loop
+from swarm.events import StreamEvent, SubAgentEvent
 from swarm.run import Approver, CallObserver, RunScope, current_scope, use_scope
+from swarm.team.background import agents_tool
+from swarm.team.children import ChildRun, continue_child, delegate_to
 from swarm.tools import Field, Tool, ToolOutput
 from swarm.transports.base import CompletionTransport, model_name
 from swarm.transports.options import for_tool_choice
 from swarm.transports.resolver import ModelResolver
-from swarm.types import StopReason
 
 if TYPE_CHECKING:  # only build_team and run_team take these: a team's graph is networkx
     from swarm.team.graph import Team
@@ -115,16 +114,6 @@ def _transport_for(
     return for_tool_choice(transport, choice) if choice else transport
 
 
-def _failure(path: str, end: SessionEndEvent | None, error: str | None, text: str) -> str:
-    reason = end.stop_reason.value if end is not None else "stopped"
-    message = f"Sub-agent '{path}' did not finish ({reason})"
-    if error:
-        message += f": {error}"
-    if text:
-        message += f". Its last words: {text}"
-    return message + "."
-
-
 def make_agent_tools(
     agents: Mapping[str, tuple[str, Agent]],
     transport: CompletionTransport,
@@ -179,47 +168,36 @@ def _agent_tool(tool_name: str, description: str, ctx: AgentContext) -> Tool[Age
         topic: Annotated[
             str, Field(description="A short label for this delegation.", default="")
         ] = "",
+        background: Annotated[
+            bool,
+            Field(
+                description="Start it and return at once with its path; check on it with"
+                " the agents tool (its end is announced to you).",
+                default=False,
+            ),
+        ] = False,
+        continue_from: Annotated[
+            str,
+            Field(
+                description="The path of a finished sub-agent of this role to continue"
+                " with 'task' as a follow-up (it keeps its context).",
+                default="",
+            ),
+        ] = "",
     ) -> ToolOutput:
         parent = current_scope()
-        number = parent.numbers.take(parent.path, ctx.agent_name)
-        path = (
-            f"{parent.path}/{ctx.agent_name}#{number}"
-            if parent.path
-            else f"{ctx.agent_name}#{number}"
+        if continue_from:
+            return await continue_child(
+                parent.subagents,
+                continue_from,
+                task,
+                role=ctx.agent_name,
+                background=background,
+            )
+        run = _child_run(ctx, parent)
+        return await delegate_to(
+            run, task, topic, background=background, subagents=parent.subagents
         )
-        if parent.budget is not None:
-            refused = parent.budget.count_delegation()
-            if refused is not None:
-                raise ToolError(f"Delegation refused: {refused}.")
-            budget = parent.budget.child(path, ctx.limits, model=model_name(ctx.transport))
-        else:
-            budget = Budget(path, ctx.limits, model=model_name(ctx.transport))
-        forward = parent.sink
-
-        def sink(event: StreamEvent) -> None:
-            if forward is not None:
-                forward(event if isinstance(event, SubAgentEvent) else SubAgentEvent(path, event))
-            if ctx.on_event is not None and not isinstance(event, SubAgentEvent):
-                ctx.on_event(ctx.agent_name, event)
-
-        scope = parent.child(path=path, budget=budget, approver=None, sink=sink)
-        with use_scope(scope):  # a context factory may name the session after the path
-            store = _context_for(ctx)
-        end, error, text = await _run_child(ctx.agent, task, store, scope, sink)
-        details: dict[str, Any] = {
-            "path": path,
-            "topic": topic,
-            "stop_reason": end.stop_reason.value if end is not None else "cancelled",
-            "usage": {
-                "input_tokens": budget.total.input_tokens,
-                "output_tokens": budget.total.output_tokens,
-            },
-        }
-        if end is None or end.stop_reason not in (StopReason.end_turn, StopReason.max_tokens):
-            raise ToolError(_failure(path, end, error, text))
-        if end.output is not None:  # a typed answer: its JSON is the text, the data here
-            details["output"] = end.output
-        return ToolOutput(text, details=details)
 
     return Tool(
         name=tool_name,
@@ -243,6 +221,36 @@ def _typed(agent: Agent) -> str:
     return f" The answer is JSON meeting this schema: {schema}"
 
 
+def _child_run(ctx: AgentContext, parent: RunScope) -> ChildRun:
+    """A new sub-agent of ``parent``'s agent: its path, budget node (a delegation the
+    budget counts; ``ToolError`` when it refuses), sink and fresh context."""
+    number = parent.numbers.take(parent.path, ctx.agent_name)
+    path = (
+        f"{parent.path}/{ctx.agent_name}#{number}" if parent.path else f"{ctx.agent_name}#{number}"
+    )
+    if parent.budget is not None:
+        refused = parent.budget.count_delegation()
+        if refused is not None:
+            raise ToolError(f"Delegation refused: {refused}.")
+        budget = parent.budget.child(path, ctx.limits, model=model_name(ctx.transport))
+    else:
+        budget = Budget(path, ctx.limits, model=model_name(ctx.transport))
+    forward, subagents = parent.sink, parent.subagents
+
+    def sink(event: StreamEvent) -> None:
+        if forward is not None:
+            forward(event if isinstance(event, SubAgentEvent) else SubAgentEvent(path, event))
+        if ctx.on_event is not None and not isinstance(event, SubAgentEvent):
+            ctx.on_event(ctx.agent_name, event)
+        if subagents is not None and (child := subagents.children.get(path)) is not None:
+            child.last_activity = time.time()
+
+    scope = parent.child(path=path, budget=budget, approver=None, sink=sink, subagents=None)
+    with use_scope(scope):  # a context factory may name the session after the path
+        store = _context_for(ctx)
+    return ChildRun(ctx.agent, store, scope, sink, budget)
+
+
 def _context_for(ctx: AgentContext) -> ContextStore:
     return compacting_context(ctx.context_factory(), ctx.transport, ctx.compaction)
 
@@ -261,38 +269,6 @@ def compacting_context(
         max_tokens=compaction.max_tokens,
         threshold=compaction.threshold,
     )
-
-
-async def _run_child(
-    agent: Agent,
-    task: str,
-    store: ContextStore,
-    scope: RunScope,
-    sink: Callable[[StreamEvent], None],
-) -> tuple[SessionEndEvent | None, str | None, str]:
-    """Run a sub-agent to its end, forwarding its events; returns how it ended. Its time
-    budget (in ``scope.budget``) is the loop's deadline, as for any agent."""
-    end: SessionEndEvent | None = None
-    error: str | None = None
-    if type(agent).run_stream is not Agent.run_stream:  # a subclass runs its own way
-        async with agent.run_stream(task, store, scope=scope) as stream:
-            async for event in stream:
-                if isinstance(event, Error):
-                    error = event.message
-                elif isinstance(event, SessionEndEvent):
-                    end = event
-                sink(event)
-        return end, error, stream.final_text
-    # The loop itself, without an AgentStream around it: one object and one coroutine
-    # call per event fewer for every sub-agent; the final text is the SessionEndEvent's.
-    async with aclosing(run_loop(agent, task, store, Control(), scope)) as events:
-        async for event in events:
-            if isinstance(event, Error):
-                error = event.message
-            elif isinstance(event, SessionEndEvent):
-                end = event
-            sink(event)
-    return end, error, end.final_text if end is not None else ""
 
 
 def continue_numbering(scope: RunScope, paths: Iterable[str]) -> None:
@@ -331,8 +307,9 @@ def build_team(
     guard_tools: Callable[[AgentSpec, list[Tool[Any]]], list[Tool[Any]]] | None = None,
 ) -> dict[str, Agent]:
     """Build every role's agent: its toolbox tools plus agent tools for exactly its
-    delegates, so sub-agents delegate further and no role can call a role it did not
-    declare. ``guard_tools(spec, tools)`` may wrap a role's tools (its policy).
+    delegates (and the ``agents`` tool, for background and continued sub-agents), so
+    sub-agents delegate further and no role can call a role it did not declare.
+    ``guard_tools(spec, tools)`` may wrap a role's tools (its policy).
 
     Each role's ``model`` goes through ``resolve_model`` (default: a ``ModelResolver`` of
     ``transport`` with the team's ``models`` aliases). Raises ``ConfigError`` for unknown
@@ -367,6 +344,8 @@ def build_team(
             resolve_model=resolve_model,
         )
         tools: list[Tool[Any]] = [*prototype.tools, *agent_tools]
+        if spec.delegates:  # background sub-agents, and going back to finished ones
+            tools.append(agents_tool(on_exit=spec.on_exit))
         if guard_tools is not None:
             tools = guard_tools(spec, tools)
         built[name] = prototype.copy(

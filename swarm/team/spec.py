@@ -22,6 +22,7 @@ import pydantic
 from pydantic import AliasChoices, ConfigDict
 
 from swarm.agent import Agent
+from swarm.background import OnExit
 from swarm.config import Document, validate_document
 from swarm.contracts import DEFAULT_OUTPUT_RETRIES, OutputContract
 from swarm.errors import ConfigError
@@ -161,6 +162,7 @@ class RoleFile(pydantic.BaseModel):
     max_result_chars: int | None = pydantic.Field(None, gt=0)
     output: dict[str, Any] | str | None = None
     output_retries: int = pydantic.Field(DEFAULT_OUTPUT_RETRIES, ge=0)
+    on_exit: OnExit = "wait"
 
     @pydantic.field_validator("name")
     @classmethod
@@ -217,6 +219,8 @@ class AgentSpec:
     ``output`` is the schema the role's final answer must meet (``None``: free text),
     with ``output_retries`` invalid answers sent back before it fails ``invalid_output``;
     set it with ``OutputContract.of(Model)`` or ``OutputContract.of(json_schema)``.
+    ``on_exit`` is what the role does with background sub-agents still running when it
+    would end: ``wait`` for them, or ``stop`` them.
     """
 
     name: str
@@ -234,6 +238,7 @@ class AgentSpec:
     max_result_chars: int | None = None
     output: OutputContract | None = None
     output_retries: int = DEFAULT_OUTPUT_RETRIES
+    on_exit: OnExit = "wait"
     source: Path | None = None
     optional_tools: frozenset[str] = frozenset()
     shell_commands: tuple[str, ...] = ()
@@ -397,6 +402,7 @@ def role_spec(document: Document, *, source: Path | None = None) -> AgentSpec:
         max_result_chars=role.max_result_chars,
         output=output,
         output_retries=role.output_retries,
+        on_exit=role.on_exit,
         source=source,
         locations=MappingProxyType(dict(document.lines)),
     )
