@@ -75,6 +75,7 @@ class Child:
     context: Any = None  # (what delegation needs to continue it: its store, its agent)
     collected: bool = False  # the caller read its result (wait/result): no announcement
     waiters: int = 0
+    stopping: bool = False
     cancel: anyio.CancelScope | None = field(default=None, repr=False)
     ended: anyio.Event = field(default_factory=anyio.Event, repr=False)
 
@@ -152,8 +153,7 @@ class SubAgents:
         """Mark ``child`` ended and announce it unless its caller already waits for it."""
         result = child.result
         assert result is not None
-        stopped = result.stop_reason == "cancelled" and child.cancel is not None
-        if stopped and child.cancel is not None and child.cancel.cancel_called:
+        if child.stopping and result.stop_reason == "cancelled":
             child.status = "stopped"
         elif result.error is not None:
             child.status = "failed"
@@ -199,8 +199,17 @@ class SubAgents:
         return done
 
     def stop(self, child: Child) -> None:
-        """Stop a running background sub-agent (it ends ``cancelled``, history valid)."""
-        if child.status == "running" and child.cancel is not None:
+        """Stop a running background sub-agent: interrupted like any run (it ends
+        ``cancelled`` with its end event and a valid history); cancelled outright when it
+        is not running its loop yet."""
+        if child.status != "running":
+            return
+        child.stopping = True
+        tree = self.control.tree
+        control = tree.running.get(child.path) if tree is not None else None
+        if control is not None:
+            control.interrupt()
+        elif child.cancel is not None:
             child.cancel.cancel()
 
     def stop_all(self) -> None:

@@ -212,7 +212,7 @@ async def test_a_role_cannot_call_a_role_it_did_not_declare() -> None:
     events = await run(run_team(team, "go", transport=model))
     result = results_of(events)["d1"]
     assert result.is_error
-    assert result.content == "Unknown tool 'secret'. Available tools: helper, agents."
+    assert result.content == "Unknown tool 'secret'. Available tools: agents, helper."
     assert not any(isinstance(e, SubAgentEvent) and "secret" in e.path for e in events)
 
 
