@@ -106,6 +106,7 @@ class SubAgents:
         self._changed = anyio.Event()
         self._idle = False
         self._unannounced: list[Child] = []
+        control.announcements = self._announce
 
     async def __aenter__(self) -> SubAgents:
         self._group = await anyio.create_task_group().__aenter__()
@@ -162,20 +163,21 @@ class SubAgents:
         child.last_activity = time.time()
         child.ended.set()
         if child.background and not child.waiters and not child.collected:
-            self._unannounced.append(child)
-            if not self._idle:
-                self.control.steer(self.announcement())
+            self._unannounced.append(child)  # told at the caller's next turn
         self._changed.set()
         self._changed = anyio.Event()
 
-    def announcement(self) -> Message:
-        """The message that tells the caller what its finished sub-agents said (the ones
-        not yet announced; they count as collected)."""
+    def _announce(self) -> Message | None:
+        """The announcement of the finished sub-agents not yet told (``None``: none);
+        they count as collected."""
+        told = [c for c in self._unannounced if not c.collected]
+        self._unannounced.clear()
+        if not told:
+            return None
         lines = ["[Background sub-agents finished]"]
-        for child in self._unannounced:
+        for child in told:
             child.collected = True
             lines.append(describe(child))
-        self._unannounced.clear()
         return Message.user("\n\n".join(lines))
 
     async def wait(self, children: Sequence[Child], timeout: float | None) -> bool:
@@ -224,8 +226,8 @@ class SubAgents:
         self._idle = True
         try:
             while True:
-                if self._unannounced:
-                    return self.announcement()
+                if (told := self._announce()) is not None:
+                    return told
                 if not self.running():
                     return None
                 if self.on_exit == "stop":
