@@ -26,7 +26,10 @@ def test_the_typed_review_passes_retry_exhaustion_and_outputs(
     (summary,) = runs.glob("*/summary.json")
     data = json.loads(summary.read_text())
     assert data["delegation_ends"]["lead/reviewer#2"] == "invalid_output"
-    assert data["outputs"]["lead/reviewer#1"]["findings"][0]["line"] == 12
+    assert data["outputs"]["lead/reviewer#1"]["findings"][0]["line"] == 1
+    # the third, continued after it finished, answered the follow-up with its context
+    assert "templates" in data["outputs"]["lead/reviewer#3"]["findings"][0]["note"]
+    assert data["delegation_ends"]["lead/reviewer#3"] == "end_turn"
     assert "lead/reviewer#2" not in data["outputs"]  # no placeholder for the failed one
 
 
@@ -51,11 +54,11 @@ def test_an_output_from_an_agent_that_gave_none_fails(swarm: Swarm, tmp_path: Pa
 
 
 def test_an_unknown_operator_is_a_scenario_file_error(swarm: Swarm, tmp_path: Path) -> None:
-    scenario = _variant(tmp_path, "{length: 0}", "{size: 0}")
+    scenario = _variant(tmp_path, "{length: 1}", "{size: 1}")
     done = swarm("test", scenario)
     assert done.returncode == 1
     assert "ERROR  (invalid scenario file)" in done.stdout
-    assert f"{scenario}:37: field 'expect.outputs': 'reviewer#3': $.findings: unknown" in (
+    assert f"{scenario}:49: field 'expect.outputs': 'reviewer#1': $.findings: unknown" in (
         done.stdout
     )
     assert "Traceback" not in done.stderr
