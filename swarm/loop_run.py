@@ -145,9 +145,16 @@ async def open_subagents(run: LoopRun) -> None:
 async def close_run(run: LoopRun) -> None:
     """Leave the history valid whatever stopped the run: results for cut calls, the
     text streamed so far as the answer. Background sub-agents still running are
-    stopped first (they end before their caller)."""
-    if run.subagents is not None:
-        await run.subagents.__aexit__(None, None, None)
+    stopped, and end before their caller does (after its history is safe: waiting for
+    them may be cut short by a cancellation)."""
+    try:
+        await _leave_valid(run)
+    finally:
+        if run.subagents is not None:
+            await run.subagents.__aexit__(None, None, None)
+
+
+async def _leave_valid(run: LoopRun) -> None:
     control = run.control
     control.close()
     if run.stream is not None:  # the model call was cut: close its stream

@@ -201,3 +201,25 @@ async def test_background_without_the_agents_tool_is_refused() -> None:
     (tool,) = make_agent_tools({"worker": ("W.", worker)}, worker.transport)
     with pytest.raises(Exception, match="no 'agents'"):
         await tool.run_handler({"task": "t", "background": True})
+
+
+async def test_a_lead_that_runs_out_of_budget_stops_its_background_children_first() -> None:
+    from swarm.team import BudgetSettings
+
+    never = anyio.Event()
+
+    async def respond(messages: list[Message], tools: Any, system: str) -> list[StreamEvent]:
+        if system == "worker":
+            await never.wait()
+        if turn_of(messages) == 0:
+            return make_tool_use_response("worker", "w", {"task": "t", "background": True})
+        return make_text_response("still waiting")
+
+    lead = role("lead", "worker", budget=BudgetSettings(tokens=20))
+    store = MemoryContextStore()
+    events = await collect(Team([lead, role("worker")]), store, FunctionTransport(respond))
+    end = events[-1]
+    assert isinstance(end, SessionEndEvent) and end.stop_reason == StopReason.budget
+    child_end = ends(events)["lead/worker#1"]
+    assert child_end.stop_reason in (StopReason.budget, StopReason.cancelled)
+    assert history_problems(await store.get_history(), alternating=False) == []
