@@ -103,7 +103,6 @@ class SubAgents:
         self.on_exit = on_exit
         self.children: dict[str, Child] = {}
         self._group: anyio.abc.TaskGroup | None = None
-        self._changed = anyio.Event()
         self._idle = False
         self._unannounced: list[Child] = []
         control.announcements = self._announce
@@ -164,8 +163,6 @@ class SubAgents:
         child.ended.set()
         if child.background and not child.waiters and not child.collected:
             self._unannounced.append(child)  # told at the caller's next turn
-        self._changed.set()
-        self._changed = anyio.Event()
 
     def _announce(self) -> Message | None:
         """The announcement of the finished sub-agents not yet told (``None``: none);
@@ -220,23 +217,22 @@ class SubAgents:
             self.stop(child)
 
     async def idle(self) -> Message | None:
-        """The caller would end: with sub-agents still running it waits for the next to
-        finish and returns the announcement (``on_exit="wait"``), or stops them all and
-        returns ``None`` (``"stop"``); ``None`` when nothing is left to say."""
+        """The caller would end: with background sub-agents still running it waits until
+        they all ended and returns their announcement (``on_exit="wait"``: one message,
+        however their ends interleave, so a resumed or replayed run reads the same), or
+        stops them all and returns ``None`` (``"stop"``); ``None`` when nothing is left
+        to say."""
         self._idle = True
         try:
-            while True:
-                if (told := self._announce()) is not None:
-                    return told
-                if not self.running():
-                    return None
+            while running := self.running():
                 if self.on_exit == "stop":
                     self.stop_all()
-                    for child in self.running():
-                        await child.ended.wait()
-                    self._unannounced.clear()
-                    return None
-                await self._changed.wait()
+                for child in running:
+                    await child.ended.wait()
+            if self.on_exit == "stop":
+                self._unannounced.clear()
+                return None
+            return self._announce()
         finally:
             self._idle = False
 

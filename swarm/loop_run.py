@@ -139,7 +139,10 @@ async def open_subagents(run: LoopRun) -> None:
         return
     settings = tool.context if isinstance(tool.context, AgentsSettings) else AgentsSettings()
     run.subagents = await SubAgents(run.control, settings.on_exit).__aenter__()
-    run.scope = run.scope.child(subagents=run.subagents)
+    restore = run.scope.restore_subagents
+    run.scope = run.scope.child(subagents=run.subagents, restore_subagents=None)
+    if restore is not None:  # a resumed run: its background sub-agents start again
+        restore(run.subagents, run.scope)
 
 
 async def close_run(run: LoopRun) -> None:

@@ -171,7 +171,8 @@ class RunScope:
     are saved; ``agents`` maps the paths of the run's running agents to their controls
     (for steering), shared by the whole tree; ``subagents`` holds the sub-agents this
     agent's run started (background ones, finished ones to continue), when its agent
-    has the ``agents`` tool.
+    has the ``agents`` tool; ``restore_subagents`` (a resumed run's) puts the background
+    sub-agents that were running when it stopped back into the first ``subagents``.
     """
 
     path: str = ""
@@ -184,6 +185,7 @@ class RunScope:
     output_dir: Path | None = None
     agents: AgentTree | None = None
     subagents: SubAgents | None = None
+    restore_subagents: Callable[[SubAgents, RunScope], None] | None = None
 
     def child(self, **changes: Any) -> RunScope:
         """A copy of this scope with ``changes``; what the fields point to is shared.
@@ -204,6 +206,7 @@ class RunScope:
             get("output_dir", self.output_dir),
             get("agents", self.agents),
             get("subagents", self.subagents),
+            get("restore_subagents", self.restore_subagents),
         )
         if changes:
             raise TypeError(f"RunScope has no field {', '.join(map(repr, changes))}")

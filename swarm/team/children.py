@@ -28,7 +28,7 @@ from swarm.run import RunScope, role_of
 from swarm.tools import ToolOutput
 from swarm.types import StopReason
 
-__all__ = ["ChildRun", "continue_child", "delegate_to", "run_child"]
+__all__ = ["ChildRun", "continue_child", "delegate_to", "restart", "run_child"]
 
 _ANSWERED = (StopReason.end_turn, StopReason.max_tokens)
 
@@ -68,7 +68,7 @@ def failure(path: str, end: SessionEndEvent | None, error: str | None, text: str
 
 async def run_child(
     agent: Agent,
-    task: str,
+    task: str | None,
     store: ContextStore,
     scope: RunScope,
     sink: Callable[[StreamEvent], None],
@@ -98,7 +98,7 @@ async def run_child(
     return end, error, end.final_text if end is not None else ""
 
 
-async def _result(run: ChildRun, message: str, topic: str) -> ChildResult:
+async def _result(run: ChildRun, message: str | None, topic: str) -> ChildResult:
     end, error, text = await run_child(run.agent, message, run.store, run.scope, run.sink)
     details: dict[str, Any] = {
         "path": run.path,
@@ -116,6 +116,12 @@ async def _result(run: ChildRun, message: str, topic: str) -> ChildResult:
         error=None if answered else failure(run.path, end, error, text),
         output=details.get("output"),
     )
+
+
+def restart(subagents: SubAgents, run: ChildRun) -> Child:
+    """Run a background sub-agent of an earlier segment again, from its stored context
+    as it stands (``None``: no new message), as a resumed agent does."""
+    return subagents.start(_child(run, "", True), lambda: _result(run, None, ""))
 
 
 def _child(run: ChildRun, topic: str, background: bool) -> Child:

@@ -19,15 +19,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
 from swarm.agent import Agent, AgentStream
+from swarm.background import SubAgents
 from swarm.budget import Budget, BudgetLimits
 from swarm.context.base import ContextStore
 from swarm.context.compaction import AutoCompactStore
 from swarm.context.memory import MemoryContextStore
 from swarm.errors import ConfigError, ToolError
 from swarm.events import StreamEvent, SubAgentEvent
-from swarm.run import Approver, CallObserver, RunScope, current_scope, use_scope
+from swarm.run import Approver, CallObserver, RunScope, current_scope, role_of, use_scope
 from swarm.team.background import agents_tool
-from swarm.team.children import ChildRun, continue_child, delegate_to
+from swarm.team.children import ChildRun, continue_child, delegate_to, restart
 from swarm.tools import Field, Tool, ToolOutput
 from swarm.transports.base import CompletionTransport, model_name
 from swarm.transports.options import for_tool_choice
@@ -44,6 +45,7 @@ __all__ = [
     "compacting_context",
     "continue_numbering",
     "make_agent_tools",
+    "restore_background",
     "run_team",
     "team_scope",
 ]
@@ -221,34 +223,64 @@ def _typed(agent: Agent) -> str:
     return f" The answer is JSON meeting this schema: {schema}"
 
 
-def _child_run(ctx: AgentContext, parent: RunScope) -> ChildRun:
+def _child_run(
+    ctx: AgentContext,
+    parent: RunScope,
+    *,
+    path: str | None = None,
+    store: ContextStore | None = None,
+) -> ChildRun:
     """A new sub-agent of ``parent``'s agent: its path, budget node (a delegation the
-    budget counts; ``ToolError`` when it refuses), sink and fresh context."""
-    number = parent.numbers.take(parent.path, ctx.agent_name)
-    path = (
-        f"{parent.path}/{ctx.agent_name}#{number}" if parent.path else f"{ctx.agent_name}#{number}"
-    )
-    if parent.budget is not None:
-        refused = parent.budget.count_delegation()
-        if refused is not None:
+    budget counts; ``ToolError`` when it refuses), sink and fresh context. With ``path``
+    and ``store``: a sub-agent of an earlier segment of the run, picked up again."""
+    if path is None:
+        number = parent.numbers.take(parent.path, ctx.agent_name)
+        prefix = f"{parent.path}/" if parent.path else ""
+        path = f"{prefix}{ctx.agent_name}#{number}"
+        if parent.budget is not None and (refused := parent.budget.count_delegation()):
             raise ToolError(f"Delegation refused: {refused}.")
-        budget = parent.budget.child(path, ctx.limits, model=model_name(ctx.transport))
+    model = model_name(ctx.transport)
+    if parent.budget is not None:
+        budget = parent.budget.child(path, ctx.limits, model=model)
     else:
-        budget = Budget(path, ctx.limits, model=model_name(ctx.transport))
-    forward, subagents = parent.sink, parent.subagents
+        budget = Budget(path, ctx.limits, model=model)
+    forward, subagents, here = parent.sink, parent.subagents, path
 
     def sink(event: StreamEvent) -> None:
         if forward is not None:
-            forward(event if isinstance(event, SubAgentEvent) else SubAgentEvent(path, event))
+            forward(event if isinstance(event, SubAgentEvent) else SubAgentEvent(here, event))
         if ctx.on_event is not None and not isinstance(event, SubAgentEvent):
             ctx.on_event(ctx.agent_name, event)
-        if subagents is not None and (child := subagents.children.get(path)) is not None:
+        if subagents is not None and (child := subagents.children.get(here)) is not None:
             child.last_activity = time.time()
 
     scope = parent.child(path=path, budget=budget, approver=None, sink=sink, subagents=None)
-    with use_scope(scope):  # a context factory may name the session after the path
-        store = _context_for(ctx)
+    if store is None:
+        with use_scope(scope):  # a context factory may name the session after the path
+            store = _context_for(ctx)
+    else:
+        store = compacting_context(store, ctx.transport, ctx.compaction)
     return ChildRun(ctx.agent, store, scope, sink, budget)
+
+
+def restore_background(
+    agent: Agent, stores: Mapping[str, ContextStore]
+) -> Callable[[SubAgents, RunScope], None]:
+    """What a resumed run gives its entry agent (``RunScope.restore_subagents``): the
+    background sub-agents that were running when the run stopped (path → its stored
+    context) start again in its ``SubAgents``, each from its last stored turn, under
+    its old path; their ends are announced as any background sub-agent's are."""
+    roles = {
+        t.context.agent_name: t.context for t in agent.tools if isinstance(t.context, AgentContext)
+    }
+
+    def restore(subagents: SubAgents, parent: RunScope) -> None:
+        for path, store in stores.items():
+            ctx = roles.get(role_of(path))
+            if ctx is not None:
+                restart(subagents, _child_run(ctx, parent, path=path, store=store))
+
+    return restore
 
 
 def _context_for(ctx: AgentContext) -> ContextStore:
