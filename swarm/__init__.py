@@ -132,6 +132,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "swarm.sandbox.environment": ("command_environment",),
     "swarm.sandbox.limits": ("ResourceLimits",),
     "swarm.sandbox.select": ("find_sandbox",),
+    "swarm.team.background": ("agents_tool",),
     "swarm.team.delegation": ("AgentContext", "build_team", "make_agent_tools", "run_team"),
     "swarm.team.graph": ("Team",),
     "swarm.team.loader": (
@@ -196,6 +197,7 @@ if _TYPE_CHECKING:
     from swarm.sandbox.environment import command_environment
     from swarm.sandbox.limits import ResourceLimits
     from swarm.sandbox.select import find_sandbox
+    from swarm.team.background import agents_tool
     from swarm.team.delegation import AgentContext, build_team, make_agent_tools, run_team
     from swarm.team.graph import Team
     from swarm.team.loader import (
@@ -350,6 +352,7 @@ __all__ = [
     "Usage",
     "UsageNode",
     "YamlAgentLoader",
+    "agents_tool",
     "apply_policy",
     "audit_table",
     "build_report",

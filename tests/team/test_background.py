@@ -223,3 +223,24 @@ async def test_a_lead_that_runs_out_of_budget_stops_its_background_children_firs
     child_end = ends(events)["lead/worker#1"]
     assert child_end.stop_reason in (StopReason.budget, StopReason.cancelled)
     assert history_problems(await store.get_history(), alternating=False) == []
+
+
+async def test_the_python_api_runs_background_sub_agents_with_agents_tool() -> None:
+    from swarm import Agent, agents_tool
+
+    async def respond(messages: list[Message], tools: Any, system: str) -> list[StreamEvent]:
+        if system == "helper":
+            return make_text_response("helped")
+        if turn_of(messages) == 0:
+            return make_tool_use_response("helper", "h", {"task": "t", "background": True})
+        return make_text_response("done")
+
+    model = FunctionTransport(respond)
+    helper = Agent("helper", model)
+    tools = [*make_agent_tools({"helper": ("Helps.", helper)}, model), agents_tool()]
+    store = MemoryContextStore()
+    async with Agent("lead", model, tools).run_stream("go", store) as stream:
+        end = await stream.get_session_end()
+    assert end.final_text == "done"
+    history = await store.get_history()
+    assert any("helped" in m.text for m in history if m.role == "user")  # announced
