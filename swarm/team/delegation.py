@@ -214,6 +214,16 @@ def _agent_tool(tool_name: str, description: str, ctx: AgentContext) -> Tool[Age
     )
 
 
+_NEEDS_AGENTS = ("background", "continue_from")
+
+
+def _lean(tool: Tool[Any]) -> Tool[Any]:
+    """A delegation tool whose schema offers only ``task`` and ``topic``."""
+    schema = tool.input_schema
+    properties = {k: v for k, v in schema["properties"].items() if k not in _NEEDS_AGENTS}
+    return tool.copy(schema={**schema, "properties": properties})
+
+
 def _typed(agent: Agent) -> str:
     """What a delegation tool says of a typed answer: it is JSON meeting this schema."""
     contract = agent.contract
@@ -376,8 +386,10 @@ def build_team(
             resolve_model=resolve_model,
         )
         tools: list[Tool[Any]] = [*prototype.tools, *agent_tools]
-        if spec.delegates:  # background sub-agents, and going back to finished ones
+        if spec.delegates and spec.agents_tool:  # background sub-agents, going back
             tools.append(agents_tool(on_exit=spec.on_exit))
+        elif spec.delegates:  # lean: the delegation tools without what needs `agents`
+            tools = [*prototype.tools, *map(_lean, agent_tools)]
         if guard_tools is not None:
             tools = guard_tools(spec, tools)
         built[name] = prototype.copy(

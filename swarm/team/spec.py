@@ -163,6 +163,7 @@ class RoleFile(pydantic.BaseModel):
     output: dict[str, Any] | str | None = None
     output_retries: int = pydantic.Field(DEFAULT_OUTPUT_RETRIES, ge=0)
     on_exit: OnExit = "wait"
+    agents_tool: bool = True
 
     @pydantic.field_validator("name")
     @classmethod
@@ -220,7 +221,10 @@ class AgentSpec:
     with ``output_retries`` invalid answers sent back before it fails ``invalid_output``;
     set it with ``OutputContract.of(Model)`` or ``OutputContract.of(json_schema)``.
     ``on_exit`` is what the role does with background sub-agents still running when it
-    would end: ``wait`` for them, or ``stop`` them.
+    would end: ``wait`` for them, or ``stop`` them. ``agents_tool`` (default true) gives
+    a role with delegates the ``agents`` tool and its delegation tools the
+    ``background`` and ``continue_from`` arguments; false keeps its tools as lean as a
+    very small model needs.
     """
 
     name: str
@@ -239,6 +243,7 @@ class AgentSpec:
     output: OutputContract | None = None
     output_retries: int = DEFAULT_OUTPUT_RETRIES
     on_exit: OnExit = "wait"
+    agents_tool: bool = True
     source: Path | None = None
     optional_tools: frozenset[str] = frozenset()
     shell_commands: tuple[str, ...] = ()
@@ -403,6 +408,7 @@ def role_spec(document: Document, *, source: Path | None = None) -> AgentSpec:
         output=output,
         output_retries=role.output_retries,
         on_exit=role.on_exit,
+        agents_tool=role.agents_tool,
         source=source,
         locations=MappingProxyType(dict(document.lines)),
     )

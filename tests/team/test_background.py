@@ -244,3 +244,15 @@ async def test_the_python_api_runs_background_sub_agents_with_agents_tool() -> N
     assert end.final_text == "done"
     history = await store.get_history()
     assert any("helped" in m.text for m in history if m.role == "user")  # announced
+
+
+def test_agents_tool_false_keeps_a_role_s_tools_lean() -> None:
+    from swarm.team.delegation import build_team
+
+    team = Team([role("lead", "worker", agents_tool=False), role("worker")])
+    agents = build_team(team, {}, FunctionTransport(lambda *a: []))
+    (worker,) = agents["lead"].tools
+    assert set(worker.input_schema["properties"]) == {"task", "topic"}
+    model = FunctionTransport(lambda *a: [])
+    full = build_team(Team([role("lead", "worker"), role("worker")]), {}, model)
+    assert [t.name for t in full["lead"].tools] == ["worker", "agents"]
