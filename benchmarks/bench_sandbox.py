@@ -15,8 +15,9 @@ versions by it.
 
 With ``--against``, the same calls alternate, one by one, between this checkout and
 ``OTHER_CHECKOUT`` (each in a worker process of its own, importing its own ``swarm``), and
-each row gives both medians and the median of the paired differences with its quartiles:
-what a change costs a call, which a machine busy with other work blurs far less than it
+each row gives both medians and the median of the paired differences with its quartiles
+(and the median paired difference of CPU time, swarm's and its children's): what a change
+costs a call, which a machine busy with other work blurs far less than it
 blurs two runs one after the other. Run as root, ``chrt -f 50`` in front keeps other work
 from preempting the calls (the wall clock then moves a few percent, not thirty).
 ``proxy`` (also run after the tables above) measures what the egress proxy adds to a
@@ -127,8 +128,8 @@ async def worker(tier: str, network: str) -> None:
     with tempfile.TemporaryDirectory() as workspace:
         shell = make_toolbox(Path(workspace), sandbox=settings, find=find)["shell"]
         for line in sys.stdin:
-            taken, _cpu = await timings(shell, line.rstrip("\n"), 1)
-            print(f"{taken[0]:.4f}", flush=True)
+            taken, cpu = await timings(shell, line.rstrip("\n"), 1)
+            print(f"{taken[0]:.4f} {cpu[0]:.4f}", flush=True)
 
 
 def against(calls: int, other: str) -> None:
@@ -141,15 +142,16 @@ def against(calls: int, other: str) -> None:
         pipe = subprocess.PIPE
         return subprocess.Popen(argv, stdin=pipe, stdout=pipe, text=True, env=env, cwd="/")
 
-    def call(worker: subprocess.Popen[str], command: str) -> float:
+    def call(worker: subprocess.Popen[str], command: str) -> tuple[float, float]:
         assert worker.stdin is not None and worker.stdout is not None
         worker.stdin.write(command + "\n")
         worker.stdin.flush()
-        return float(worker.stdout.readline())
+        wall, cpu = worker.stdout.readline().split()
+        return float(wall), float(cpu)
 
     print(f"each call alternating with {other}, {calls} pairs (ms)")
     header = f"{'tier':<22} {'command':<20} {'other':>7} {'this':>7}"
-    print(f"{header} {'paired':>7} {'q1':>7} {'q3':>7}")
+    print(f"{header} {'paired':>7} {'q1':>7} {'q3':>7} {'cpu':>7}")
     for tier, network in (("off", "host"), ("bubblewrap", "none"), ("landlock", "none")):
         workers = [start(other, tier, network), start(here, tier, network)]
         try:
@@ -157,17 +159,20 @@ def against(calls: int, other: str) -> None:
                 for _ in range(WARMUP):
                     for w in workers:
                         call(w, command)
-                theirs, ours = [], []
+                theirs, ours, cpu = [], [], []
                 for i in range(calls):
                     order = workers if i % 2 else workers[::-1]
                     got = {id(w): call(w, command) for w in order}
-                    theirs.append(got[id(workers[0])])
-                    ours.append(got[id(workers[1])])
+                    (a, a_cpu), (b, b_cpu) = got[id(workers[0])], got[id(workers[1])]
+                    theirs.append(a)
+                    ours.append(b)
+                    cpu.append(b_cpu - a_cpu)
                 diff = [b - a for a, b in zip(theirs, ours, strict=True)]
                 q1, mid, q3 = statistics.quantiles(diff, n=4)
                 print(
                     f"{tier + ', ' + network:<22} {name:<20} {statistics.median(theirs):7.2f}"
                     f" {statistics.median(ours):7.2f} {mid:+7.2f} {q1:+7.2f} {q3:+7.2f}"
+                    f" {statistics.median(cpu):+7.2f}"
                 )
         except ValueError:  # a worker that could not start (a tier not working here)
             print(f"{tier}: does not work here")

@@ -1,6 +1,7 @@
 """Delegation fan-out benchmark (not part of the test run).
 
     python benchmarks/bench_team.py [--workers 500] [--latency 0.05] [--runs 7] [--freeze]
+                                    [--background]
 
 One orchestrator response delegates to 500 sub-agents at once. Every model call takes
 50 ms (a scripted model sleeping with anyio), so the critical path is three calls: the
@@ -15,6 +16,11 @@ more fan-out, untimed, under ``tracemalloc``). Every object a sub-agent holds wh
 outlives the young collections, so full collections grow with it: that is most of the gap
 between default garbage collection and ``--freeze``, which first takes the startup heap
 out of the collector's full passes with ``gc.freeze()``, as the ``swarm`` command does.
+
+``--background`` measures the same fan-out a second way beside the first: the
+orchestrator starts every worker with ``background: true``, then calls ``agents wait``
+(a model call that overlaps the workers' own), then answers; the critical path is the
+same three calls. Both are reported, with what each costs per sub-agent over the floor.
 """
 
 from __future__ import annotations
@@ -53,8 +59,11 @@ class SlowModel:
     """LATENCY per call; the orchestrator delegates to every worker at once, then answers.
     ``on_all_waiting`` (if set) runs once every worker is in its model call."""
 
-    def __init__(self, on_all_waiting: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self, on_all_waiting: Callable[[], None] | None = None, *, background: bool = False
+    ) -> None:
         self.on_all_waiting = on_all_waiting
+        self.background = background
         self.waiting = 0
 
     async def stream(
@@ -66,10 +75,17 @@ class SlowModel:
                 self.on_all_waiting()
         await anyio.sleep(LATENCY)
         usage = Usage(100, 10)
-        if system == "orchestrator" and not messages[-1].tool_results:
+        turn = sum(1 for m in messages if m.role == "assistant")
+        if system == "orchestrator" and turn == 0:
+            flag = ', "background": true' if self.background else ""
             for i in range(WORKERS):
                 yield ToolUseStart(i, f"d{i}", "worker")
-                yield ToolInputDelta(i, f"d{i}", f'{{"task": "part {i}"}}')
+                yield ToolInputDelta(i, f"d{i}", f'{{"task": "part {i}"{flag}}}')
+            yield IterationEnd(1, StopReason.tool_use, usage)
+            return
+        if system == "orchestrator" and turn == 1 and self.background:
+            yield ToolUseStart(0, "wait", "agents")
+            yield ToolInputDelta(0, "wait", '{"action": "wait"}')
             yield IterationEnd(1, StopReason.tool_use, usage)
             return
         path = current_scope().path
@@ -99,6 +115,11 @@ class FullCollections:
             self.seconds += time.perf_counter() - self._started
 
 
+async def background_fan_out(model: SlowModel | None = None) -> tuple[float, int]:
+    """The fan-out with every worker started in the background, then ``agents wait``."""
+    return await fan_out(model or SlowModel(background=True))
+
+
 async def fan_out(model: SlowModel | None = None) -> tuple[float, int]:
     team = Team(
         [
@@ -112,6 +133,7 @@ async def fan_out(model: SlowModel | None = None) -> tuple[float, int]:
     wall = time.perf_counter() - started
     assert end.stop_reason == StopReason.end_turn, end
     assert end.usage_tree is not None
+    assert all(c.stop_reason == StopReason.end_turn for c in end.usage_tree.children)
     return wall, len(end.usage_tree.children)
 
 
@@ -160,7 +182,31 @@ async def floor() -> float:
     return time.perf_counter() - started
 
 
-async def main(runs: int, freeze: bool) -> None:
+async def compare_background(runs: int) -> None:
+    """Blocking and background fan-out side by side, alternating, with the floor."""
+    blocking, background, floors = [], [], []
+    await background_fan_out()  # warm-up
+    for _ in range(runs):
+        blocking.append((await fan_out())[0])
+        background.append((await background_fan_out())[0])
+        floors.append(await floor())
+    bare = statistics.median(floors)
+    ms = 1000
+    for name, walls in (("blocking", blocking), ("background", background)):
+        wall = statistics.median(walls)
+        print(
+            f"{name:>10} fan-out of {WORKERS}: wall median {wall * ms:.0f} ms"
+            f" (best {min(walls) * ms:.0f}), {(wall - bare) / WORKERS * 1e6:.0f} µs per"
+            f" sub-agent over the floor ({bare * ms:.0f} ms)"
+        )
+    objects, allocated = await held_per_sub_agent(background_fan_out)
+    print(
+        f"one waiting background sub-agent holds {objects:.0f} objects the collector tracks"
+        f" and {allocated / 1024:.1f} KB"
+    )
+
+
+async def main(runs: int, freeze: bool, background: bool) -> None:
     before = rss_mb()
     await fan_out()  # warm-up: tool schemas, first imports
     if freeze:
@@ -204,6 +250,8 @@ async def main(runs: int, freeze: bool) -> None:
         f" {allocated / 1024:.1f} KB; a bare anyio task waiting {bare_objects:.0f} objects and"
         f" {bare_allocated / 1024:.1f} KB"
     )
+    if background:
+        await compare_background(runs)
 
 
 if __name__ == "__main__":
@@ -212,6 +260,9 @@ if __name__ == "__main__":
     parser.add_argument("--latency", type=float, default=LATENCY, help="seconds per call")
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--freeze", action="store_true", help="gc.freeze() after warm-up")
+    parser.add_argument(
+        "--background", action="store_true", help="compare background with blocking fan-out"
+    )
     options = parser.parse_args()
     WORKERS, LATENCY = options.workers, options.latency
-    anyio.run(main, options.runs, options.freeze)
+    anyio.run(main, options.runs, options.freeze, options.background)

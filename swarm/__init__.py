@@ -20,6 +20,7 @@ from swarm.budget import (
     BudgetLimits,
 )
 from swarm.context.base import ContextStore, MemoryContextStore, SessionInfo
+from swarm.contracts import DEFAULT_OUTPUT_RETRIES, FINAL_ANSWER, OutputContract
 from swarm.dispatch import (
     DEFAULT_TOOL_TIMEOUT,
     AfterCallHook,
@@ -30,6 +31,7 @@ from swarm.errors import (
     ConfigError,
     ContextStoreError,
     GuardError,
+    InvalidOutput,
     MaxIterationsReached,
     ProviderError,
     SwarmError,
@@ -43,6 +45,7 @@ from swarm.events import (
     Error,
     IterationEnd,
     MessageEnd,
+    OutputInvalid,
     ReasoningDelta,
     SessionEndEvent,
     StreamEvent,
@@ -132,6 +135,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "swarm.sandbox.limits": ("ResourceLimits",),
     "swarm.sandbox.proxy": ("ConnectionRecord", "EgressProxy", "mapped_resolver"),
     "swarm.sandbox.select": ("find_sandbox",),
+    "swarm.team.background": ("agents_tool",),
     "swarm.team.delegation": ("AgentContext", "build_team", "make_agent_tools", "run_team"),
     "swarm.team.graph": ("Team",),
     "swarm.team.loader": (
@@ -199,6 +203,7 @@ if _TYPE_CHECKING:
     from swarm.sandbox.limits import ResourceLimits
     from swarm.sandbox.proxy import ConnectionRecord, EgressProxy, mapped_resolver
     from swarm.sandbox.select import find_sandbox
+    from swarm.team.background import agents_tool
     from swarm.team.delegation import AgentContext, build_team, make_agent_tools, run_team
     from swarm.team.graph import Team
     from swarm.team.loader import (
@@ -271,6 +276,7 @@ __all__ = [
     "ContextStore",
     "ContextStoreError",
     "DEFAULT_MAX_RESULT_CHARS",
+    "DEFAULT_OUTPUT_RETRIES",
     "DEFAULT_TOOL_TIMEOUT",
     "DenyAllGuard",
     "DummyCompletionTransport",
@@ -278,10 +284,12 @@ __all__ = [
     "EgressProxy",
     "Error",
     "Executor",
+    "FINAL_ANSWER",
     "Field",
     "FieldInfo",
     "GuardError",
     "ImageBlock",
+    "InvalidOutput",
     "IterationEnd",
     "JobReport",
     "JsonAgentLoader",
@@ -301,6 +309,8 @@ __all__ = [
     "MultiFormatLoader",
     "OpenAITransport",
     "OtelObserver",
+    "OutputContract",
+    "OutputInvalid",
     "PathGuard",
     "PermissionGuard",
     "Policy",
@@ -352,6 +362,7 @@ __all__ = [
     "Usage",
     "UsageNode",
     "YamlAgentLoader",
+    "agents_tool",
     "apply_policy",
     "audit_table",
     "build_report",

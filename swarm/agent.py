@@ -17,6 +17,7 @@ from typing import Any, Protocol, Self, runtime_checkable
 
 from swarm.budget import BudgetLimits
 from swarm.context.base import ContextStore
+from swarm.contracts import DEFAULT_OUTPUT_RETRIES, OutputContract, OutputSpec
 from swarm.control import Control
 from swarm.dispatch import DEFAULT_TOOL_TIMEOUT, AfterCallHook, CallSettings, dispatch_tools
 from swarm.events import IterationEnd, SessionEndEvent, StreamEvent, TextDelta
@@ -167,6 +168,12 @@ class Agent:
     a run that is not already part of a budgeted one (a team run gives each agent its
     role's budget): e.g. ``BudgetLimits(usd=0.50)`` holds each request's worst case before
     it is sent and ends the run with stop reason ``budget`` rather than cross the limit.
+    ``output`` (a pydantic model class or a JSON Schema) makes the run end with a typed
+    answer given through the ``final_answer`` tool: the ``SessionEndEvent``'s ``output``
+    holds it (JSON data), its ``final_text`` the JSON text; an answer that does not meet
+    the schema goes back to the model at most ``output_retries`` times, then the run ends
+    with stop reason ``invalid_output`` (see ``swarm.contracts``). Raises ``ValueError``
+    for an invalid schema.
     """
 
     system: str
@@ -183,6 +190,19 @@ class Agent:
     after_call: tuple[AfterCallHook, ...] = field(default=(), kw_only=True)
     max_result_chars: int | None = field(default=DEFAULT_MAX_RESULT_CHARS, kw_only=True)
     budget: BudgetLimits | None = field(default=None, kw_only=True)
+    output: OutputSpec | None = field(default=None, kw_only=True)
+    output_retries: int = field(default=DEFAULT_OUTPUT_RETRIES, kw_only=True)
+
+    def __post_init__(self) -> None:
+        if self.output is not None and not isinstance(self.output, OutputContract):
+            self.output = OutputContract.of(self.output)
+        if self.output_retries < 0:
+            raise ValueError(f"output_retries must be 0 or more, not {self.output_retries}")
+
+    @property
+    def contract(self) -> OutputContract | None:
+        """The schema the final answer must meet (``output`` as a contract), if any."""
+        return self.output if isinstance(self.output, OutputContract) else None
 
     @property
     def call_settings(self) -> CallSettings:

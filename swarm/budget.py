@@ -78,6 +78,7 @@ class Budget:
     total: Usage = _ZERO
     iterations: int = 0
     delegations: int = 0
+    output_retries: int = 0
     stop_reason: StopReason | None = None
     tripped: str | None = None
     children: list[Budget] = field(default_factory=list)
@@ -249,6 +250,12 @@ class Budget:
             node.delegations += 1
         return None
 
+    def count_output_retry(self) -> None:
+        """Record one final answer sent back for not meeting its ``output`` schema, here
+        and in every ancestor (the retry's model call is charged like any other)."""
+        for node in self._chain:
+            node.output_retries += 1
+
     def trip(self, reason: str) -> None:
         """Stop this subtree: every agent running in it ends with stop reason ``budget``."""
         if self.tripped is None:
@@ -287,4 +294,5 @@ class Budget:
             tuple(child.report() for child in self.children),
             None if self.unpriced else self.usd,
             None if self.total_unpriced else self.total_usd,
+            self.output_retries,
         )

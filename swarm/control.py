@@ -67,6 +67,9 @@ class Control:
     steering: deque[Message] | None = None
     follow_ups: deque[Message] | None = None
     tree: AgentTree | None = None
+    # What background sub-agents that finished have to say, taken with the steering
+    # (at the next turn), so one collected meanwhile (agents wait) is not announced.
+    announcements: Callable[[], Message | None] | None = None
     watchdog: _Watchdog | None = None
     scope_class: type[anyio.CancelScope] | None = None  # the event loop's (see _Interruptible)
     # What the run has produced, kept by the loop for its stream's reader: the text of
@@ -126,12 +129,14 @@ class Control:
         self.follow_ups.append(_as_user(message))
 
     def take_steering(self) -> list[Message]:
-        """Every queued steering message, oldest first; the queue is left empty."""
+        """Every queued steering message, oldest first (then the announcement of the
+        background sub-agents that finished, if any); the queue is left empty."""
+        announced = self.announcements() if self.announcements is not None else None
         if not self.steering:
-            return []
+            return [] if announced is None else [announced]
         taken = list(self.steering)
         self.steering.clear()
-        return taken
+        return taken if announced is None else [*taken, announced]
 
 
 @dataclass(eq=False, slots=True)

@@ -11,7 +11,8 @@
     │   └── ProviderError    the provider said so: an error status or an error in a stream
     ├── CompactionError      summarising a context failed (the history is left as it was)
     ├── BudgetExceeded       a token, time or delegation budget is spent
-    └── MaxIterationsReached an agent used all its iterations
+    ├── MaxIterationsReached an agent used all its iterations
+    └── InvalidOutput        an agent's final answer never met its ``output`` schema
 
 Inside ``Agent.run``/``run_stream`` none of these escape: they end as events and a
 ``SessionEndEvent`` with a stop reason. They are raised by the APIs a user calls directly
@@ -27,6 +28,7 @@ __all__ = [
     "CompactionError",
     "ConfigError",
     "GuardError",
+    "InvalidOutput",
     "MaxIterationsReached",
     "ProviderError",
     "SwarmError",
@@ -123,6 +125,11 @@ class BudgetExceeded(SwarmError):
 
 class MaxIterationsReached(SwarmError):
     """An agent used all its iterations and still wanted to call tools."""
+
+
+class InvalidOutput(SwarmError):
+    """An agent with an ``output`` schema used all its ``output_retries`` without giving a
+    final answer that meets it; the message names what was still wrong."""
 
 
 class ProviderError(TransportError):

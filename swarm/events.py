@@ -25,6 +25,7 @@ __all__ = [
     "Error",
     "IterationEnd",
     "MessageEnd",
+    "OutputInvalid",
     "ReasoningDelta",
     "SessionEndEvent",
     "StreamEvent",
@@ -149,7 +150,9 @@ class SessionEndEvent:
     interrupt, what was streamed so far); ``iterations`` counts the model calls;
     ``duration_s`` is the wall time of the run; ``cost_usd`` is ``None`` when no price
     is known; ``session_id`` names the context store's session; ``error`` is the
-    exception that ended the run, or ``None``.
+    exception that ended the run, or ``None``. ``output`` is the validated final answer
+    (JSON data) of an agent with an ``output`` schema, else ``None``; its JSON text is
+    ``final_text``.
     """
 
     type: ClassVar[str] = "session_end"
@@ -162,6 +165,20 @@ class SessionEndEvent:
     cost_usd: float | None = None
     session_id: str | None = None
     error: BaseException | None = None
+    output: Any = None
+
+
+@dataclass(frozen=True, slots=True)
+class OutputInvalid:
+    """A final answer did not meet the agent's ``output`` schema and was sent back:
+    ``attempt`` counts the invalid answers so far, ``retries`` how many are allowed
+    (one more past them ends the run with ``invalid_output``), ``problems`` names every
+    wrong, missing or extra field."""
+
+    type: ClassVar[str] = "output_invalid"
+    attempt: int
+    retries: int
+    problems: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,6 +252,7 @@ StreamEvent: TypeAlias = (
     | IterationEnd
     | Error
     | ContextCompacted
+    | OutputInvalid
     | SessionEndEvent
     | SubAgentEvent
 )

@@ -21,6 +21,7 @@ from contextlib import aclosing
 from typing import Any
 
 from swarm.context.base import ContextStore
+from swarm.contracts import FINAL_ANSWER
 from swarm.control import Control, Interrupted
 from swarm.dispatch import (
     Decided,
@@ -30,7 +31,7 @@ from swarm.dispatch import (
     result_event,
     run_calls,
 )
-from swarm.errors import BudgetExceeded, ConfigError, MaxIterationsReached
+from swarm.errors import BudgetExceeded, ConfigError, InvalidOutput, MaxIterationsReached
 from swarm.events import (
     AgentStart,
     Error,
@@ -46,6 +47,7 @@ from swarm.loop_run import (
     LoopRun,
     close_run,
     open_run,
+    open_subagents,
     results_message,
     session_end,
     store_failed,
@@ -72,6 +74,7 @@ async def run_loop(
     as part of ``run_scope`` (default: the scope current when the run starts)."""
     run = open_run(agent, context, control, run_scope)
     try:
+        await open_subagents(run)
         yield AgentStart(agent.name, context.session_id)
         if run.budget is not None and (unpriced := run.budget.unpriced_under_dollars()):
             raise Failed(ConfigError(unpriced))
@@ -107,6 +110,7 @@ async def run_loop(
                 stored = [message] if message.content else []
                 for event in await _commit(run, stored, usage, ()):
                     yield event
+                _check_answer(run, message)  # typed output: the answer, or why it is not
                 cut = ended.stop_reason == StopReason.max_tokens
                 if not await _next_input(run, follow=not cut):
                     run.stop = StopReason.max_tokens if cut else StopReason.end_turn
@@ -139,12 +143,15 @@ async def run_loop(
             if control.stopped():  # interrupted, or calls were cut by the time budget
                 raise Interrupted
             done = [r for r in results if r is not None]
+            answered = _check_calls(run, uses, done)
             steering = _merge(control.take_steering())
             for event in await _commit(
                 run, [message, results_message(done, steering)], usage, done
             ):
                 yield event
             run.pending = None
+            if answered:  # the typed final answer is in: the run ends here
+                break
     except Interrupted:
         run.stop = control.reason
         if run.stop == StopReason.budget and run.budget is not None:
@@ -191,6 +198,8 @@ async def _prepare(run: LoopRun) -> tuple[list[Message], list[Tool[Any]]]:
             offered = list(await agent.selector.select(history, agent.tools))
         except Exception as exc:
             raise Failed(exc) from exc
+    if run.output is not None and all(t.name != FINAL_ANSWER for t in offered):
+        offered = [*offered, run.output.tool]
     if run.saved:  # a result was saved: offer the tool that reads it
         reader = run.tools.get(READ_OUTPUT)
         if reader is None:
@@ -341,8 +350,16 @@ async def _next_input(run: LoopRun, *, follow: bool) -> bool:
     (when the model ended its turn) the next follow-up. Whether the loop goes on."""
     control = run.control
     message = _merge(control.take_steering())
+    if run.output is not None and (note := run.output.take_note()) is not None:
+        message = _merge([note] if message is None else [note, message])
     if message is None and follow and control.follow_ups:
         message = control.follow_ups.popleft()
+    if message is None and run.subagents is not None:  # background sub-agents still run
+        with control.interruptible() as waiting:
+            message = await run.subagents.idle()
+        if waiting.cancelled_caught:
+            control.interrupt(StopReason.budget)  # no-op if interrupted
+            raise Interrupted
     if message is None:
         return False
     for event in await _add_user(run, message):
@@ -365,6 +382,37 @@ async def _commit(
     events.append(TurnEnd(run.iteration, answer, tuple(done)))
     events.extend(run.outbox.take())
     return events
+
+
+def _check_answer(run: LoopRun, message: Message) -> None:
+    """An answer without tool calls from an agent with a contract: its JSON is the typed
+    answer, or it goes back with what is wrong (``_next_input`` sends the note)."""
+    if run.output is None or run.output.done:
+        return
+    try:
+        events = run.output.after_answer(message)
+    except InvalidOutput as exc:
+        raise Failed(exc, StopReason.invalid_output) from None
+    for event in events:
+        run.outbox.put(event)
+    if run.output.done:
+        run.final_text = run.control.final_text = run.output.text
+
+
+def _check_calls(run: LoopRun, uses: list[ToolUseBlock], done: list[ToolResultBlock]) -> bool:
+    """After a turn's calls: whether an accepted ``final_answer`` ended the run; invalid
+    ones are counted (their results told the model what is wrong)."""
+    if run.output is None:
+        return False
+    try:
+        events = run.output.after_calls(uses, done)
+    except InvalidOutput as exc:
+        raise Failed(exc, StopReason.invalid_output) from None
+    for event in events:
+        run.outbox.put(event)
+    if run.output.done:
+        run.final_text = run.control.final_text = run.output.text
+    return run.output.done
 
 
 def _reports_progress(tools: dict[str, Tool[Any]], use: ToolUseBlock) -> bool:

@@ -14,8 +14,10 @@ from typing import Any, Protocol
 import anyio
 
 from swarm._log import logger
+from swarm.background import AGENTS_TOOL, AgentsSettings, SubAgents
 from swarm.budget import Budget, BudgetLimits
 from swarm.context.base import ContextStore
+from swarm.contracts import FINAL_ANSWER, OutputCheck, OutputContract
 from swarm.control import AgentTree, Control
 from swarm.dispatch import CallSettings, Outbox, error_result
 from swarm.errors import ContextStoreError
@@ -35,6 +37,7 @@ __all__ = [
     "TransformContext",
     "close_run",
     "open_run",
+    "open_subagents",
     "results_message",
     "session_end",
     "store_failed",
@@ -68,6 +71,10 @@ class LoopAgent(Protocol):
     def call_settings(self) -> CallSettings: ...
     @property
     def budget(self) -> BudgetLimits | None: ...
+    @property
+    def contract(self) -> OutputContract | None: ...
+    @property
+    def output_retries(self) -> int: ...
 
 
 class Failed(Exception):
@@ -101,6 +108,8 @@ class LoopRun:
     pending: tuple[Message, list[ToolUseBlock], list[ToolResultBlock | None]] | None = None
     saved: dict[str, str] = field(default_factory=dict)  # call id -> saved output file
     held: float = 0.0  # dollars held for the request in flight
+    output: OutputCheck | None = None  # the typed answer, when the agent has a contract
+    subagents: SubAgents | None = None  # the sub-agents it started, with the agents tool
 
 
 def open_run(
@@ -121,12 +130,40 @@ def open_run(
         if (left := budget.seconds_left()) is not None:  # the nearest time limit above
             control.deadline = anyio.current_time() + left
     tools = {t.name: t for t in agent.tools}
-    return LoopRun(agent, context, control, scope, outbox, tools, budget, agent.call_settings)
+    run = LoopRun(agent, context, control, scope, outbox, tools, budget, agent.call_settings)
+    if (contract := agent.contract) is not None:
+        run.output = OutputCheck(contract, agent.output_retries, budget)
+        tools[FINAL_ANSWER] = run.output.tool
+    return run
+
+
+async def open_subagents(run: LoopRun) -> None:
+    """With the ``agents`` tool, the run holds its sub-agents (``swarm.background``): a
+    task group for the background ones, entered here, in the run's own task."""
+    tool = run.tools.get(AGENTS_TOOL)
+    if tool is None:
+        return
+    settings = tool.context if isinstance(tool.context, AgentsSettings) else AgentsSettings()
+    run.subagents = await SubAgents(run.control, settings.on_exit).__aenter__()
+    restore = run.scope.restore_subagents
+    run.scope = run.scope.child(subagents=run.subagents, restore_subagents=None)
+    if restore is not None:  # a resumed run: its background sub-agents start again
+        restore(run.subagents, run.scope)
 
 
 async def close_run(run: LoopRun) -> None:
     """Leave the history valid whatever stopped the run: results for cut calls, the
-    text streamed so far as the answer."""
+    text streamed so far as the answer. Background sub-agents still running are
+    stopped, and end before their caller does (after its history is safe: waiting for
+    them may be cut short by a cancellation)."""
+    try:
+        await _leave_valid(run)
+    finally:
+        if run.subagents is not None:
+            await run.subagents.__aexit__(None, None, None)
+
+
+async def _leave_valid(run: LoopRun) -> None:
     control = run.control
     control.close()
     if run.stream is not None:  # the model call was cut: close its stream
@@ -188,6 +225,7 @@ def session_end(run: LoopRun) -> SessionEndEvent:
         cost_usd=cost,
         session_id=run.context.session_id,
         error=run.error,
+        output=run.output.value if run.output is not None and run.output.done else None,
     )
     run.control.session_end, run.control.final_text = end, end.final_text
     return end

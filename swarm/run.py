@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, Self, TypeAlias
 
+from swarm.background import SubAgents
 from swarm.budget import Budget
 from swarm.control import AgentTree
 from swarm.events import StreamEvent
@@ -172,7 +173,10 @@ class RunScope:
     node in the run's budget tree; ``numbers`` numbers the run's sub-agents (shared by
     the whole tree); ``output_dir`` is where tool outputs too large for the model
     are saved; ``agents`` maps the paths of the run's running agents to their controls
-    (for steering), shared by the whole tree.
+    (for steering), shared by the whole tree; ``subagents`` holds the sub-agents this
+    agent's run started (background ones, finished ones to continue), when its agent
+    has the ``agents`` tool; ``restore_subagents`` (a resumed run's) puts the background
+    sub-agents that were running when it stopped back into the first ``subagents``.
     """
 
     path: str = ""
@@ -184,6 +188,8 @@ class RunScope:
     numbers: AgentNumbers = field(default_factory=AgentNumbers)
     output_dir: Path | None = None
     agents: AgentTree | None = None
+    subagents: SubAgents | None = None
+    restore_subagents: Callable[[SubAgents, RunScope], None] | None = None
 
     def child(self, **changes: Any) -> RunScope:
         """A copy of this scope with ``changes``; what the fields point to is shared.
@@ -203,6 +209,8 @@ class RunScope:
             get("numbers", self.numbers),
             get("output_dir", self.output_dir),
             get("agents", self.agents),
+            get("subagents", self.subagents),
+            get("restore_subagents", self.restore_subagents),
         )
         if changes:
             raise TypeError(f"RunScope has no field {', '.join(map(repr, changes))}")

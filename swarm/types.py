@@ -26,6 +26,7 @@ class StopReason(StrEnum):
     cancelled = "cancelled"
     budget = "budget"
     max_iterations = "max_iterations"
+    invalid_output = "invalid_output"
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +90,9 @@ class UsageNode:
 
     ``cost_usd`` is the agent's own model calls at list prices and ``total_cost_usd`` its
     subtree's (so a parent's total is its own cost plus its children's totals); either is
-    ``None`` when some usage in it has no known price.
+    ``None`` when some usage in it has no known price. ``output_retries`` counts the final
+    answers of the subtree that did not meet their ``output`` schema and were sent back to
+    be fixed.
     """
 
     path: str
@@ -102,6 +105,7 @@ class UsageNode:
     children: tuple[UsageNode, ...] = ()
     cost_usd: float | None = None
     total_cost_usd: float | None = None
+    output_retries: int = 0
 
     def walk(self) -> list[UsageNode]:
         """This node and every descendant, depth first."""
@@ -131,6 +135,8 @@ class UsageNode:
                 text += ", " + cost_text(own, failed=failed)
                 if node.children and cost is True:
                     text += f" (subtree {cost_text(node.total_cost_usd, failed=failed)})"
+            if node.output_retries:
+                text += f", {plural(node.output_retries, 'output retry', 'output retries')}"
             if node.stop_reason is not None and node.stop_reason != StopReason.end_turn:
                 text += f" [{node.stop_reason.value}]"
             lines.append(text)

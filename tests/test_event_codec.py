@@ -188,7 +188,7 @@ def test_records_written_before_the_codec_still_load_and_keep_their_form() -> No
         old = json.loads(line)
         new = event_to_dict(event_from_dict(old))
         assert {key: new[key] for key in old} == old
-        assert set(new) - set(old) <= {"signature", "usage_tree"}
+        assert set(new) - set(old) <= {"signature", "usage_tree", "output"}
 
 
 def test_an_old_record_reads_as_the_events_it_held() -> None:

@@ -19,7 +19,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from swarm.background import AGENTS_TOOL
 from swarm.config import load_document, without_keys
+from swarm.contracts import FINAL_ANSWER
 from swarm.errors import ConfigError
 from swarm.guards.policy import Policy, check_policy, load_policy
 from swarm.guards.reach import Reach, ToolNames, idle, unreachable
@@ -349,6 +351,15 @@ def _model_problems(scenario: Scenario) -> list[ConfigError]:
     return []
 
 
+def _built_in(spec: AgentSpec) -> set[str]:
+    """The tools a role gets from what it declares: ``final_answer`` with an ``output``,
+    ``agents`` with delegates (unless ``agents_tool: false``)."""
+    names = {FINAL_ANSWER} if spec.output is not None else set()
+    if spec.delegates and spec.agents_tool:
+        names.add(AGENTS_TOOL)
+    return names
+
+
 def _script_problems(scenario: Scenario, team: Team) -> list[ConfigError]:
     problems: list[ConfigError] = []
     model = scenario.model
@@ -367,7 +378,7 @@ def _script_problems(scenario: Scenario, team: Team) -> list[ConfigError]:
                 )
                 continue
             spec = team.specs[role]
-            callable_names = set(spec.tools) | set(spec.delegates)
+            callable_names = set(spec.tools) | set(spec.delegates) | _built_in(spec)
             for number, turn in enumerate(turns):
                 for call in turn.all_calls:
                     if call.tool not in callable_names:

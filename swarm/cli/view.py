@@ -27,6 +27,7 @@ from swarm.cli.board import DENIED_PREFIX, AgentBoard, AgentState, one_line
 from swarm.events import (
     ContextCompacted,
     Error,
+    OutputInvalid,
     SessionEndEvent,
     StreamEvent,
     ToolResult,
@@ -164,8 +165,8 @@ class LiveView:
 
 
 class LineView:
-    """Plain output for pipes and logs: one line per delegation, tool call, denial,
-    compaction, error and agent end."""
+    """Plain output for pipes and logs: one line per delegation (a background one says
+    so), tool call, denial, invalid typed answer, compaction, error and agent end."""
 
     def __init__(self, board: AgentBoard, out: IO[str]) -> None:
         self.board = board
@@ -191,6 +192,12 @@ class LineView:
                 line = f"DENIED {inner.name}: {content}"
             case ToolResult(is_error=True, name=name, content=content):
                 line = f"{name} failed: {content.splitlines()[0] if content else ''}"
+            case ToolResult(details={"background": True, "path": str(path)}):
+                line = f"started {path} in the background"
+            case OutputInvalid(attempt=attempt, retries=retries, problems=problems):
+                line = f"final answer invalid ({attempt} of {retries} retries): " + "; ".join(
+                    problems
+                )
             case ContextCompacted(messages_before=before, messages_after=after):
                 line = f"compacted its context: {before} -> {plural(after, 'message')}"
             case Error():

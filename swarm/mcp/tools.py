@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
-import jsonschema  # type: ignore[import-untyped]
+import jsonschema
 import mcp_types as types
 
 from swarm._log import logger

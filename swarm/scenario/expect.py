@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from swarm.scenario.output_checks import check_outputs
 from swarm.scenario.runner import RunOutcome
 from swarm.scenario.script import role_of
 from swarm.scenario.spec import Expectations
@@ -50,6 +51,9 @@ def check_expectations(expect: Expectations, outcome: RunOutcome) -> list[str]:
             f"compactions: expected at least {expect.compactions}, saw {outcome.compactions}"
         )
     failures += _errors(expect, outcome)
+    if expect.outputs:
+        entry = outcome.usage_tree.path if outcome.usage_tree is not None else ""
+        failures += check_outputs(expect.outputs, outcome.outputs, entry, role_of)
     return failures
 
 

@@ -67,6 +67,8 @@ class RunOutcome:
     ``final_text`` is the entry agent's result (``SessionEndEvent.final_text``: after an
     interrupt or an error mid-turn, the text streamed so far); ``iterations`` counts the
     entry agent's model calls in this segment (0 when the run was cut before its end).
+    ``outputs`` holds the typed answers (``output:`` roles) by agent path, the entry
+    agent's under its own path.
     """
 
     run_id: str
@@ -92,6 +94,7 @@ class RunOutcome:
     agent_errors: tuple[tuple[str, str], ...] = ()
     changes: WorkspaceChanges = field(default_factory=WorkspaceChanges)
     iterations: int = 0
+    outputs: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def completed_delegations(self) -> tuple[str, ...]:
@@ -125,6 +128,7 @@ class RunOutcome:
             "root_session": self.root_session,
             "sessions": dict(self.sessions),
             "usage_tree": _tree_to_dict(self.usage_tree) if self.usage_tree else None,
+            "outputs": dict(self.outputs),
         }
 
 
@@ -193,6 +197,7 @@ class EventTally:
     errors: list[str] = field(default_factory=list)
     agent_errors: list[tuple[str, str]] = field(default_factory=list)
     ends: dict[str, str] = field(default_factory=dict)
+    outputs: dict[str, Any] = field(default_factory=dict)  # typed answers; "" the entry's
 
     def finish_from(self, history: list[Message]) -> None:
         """End as the stored history did (its last message is the final answer)."""
@@ -216,6 +221,8 @@ class EventTally:
                 self.ends[event.path] = inner.stop_reason.value
             else:
                 self.end = inner
+            if inner.output is not None:
+                self.outputs[event.path if isinstance(event, SubAgentEvent) else ""] = inner.output
 
 
 def build_outcome(
@@ -263,4 +270,8 @@ def build_outcome(
         agent_errors=tuple(final.agent_errors),
         changes=changes or WorkspaceChanges(),
         iterations=end.iterations if end is not None else 0,
+        outputs={
+            (path or (tree.path if tree is not None else "")): value
+            for path, value in final.outputs.items()
+        },
     )

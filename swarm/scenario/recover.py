@@ -11,6 +11,7 @@ decisions that have no finish, which the resumed run records as ``interrupted``.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from swarm.audit import read_log
@@ -22,6 +23,7 @@ from swarm.scenario.summary import segment_totals
 
 __all__ = [
     "INTERRUPTED",
+    "unfinished_background",
     "NOT_RERUN",
     "crashed_segments",
     "interrupted_calls",
@@ -104,6 +106,34 @@ async def repair_sessions(record: RunRecord, state: JournalState) -> list[str]:
             await store.append_many([Message("assistant", list(uses)), Message("user", results)])
             repaired.append(path)
     return repaired
+
+
+def unfinished_background(record: RunRecord, history: list[Message]) -> list[str]:
+    """The paths of the background sub-agents the entry agent started (its history holds
+    their ``running`` results) that had not ended when the run stopped (the event log
+    has no end of theirs): a resumed run starts them again."""
+    started = [
+        str(details["path"])
+        for message in history
+        for result in message.tool_results
+        if (details := result.details or {}).get("background") and details.get("path")
+    ]
+    if not started:
+        return []
+    ended: set[str] = set()
+    try:
+        lines = record.events.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        lines = []
+    for line in lines:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue  # the line a kill cut short
+        inner = entry.get("event") or {}
+        if entry.get("type") == "sub_agent" and inner.get("type") == "session_end":
+            ended.add(str(entry.get("path")))
+    return [path for path in dict.fromkeys(started) if path not in ended]
 
 
 def interrupted_calls(record: RunRecord) -> list[dict[str, Any]]:

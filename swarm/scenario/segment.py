@@ -32,13 +32,20 @@ from swarm.scenario.outcome import CallTally, EventTally, RunOutcome, build_outc
 from swarm.scenario.pinning import ChangedFile
 from swarm.scenario.policies import guard_tools, role_policies, run_policy
 from swarm.scenario.record import Journal, RunRecord
+from swarm.scenario.recover import unfinished_background
 from swarm.scenario.sandboxing import protected_paths, run_controls
 from swarm.scenario.script import ScriptedModel
 from swarm.scenario.spec import Scenario
 from swarm.scenario.summary import RunSummary
 from swarm.scenario.tooling import scenario_team, scenario_tools
 from swarm.team import DEFAULT_MAX_DEPTH, Team
-from swarm.team.delegation import build_team, compacting_context, continue_numbering, team_scope
+from swarm.team.delegation import (
+    build_team,
+    compacting_context,
+    continue_numbering,
+    restore_background,
+    team_scope,
+)
 from swarm.team.prices import check_dollar_budgets, team_registry
 from swarm.toolbox import make_toolbox
 from swarm.tools import Tool
@@ -247,6 +254,9 @@ async def _run_with(
             registry=registry,
         ).child(output_dir=record.dir / "outputs")  # large tool outputs, kept with the run
         continue_numbering(scope, sessions)  # a resumed run's new sub-agents get new paths
+        restored = await _background_to_restore(record, root_store, sessions, segment)
+        if restored:
+            scope = scope.child(restore_subagents=restore_background(entry, restored))
         try:
             if not segment.run_model:  # the crash came after the last turn: nothing to run
                 final.finish_from(await root_store.get_history())
@@ -289,7 +299,20 @@ async def _run_with(
                 record.write_summary(summary.to_dict())
                 journal.close()
                 await context.close()
+                for store in restored.values():
+                    await store.close()
     return outcome
+
+
+async def _background_to_restore(
+    record: RunRecord, root: SQLiteContextStore, sessions: Mapping[str, str], segment: Segment
+) -> dict[str, SQLiteContextStore]:
+    """The stored contexts of the entry's background sub-agents still running when the
+    run stopped (a resumed segment starts them again), by path."""
+    if segment.number == 1 or not segment.run_model:
+        return {}
+    paths = unfinished_background(record, await root.get_history())
+    return {p: SQLiteContextStore(record.sessions, sessions[p]) for p in paths if p in sessions}
 
 
 def _first(value: Any, fallback: Any) -> Any:

@@ -45,6 +45,7 @@ from pydantic import ConfigDict
 from swarm.config import Document, load_document, validate_document
 from swarm.errors import ConfigError
 from swarm.mcp.config import McpServer, parse_mcp_servers
+from swarm.scenario.output_checks import condition_problems
 from swarm.team.teamfile import ModelsField, model_aliases, model_prices
 
 __all__ = [
@@ -142,10 +143,14 @@ class Expectations(pydantic.BaseModel):
     one of the texts) or ``errors: N`` (exactly N errors). Without ``errors``, only the
     entry agent's own error is expected, when ``stop_reason`` names it (error, budget,
     cancelled). ``delegations`` count only delegations whose sub-agent finished.
+    ``outputs`` puts conditions on typed answers, per agent (see
+    ``swarm.scenario.output_checks``).
     """
 
     model_config = _STRICT
-    stop_reason: Literal["end_turn", "max_tokens", "error", "cancelled", "budget"] | None = None
+    stop_reason: (
+        Literal["end_turn", "max_tokens", "error", "cancelled", "budget", "invalid_output"] | None
+    ) = None
     final_contains: tuple[str, ...] = ()
     delegations: tuple[str, ...] = ()
     denied: tuple[DeniedCall, ...] = ()
@@ -154,6 +159,19 @@ class Expectations(pydantic.BaseModel):
     max_tokens: int | None = pydantic.Field(None, gt=0)
     compactions: int | None = pydantic.Field(None, ge=0)
     errors: Annotated[int, pydantic.Field(ge=0)] | tuple[str, ...] | None = None
+    outputs: dict[str, dict[str, Any]] = pydantic.Field(default_factory=dict)
+
+    @pydantic.field_validator("outputs")
+    @classmethod
+    def _output_conditions(cls, value: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        problems = [
+            f"'{who}': {problem}"
+            for who, conditions in value.items()
+            for problem in condition_problems(conditions)
+        ]
+        if problems:
+            raise ValueError("; ".join(problems))
+        return value
 
     @pydantic.field_validator("errors", mode="before")
     @classmethod

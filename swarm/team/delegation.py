@@ -10,30 +10,31 @@ forwards every event it produces up to the root stream as a ``SubAgentEvent``.
 from __future__ import annotations
 
 import functools
+import json
 import math
+import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
 from swarm.agent import Agent, AgentStream
+from swarm.background import SubAgents
 from swarm.budget import Budget, BudgetLimits
 from swarm.context.base import ContextStore
 from swarm.context.compaction import AutoCompactStore
 from swarm.context.memory import MemoryContextStore
-from swarm.control import Control
 from swarm.errors import ConfigError, ToolError
-from swarm.events import Error, SessionEndEvent, StreamEvent, SubAgentEvent
-from swarm.loop import run_loop
-from swarm.run import Approver, CallObserver, RunScope, current_scope, use_scope
+from swarm.events import StreamEvent, SubAgentEvent
+from swarm.run import Approver, CallObserver, RunScope, current_scope, role_of, use_scope
+from swarm.team.background import agents_tool
+from swarm.team.children import ChildRun, continue_child, delegate_to, restart
 from swarm.team.prices import check_dollar_budgets, team_registry
 from swarm.tools import Field, Tool, ToolOutput
 from swarm.transports.base import CompletionTransport, model_name
 from swarm.transports.models import ModelRegistry, default_registry
 from swarm.transports.options import for_cache, for_tool_choice
 from swarm.transports.resolver import ModelResolver
-from swarm.types import StopReason
 
 if TYPE_CHECKING:  # only build_team and run_team take these: a team's graph is networkx
     from swarm.team.graph import Team
@@ -46,6 +47,7 @@ __all__ = [
     "compacting_context",
     "continue_numbering",
     "make_agent_tools",
+    "restore_background",
     "run_team",
     "team_scope",
 ]
@@ -122,16 +124,6 @@ def _transport_for(
     return for_tool_choice(transport, choice) if choice else transport
 
 
-def _failure(path: str, end: SessionEndEvent | None, error: str | None, text: str) -> str:
-    reason = end.stop_reason.value if end is not None else "stopped"
-    message = f"Sub-agent '{path}' did not finish ({reason})"
-    if error:
-        message += f": {error}"
-    if text:
-        message += f". Its last words: {text}"
-    return message + "."
-
-
 def make_agent_tools(
     agents: Mapping[str, tuple[str, Agent]],
     transport: CompletionTransport,
@@ -149,9 +141,11 @@ def make_agent_tools(
     model when ``roles`` names one (through ``resolve_model``, by default a
     ``ModelResolver`` of ``transport``: aliases, providers, one transport per model),
     and the role's budget as a child of the caller's. The sub-agent's final text is the
-    result; when it fails (its limits, errors, cancellation) the caller gets an error
-    result saying what happened, and goes on. ``on_event(name, event)`` sees every event
-    of every sub-agent run through these tools.
+    result; when it fails (its limits, errors, cancellation, an answer that never met
+    its ``output`` schema: ``invalid_output``) the caller gets an error result saying what
+    happened, and goes on. An agent with an ``output`` (``Agent(output=Model)``, a role's
+    ``output:``) answers JSON: the text is the JSON, ``details["output"]`` the data.
+    ``on_event(name, event)`` sees every event of every sub-agent run through these tools.
     """
     tools: list[Tool[AgentContext]] = []
     if resolve_model is None and roles is not None:
@@ -184,60 +178,127 @@ def _agent_tool(tool_name: str, description: str, ctx: AgentContext) -> Tool[Age
         topic: Annotated[
             str, Field(description="A short label for this delegation.", default="")
         ] = "",
+        background: Annotated[
+            bool,
+            Field(
+                description="Start it and return at once with its path; check on it with"
+                " the agents tool (its end is announced to you).",
+                default=False,
+            ),
+        ] = False,
+        continue_from: Annotated[
+            str,
+            Field(
+                description="The path of a finished sub-agent of this role to continue"
+                " with 'task' as a follow-up (it keeps its context).",
+                default="",
+            ),
+        ] = "",
     ) -> ToolOutput:
         parent = current_scope()
-        number = parent.numbers.take(parent.path, ctx.agent_name)
-        path = (
-            f"{parent.path}/{ctx.agent_name}#{number}"
-            if parent.path
-            else f"{ctx.agent_name}#{number}"
+        if continue_from:
+            return await continue_child(
+                parent.subagents,
+                continue_from,
+                task,
+                role=ctx.agent_name,
+                background=background,
+            )
+        run = _child_run(ctx, parent)
+        return await delegate_to(
+            run, task, topic, background=background, subagents=parent.subagents
         )
-        if parent.budget is not None:
-            refused = parent.budget.count_delegation()
-            if refused is not None:
-                raise ToolError(f"Delegation refused: {refused}.")
-            budget = parent.budget.child(path, ctx.limits, model=model_name(ctx.transport))
-        else:
-            budget = Budget(path, ctx.limits, model=model_name(ctx.transport))
-        forward = parent.sink
-
-        def sink(event: StreamEvent) -> None:
-            if forward is not None:
-                forward(event if isinstance(event, SubAgentEvent) else SubAgentEvent(path, event))
-            if ctx.on_event is not None and not isinstance(event, SubAgentEvent):
-                ctx.on_event(ctx.agent_name, event)
-
-        scope = parent.child(path=path, budget=budget, approver=None, sink=sink)
-        with use_scope(scope):  # a context factory may name the session after the path
-            store = _context_for(ctx)
-        end, error, text = await _run_child(ctx.agent, task, store, scope, sink)
-        details: dict[str, Any] = {
-            "path": path,
-            "topic": topic,
-            "stop_reason": end.stop_reason.value if end is not None else "cancelled",
-            "usage": {
-                "input_tokens": budget.total.input_tokens,
-                "output_tokens": budget.total.output_tokens,
-                "cache_read_tokens": budget.total.cache_read_tokens,
-                "cache_write_tokens": budget.total.cache_write_tokens,
-            },
-            "cost_usd": None if budget.total_unpriced else round(budget.total_usd, 6),
-        }
-        if end is None or end.stop_reason not in (StopReason.end_turn, StopReason.max_tokens):
-            raise ToolError(_failure(path, end, error, text))
-        return ToolOutput(text, details=details)
 
     return Tool(
         name=tool_name,
         handler=delegate,
         description=(description or f"The {ctx.agent_name} agent.")
         + f"\n\nDelegate a task to the {ctx.agent_name} agent; its final answer comes back"
-        " as the result.",
+        " as the result." + _typed(ctx.agent),
         context=ctx,
         streams=True,
         idempotent=False,  # a delegation is a whole sub-agent run: never repeated silently
         timeout=math.inf,  # a sub-agent is bounded by its own budget, not the tool timeout
     )
+
+
+_NEEDS_AGENTS = ("background", "continue_from")
+
+
+def _lean(tool: Tool[Any]) -> Tool[Any]:
+    """A delegation tool whose schema offers only ``task`` and ``topic``."""
+    schema = tool.input_schema
+    properties = {k: v for k, v in schema["properties"].items() if k not in _NEEDS_AGENTS}
+    return tool.copy(schema={**schema, "properties": properties})
+
+
+def _typed(agent: Agent) -> str:
+    """What a delegation tool says of a typed answer: it is JSON meeting this schema."""
+    contract = agent.contract
+    if contract is None:
+        return ""
+    schema = json.dumps(dict(contract.schema), separators=(",", ":"))
+    return f" The answer is JSON meeting this schema: {schema}"
+
+
+def _child_run(
+    ctx: AgentContext,
+    parent: RunScope,
+    *,
+    path: str | None = None,
+    store: ContextStore | None = None,
+) -> ChildRun:
+    """A new sub-agent of ``parent``'s agent: its path, budget node (a delegation the
+    budget counts; ``ToolError`` when it refuses), sink and fresh context. With ``path``
+    and ``store``: a sub-agent of an earlier segment of the run, picked up again."""
+    if path is None:
+        number = parent.numbers.take(parent.path, ctx.agent_name)
+        prefix = f"{parent.path}/" if parent.path else ""
+        path = f"{prefix}{ctx.agent_name}#{number}"
+        if parent.budget is not None and (refused := parent.budget.count_delegation()):
+            raise ToolError(f"Delegation refused: {refused}.")
+    model = model_name(ctx.transport)
+    if parent.budget is not None:
+        budget = parent.budget.child(path, ctx.limits, model=model)
+    else:
+        budget = Budget(path, ctx.limits, model=model)
+    forward, subagents, here = parent.sink, parent.subagents, path
+
+    def sink(event: StreamEvent) -> None:
+        if forward is not None:
+            forward(event if isinstance(event, SubAgentEvent) else SubAgentEvent(here, event))
+        if ctx.on_event is not None and not isinstance(event, SubAgentEvent):
+            ctx.on_event(ctx.agent_name, event)
+        if subagents is not None and (child := subagents.children.get(here)) is not None:
+            child.last_activity = time.time()
+
+    scope = parent.child(path=path, budget=budget, approver=None, sink=sink, subagents=None)
+    if store is None:
+        with use_scope(scope):  # a context factory may name the session after the path
+            store = _context_for(ctx)
+    else:
+        store = compacting_context(store, ctx.transport, ctx.compaction)
+    return ChildRun(ctx.agent, store, scope, sink, budget)
+
+
+def restore_background(
+    agent: Agent, stores: Mapping[str, ContextStore]
+) -> Callable[[SubAgents, RunScope], None]:
+    """What a resumed run gives its entry agent (``RunScope.restore_subagents``): the
+    background sub-agents that were running when the run stopped (path → its stored
+    context) start again in its ``SubAgents``, each from its last stored turn, under
+    its old path; their ends are announced as any background sub-agent's are."""
+    roles = {
+        t.context.agent_name: t.context for t in agent.tools if isinstance(t.context, AgentContext)
+    }
+
+    def restore(subagents: SubAgents, parent: RunScope) -> None:
+        for path, store in stores.items():
+            ctx = roles.get(role_of(path))
+            if ctx is not None:
+                restart(subagents, _child_run(ctx, parent, path=path, store=store))
+
+    return restore
 
 
 def _context_for(ctx: AgentContext) -> ContextStore:
@@ -258,38 +319,6 @@ def compacting_context(
         max_tokens=compaction.max_tokens,
         threshold=compaction.threshold,
     )
-
-
-async def _run_child(
-    agent: Agent,
-    task: str,
-    store: ContextStore,
-    scope: RunScope,
-    sink: Callable[[StreamEvent], None],
-) -> tuple[SessionEndEvent | None, str | None, str]:
-    """Run a sub-agent to its end, forwarding its events; returns how it ended. Its time
-    budget (in ``scope.budget``) is the loop's deadline, as for any agent."""
-    end: SessionEndEvent | None = None
-    error: str | None = None
-    if type(agent).run_stream is not Agent.run_stream:  # a subclass runs its own way
-        async with agent.run_stream(task, store, scope=scope) as stream:
-            async for event in stream:
-                if isinstance(event, Error):
-                    error = event.message
-                elif isinstance(event, SessionEndEvent):
-                    end = event
-                sink(event)
-        return end, error, stream.final_text
-    # The loop itself, without an AgentStream around it: one object and one coroutine
-    # call per event fewer for every sub-agent; the final text is the SessionEndEvent's.
-    async with aclosing(run_loop(agent, task, store, Control(), scope)) as events:
-        async for event in events:
-            if isinstance(event, Error):
-                error = event.message
-            elif isinstance(event, SessionEndEvent):
-                end = event
-            sink(event)
-    return end, error, end.final_text if end is not None else ""
 
 
 def continue_numbering(scope: RunScope, paths: Iterable[str]) -> None:
@@ -333,8 +362,9 @@ def build_team(
     guard_tools: Callable[[AgentSpec, list[Tool[Any]]], list[Tool[Any]]] | None = None,
 ) -> dict[str, Agent]:
     """Build every role's agent: its toolbox tools plus agent tools for exactly its
-    delegates, so sub-agents delegate further and no role can call a role it did not
-    declare. ``guard_tools(spec, tools)`` may wrap a role's tools (its policy).
+    delegates (and the ``agents`` tool, for background and continued sub-agents), so
+    sub-agents delegate further and no role can call a role it did not declare.
+    ``guard_tools(spec, tools)`` may wrap a role's tools (its policy).
 
     Each role's ``model`` goes through ``resolve_model`` (default: a ``ModelResolver`` of
     ``transport`` with the team's ``models`` aliases). Raises ``ConfigError`` for unknown
@@ -369,6 +399,10 @@ def build_team(
             resolve_model=resolve_model,
         )
         tools: list[Tool[Any]] = [*prototype.tools, *agent_tools]
+        if spec.delegates and spec.agents_tool:  # background sub-agents, going back
+            tools.append(agents_tool(on_exit=spec.on_exit))
+        elif spec.delegates:  # lean: the delegation tools without what needs `agents`
+            tools = [*prototype.tools, *map(_lean, agent_tools)]
         if guard_tools is not None:
             tools = guard_tools(spec, tools)
         built[name] = prototype.copy(

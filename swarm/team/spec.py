@@ -22,9 +22,12 @@ import pydantic
 from pydantic import AliasChoices, ConfigDict
 
 from swarm.agent import Agent
+from swarm.background import OnExit
 from swarm.config import Document, validate_document
+from swarm.contracts import DEFAULT_OUTPUT_RETRIES, OutputContract
 from swarm.errors import ConfigError
 from swarm.guards.prefixes import CommandPrefixGuard
+from swarm.team.outputs import role_output
 from swarm.team.tool_entries import resolve_entries
 from swarm.tools import Tool
 from swarm.transports.base import DummyCompletionTransport
@@ -162,6 +165,10 @@ class RoleFile(pydantic.BaseModel):
     tool_timeout: float | None = pydantic.Field(None, gt=0)
     max_result_chars: int | None = pydantic.Field(None, gt=0)
     cache: bool | CacheTTL | None = None
+    output: dict[str, Any] | str | None = None
+    output_retries: int = pydantic.Field(DEFAULT_OUTPUT_RETRIES, ge=0)
+    on_exit: OnExit = "wait"
+    agents_tool: bool = True
 
     @pydantic.field_validator("name")
     @classmethod
@@ -217,6 +224,14 @@ class AgentSpec:
     ``shell_commands``, when not empty, limits the role's ``shell`` to commands whose
     programs start with one of these words (Claude Code's ``Bash(git log:*)``; ``"*"``:
     any). ``warnings`` are what loading changed or ignored, each naming file and line.
+    ``output`` is the schema the role's final answer must meet (``None``: free text),
+    with ``output_retries`` invalid answers sent back before it fails ``invalid_output``;
+    set it with ``OutputContract.of(Model)`` or ``OutputContract.of(json_schema)``.
+    ``on_exit`` is what the role does with background sub-agents still running when it
+    would end: ``wait`` for them, or ``stop`` them. ``agents_tool`` (default true) gives
+    a role with delegates the ``agents`` tool and its delegation tools the
+    ``background`` and ``continue_from`` arguments; false keeps its tools as lean as a
+    very small model needs.
     """
 
     name: str
@@ -233,6 +248,10 @@ class AgentSpec:
     tool_timeout: float | None = None
     max_result_chars: int | None = None
     cache: bool | CacheTTL | None = None
+    output: OutputContract | None = None
+    output_retries: int = DEFAULT_OUTPUT_RETRIES
+    on_exit: OnExit = "wait"
+    agents_tool: bool = True
     source: Path | None = None
     optional_tools: frozenset[str] = frozenset()
     shell_commands: tuple[str, ...] = ()
@@ -296,6 +315,8 @@ class AgentSpec:
             tools=tools,
             max_iterations=self.max_iterations,
             name=self.name,
+            output=self.output,
+            output_retries=self.output_retries,
         )
         if self.tool_timeout is not None:
             agent.tool_timeout = self.tool_timeout
@@ -377,6 +398,7 @@ def role_spec(document: Document, *, source: Path | None = None) -> AgentSpec:
         )
     compaction = role.compaction
     budget = role.budget
+    output = role_output(role.output, document, source)
     return AgentSpec(
         name=role.name or "",
         description=role.description.strip(),
@@ -392,6 +414,10 @@ def role_spec(document: Document, *, source: Path | None = None) -> AgentSpec:
         tool_timeout=role.tool_timeout,
         max_result_chars=role.max_result_chars,
         cache=role.cache,
+        output=output,
+        output_retries=role.output_retries,
+        on_exit=role.on_exit,
+        agents_tool=role.agents_tool,
         source=source,
         locations=MappingProxyType(dict(document.lines)),
     )

@@ -31,6 +31,7 @@ from typing import Any, Literal, assert_never
 
 import httpx
 
+from swarm.contracts import FINAL_ANSWER, OutputContract, structured_output
 from swarm.errors import TransportError
 from swarm.events import (
     IterationEnd,
@@ -164,6 +165,13 @@ def openai_messages(
     if prefill:
         out.append({"role": "assistant", "content": prefill})
     return out
+
+
+def response_format(contract: OutputContract) -> dict[str, Any]:
+    """The structured output mode for a typed answer: a ``json_schema`` response format
+    (llama.cpp turns it into a grammar, so a small model cannot write anything else)."""
+    schema = dict(contract.closed_schema)
+    return {"type": "json_schema", "json_schema": {"name": FINAL_ANSWER, "schema": schema}}
 
 
 def openai_tools(tools: Sequence[Tool[Any]]) -> list[dict[str, Any]]:
@@ -373,7 +381,9 @@ class OpenAITransport(HTTPTransport):
     shares a key and requests of one role land where its prefix is cached (OpenAI caches
     prompts by itself and chooses their lifetime; ``cache_ttl`` is not sent). See
     ``swarm.transports.options`` for ``tool_choice``, ``prefill`` and ``timeout``, and
-    ``RetryPolicy`` for ``max_retries``/``retry``.
+    ``RetryPolicy`` for ``max_retries``/``retry``. A call whose only tool is an agent's
+    ``final_answer`` (a typed answer, ``swarm.contracts``) asks for the JSON itself
+    through ``response_format`` (``json_schema``) instead of offering the tool.
     """
 
     provider = "openai"
@@ -443,7 +453,10 @@ class OpenAITransport(HTTPTransport):
             "stream": True,
             "stream_options": {"include_usage": True},
         }
-        if tools:
+        contract = structured_output(tools)
+        if contract is not None:  # only final_answer offered: ask for the JSON itself
+            body["response_format"] = response_format(contract)
+        elif tools:
             body["tools"] = openai_tools(tools)
             choice = self._option_tool_choice(messages)
             if choice is not None:

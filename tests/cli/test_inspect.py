@@ -54,7 +54,7 @@ def test_graph_prints_mermaid_and_dot(swarm: Swarm, roles: Path) -> None:
 def test_all_examples_pass_as_tests(swarm: Swarm, examples: Path) -> None:
     done = swarm("test", examples, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert done.stdout.strip().splitlines()[-1] == "3 passed, 0 failed"
+    assert done.stdout.strip().splitlines()[-1] == "4 passed, 0 failed"
 
 
 def test_failing_expectation_fails_the_test_run(swarm: Swarm, roles: Path, tmp_path: Path) -> None:

@@ -334,3 +334,19 @@ def test_a_big_fan_out_folds_finished_workers_and_keeps_failures_on_screen() -> 
     assert "+ 49 done" in text
     assert all(f" worker#{n}  thinking" in text for n in range(51, 61))
     assert "worker#1  done" not in text
+
+
+def test_line_view_shows_background_delegations_and_invalid_typed_answers() -> None:
+    from swarm import OutputInvalid
+
+    out = io.StringIO()
+    view = LineView(AgentBoard("lead", frozenset({"reviewer"})), out)
+    details = {"path": "lead/reviewer#1", "topic": "", "background": True, "status": "running"}
+    view(ToolUseStart(0, "d1", "reviewer"))
+    view(ToolResult("d1", "reviewer", False, '{"status": "running"}', details=details))
+    view(SubAgentEvent("lead/reviewer#1", OutputInvalid(1, 2, ("missing field 'verdict'",))))
+    assert out.getvalue().splitlines() == [
+        "[lead] delegates to reviewer",
+        "[lead] started lead/reviewer#1 in the background",
+        "[lead/reviewer#1] final answer invalid (1 of 2 retries): missing field 'verdict'",
+    ]

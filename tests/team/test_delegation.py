@@ -212,7 +212,7 @@ async def test_a_role_cannot_call_a_role_it_did_not_declare() -> None:
     events = await run(run_team(team, "go", transport=model))
     result = results_of(events)["d1"]
     assert result.is_error
-    assert result.content == "Unknown tool 'secret'. Available tools: helper."
+    assert result.content == "Unknown tool 'secret'. Available tools: agents, helper."
     assert not any(isinstance(e, SubAgentEvent) and "secret" in e.path for e in events)
 
 
@@ -377,8 +377,8 @@ async def test_role_model_is_resolved_for_its_agent() -> None:
 def test_each_role_gets_exactly_its_delegates_as_tools() -> None:
     team = Team([role("orchestrator", "a", "b"), role("a", "c"), role("b"), role("c")])
     agents = build_team(team, {}, FunctionTransport(lambda m, t, s: []))
-    assert [t.name for t in agents["orchestrator"].tools] == ["a", "b"]
-    assert [t.name for t in agents["a"].tools] == ["c"]
+    assert [t.name for t in agents["orchestrator"].tools] == ["a", "b", "agents"]
+    assert [t.name for t in agents["a"].tools] == ["c", "agents"]
     assert agents["c"].tools == []
 
 

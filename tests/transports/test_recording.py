@@ -205,3 +205,25 @@ async def test_recordings_never_hold_the_api_key(tmp_path: Path) -> None:
     assert secret not in text
     assert json.loads(text)["request"]["model"] == "gpt-4o"
     assert recorder.context_window == 128_000
+
+
+@pytest.mark.anyio
+async def test_a_typed_run_with_a_retry_replays_the_same_events_and_output(
+    tmp_path: Path,
+) -> None:
+    from swarm.events import OutputInvalid
+
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    turns = [
+        make_tool_use_response("final_answer", "c1", {"n": "two"}),
+        make_tool_use_response("final_answer", "c2", {"n": 2}),
+    ]
+    cassette = tmp_path / "typed.jsonl"
+    recorded, _ = await run(
+        Agent("Count.", RecordingTransport(StubTransport(turns), cassette), output=schema), "go"
+    )
+    replayed, _ = await run(Agent("Count.", ReplayTransport(cassette), output=schema), "go")
+    assert dicts(replayed) == dicts(recorded)
+    assert [e.attempt for e in replayed if isinstance(e, OutputInvalid)] == [1]
+    end = replayed[-1]
+    assert isinstance(end, SessionEndEvent) and end.output == {"n": 2}

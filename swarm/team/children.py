@@ -1,0 +1,204 @@
+"""Running one sub-agent for a delegation: blocking, in the background, or continued.
+
+A delegation makes a ``ChildRun`` (the sub-agent's agent, context, scope, event sink
+and budget node) and runs it to a ``ChildResult``. A blocking delegation waits for it; a
+background one hands it to the caller's ``SubAgents`` and returns the path at once. A
+finished sub-agent stays known to its caller's run (with the ``agents`` tool), so a
+follow-up can continue its context: the same path, the same budget node, a new message.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import Any
+
+from swarm.agent import Agent
+from swarm.background import Child, ChildResult, SubAgents
+from swarm.budget import Budget
+from swarm.context.base import ContextStore
+from swarm.control import Control
+from swarm.errors import ToolError
+from swarm.events import Error, SessionEndEvent, StreamEvent
+from swarm.loop import run_loop
+from swarm.run import RunScope, role_of
+from swarm.tools import ToolOutput
+from swarm.types import StopReason
+
+__all__ = ["ChildRun", "continue_child", "delegate_to", "restart", "run_child"]
+
+_ANSWERED = (StopReason.end_turn, StopReason.max_tokens)
+
+
+@dataclass(slots=True)
+class ChildRun:
+    """What runs (and later continues) one sub-agent: its agent, its context, its scope
+    (path, budget node, sink) and the sink's record of its last activity."""
+
+    agent: Agent
+    store: ContextStore
+    scope: RunScope
+    sink: Callable[[StreamEvent], None]
+    budget: Budget
+
+    @property
+    def path(self) -> str:
+        """The sub-agent's path in the run (``lead/reviewer#2``)."""
+        return self.scope.path
+
+    def usage(self) -> dict[str, int]:
+        """The tokens its subtree spent so far, the cached parts of its input apart."""
+        total = self.budget.total
+        return {
+            "input_tokens": total.input_tokens,
+            "output_tokens": total.output_tokens,
+            "cache_read_tokens": total.cache_read_tokens,
+            "cache_write_tokens": total.cache_write_tokens,
+        }
+
+    def cost(self) -> float | None:
+        """What its subtree spent so far in dollars (``None``: some of it has no price)."""
+        return None if self.budget.total_unpriced else round(self.budget.total_usd, 6)
+
+
+def failure(path: str, end: SessionEndEvent | None, error: str | None, text: str) -> str:
+    """What the caller reads when a sub-agent did not answer."""
+    reason = end.stop_reason.value if end is not None else "stopped"
+    message = f"Sub-agent '{path}' did not finish ({reason})"
+    if error:
+        message += f": {error}"
+    if text:
+        message += f". Its last words: {text}"
+    return message + "."
+
+
+async def run_child(
+    agent: Agent,
+    task: str | None,
+    store: ContextStore,
+    scope: RunScope,
+    sink: Callable[[StreamEvent], None],
+) -> tuple[SessionEndEvent | None, str | None, str]:
+    """Run a sub-agent to its end, forwarding its events; returns how it ended. Its time
+    budget (in ``scope.budget``) is the loop's deadline, as for any agent."""
+    end: SessionEndEvent | None = None
+    error: str | None = None
+    if type(agent).run_stream is not Agent.run_stream:  # a subclass runs its own way
+        async with agent.run_stream(task, store, scope=scope) as stream:
+            async for event in stream:
+                if isinstance(event, Error):
+                    error = event.message
+                elif isinstance(event, SessionEndEvent):
+                    end = event
+                sink(event)
+        return end, error, stream.final_text
+    # The loop itself, without an AgentStream around it: one object and one coroutine
+    # call per event fewer for every sub-agent; the final text is the SessionEndEvent's.
+    async with aclosing(run_loop(agent, task, store, Control(), scope)) as events:
+        async for event in events:
+            if isinstance(event, Error):
+                error = event.message
+            elif isinstance(event, SessionEndEvent):
+                end = event
+            sink(event)
+    return end, error, end.final_text if end is not None else ""
+
+
+async def _result(run: ChildRun, message: str | None, topic: str) -> ChildResult:
+    end, error, text = await run_child(run.agent, message, run.store, run.scope, run.sink)
+    details: dict[str, Any] = {
+        "path": run.path,
+        "topic": topic,
+        "stop_reason": end.stop_reason.value if end is not None else "cancelled",
+        "usage": run.usage(),
+        "cost_usd": run.cost(),
+    }
+    if end is not None and end.output is not None:  # typed: the JSON is the text
+        details["output"] = end.output
+    answered = end is not None and end.stop_reason in _ANSWERED
+    return ChildResult(
+        text,
+        details["stop_reason"],
+        details,
+        error=None if answered else failure(run.path, end, error, text),
+        output=details.get("output"),
+    )
+
+
+def restart(subagents: SubAgents, run: ChildRun) -> Child:
+    """Run a background sub-agent of an earlier segment again, from its stored context
+    as it stands (``None``: no new message), as a resumed agent does."""
+    return subagents.start(_child(run, "", True), lambda: _result(run, None, ""))
+
+
+def _child(run: ChildRun, topic: str, background: bool) -> Child:
+    return Child(run.path, topic, background, usage=run.usage, context=run)
+
+
+def _output(child: Child) -> ToolOutput:
+    result = child.result
+    assert result is not None
+    if result.error is not None:
+        raise ToolError(result.error)
+    return ToolOutput(result.text, details=result.details)
+
+
+def _started(child: Child) -> ToolOutput:
+    note = {"path": child.path, "status": "running"}
+    details = {"path": child.path, "topic": child.topic, "background": True, "status": "running"}
+    return ToolOutput(json.dumps(note), details=details)
+
+
+async def delegate_to(
+    run: ChildRun, task: str, topic: str, *, background: bool, subagents: SubAgents | None
+) -> ToolOutput:
+    """Run a new sub-agent on ``task``: to its end (the result is its answer; a failure
+    raises ``ToolError`` saying what happened), or with ``background`` in the caller's
+    ``subagents`` (the result is its path and ``running``)."""
+    child = _child(run, topic, background)
+    if background:
+        if subagents is None:
+            raise ToolError(
+                "This agent cannot run sub-agents in the background (it has no 'agents'"
+                " tool); delegate without background."
+            )
+        subagents.start(child, lambda: _result(run, task, topic))
+        return _started(child)
+    child.result = await _result(run, task, topic)
+    if subagents is not None:  # kept, so that a follow-up can continue it
+        subagents.add(child)
+        child.collected = True
+        subagents.finish(child)
+    return _output(child)
+
+
+async def continue_child(
+    subagents: SubAgents | None, path: str, message: str, *, role: str, background: bool
+) -> ToolOutput:
+    """Continue the finished sub-agent at ``path`` with ``message``: its stored context,
+    its path and its budget node. Raises ``ToolError`` when it is unknown, still
+    running, or of another role than ``role`` (when given)."""
+    child = subagents.children.get(path) if subagents is not None else None
+    if subagents is None or child is None or not isinstance(child.context, ChildRun):
+        known = ", ".join(sorted(subagents.children)) if subagents is not None else ""
+        raise ToolError(
+            f"No sub-agent '{path}' of this run to continue (known: {known or 'none'})."
+        )
+    if role and role_of(path) != role:
+        raise ToolError(f"'{path}' is not a {role} sub-agent; continue it with its own tool.")
+    if child.status == "running":
+        raise ToolError(f"'{path}' is still running: wait for it, or steer it.")
+    run = child.context
+    child.status, child.result, child.collected = "running", None, False
+    child.background, child.last_activity = background, time.time()
+    child.ended = type(child.ended)()
+    if background:
+        subagents.start(child, lambda: _result(run, message, child.topic))
+        return _started(child)
+    child.result = await _result(run, message, child.topic)
+    child.collected = True
+    subagents.finish(child)
+    return _output(child)
