@@ -21,13 +21,17 @@ from swarm.events import StreamEvent
 from swarm.messages import ToolResultBlock
 
 if TYPE_CHECKING:  # the sandbox package loads with the first tool that starts processes
+    from contextlib import AbstractAsyncContextManager
+
     from swarm.sandbox.base import SandboxSettings
+    from swarm.tools import Tool
 
 __all__ = [
     "AgentNumbers",
     "ApprovalDecision",
     "ApprovalRequest",
     "Approver",
+    "CallCapture",
     "CallObserver",
     "CallRecord",
     "RunScope",
@@ -133,6 +137,23 @@ class CallObserver(Protocol):
     ) -> None: ...
 
 
+class CallCapture(Protocol):
+    """Keeps what a call that can write changes, so it can be shown and undone
+    (``swarm.undo.UndoCapture`` is one).
+
+    ``admit`` is awaited once the guards allowed the call: it raises ``GuardError`` to
+    deny it (its pre-images would not fit the run's budget). The handler then runs
+    inside ``capturing``, which keeps the pre-images before and records the changes
+    after, also when the call fails or is cancelled.
+    """
+
+    async def admit(self, call: CallRecord, tool: Tool[Any], arguments: dict[str, Any]) -> None: ...
+
+    def capturing(
+        self, call: CallRecord, tool: Tool[Any], arguments: dict[str, Any]
+    ) -> AbstractAsyncContextManager[None]: ...
+
+
 @dataclass(eq=False, slots=True)
 class AgentNumbers:
     """Numbers the sub-agents of one run: the ``#N`` of ``orchestrator/developer#2`` counts
@@ -168,7 +189,8 @@ class RunScope:
     node in the run's budget tree; ``numbers`` numbers the run's sub-agents (shared by
     the whole tree); ``output_dir`` is where tool outputs too large for the model
     are saved; ``agents`` maps the paths of the run's running agents to their controls
-    (for steering), shared by the whole tree.
+    (for steering), shared by the whole tree; ``capture`` keeps what each call that
+    can write changes (``None``: nothing kept).
     """
 
     path: str = ""
@@ -180,6 +202,7 @@ class RunScope:
     numbers: AgentNumbers = field(default_factory=AgentNumbers)
     output_dir: Path | None = None
     agents: AgentTree | None = None
+    capture: CallCapture | None = None
 
     def child(self, **changes: Any) -> RunScope:
         """A copy of this scope with ``changes``; what the fields point to is shared.
@@ -199,6 +222,7 @@ class RunScope:
             get("numbers", self.numbers),
             get("output_dir", self.output_dir),
             get("agents", self.agents),
+            get("capture", self.capture),
         )
         if changes:
             raise TypeError(f"RunScope has no field {', '.join(map(repr, changes))}")

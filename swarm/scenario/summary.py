@@ -12,6 +12,7 @@ from typing import Any
 from swarm.audit import AuditHead
 from swarm.scenario.manifest import RunConfig
 from swarm.scenario.outcome import RunOutcome
+from swarm.scenario.record import segment_totals
 
 __all__ = ["RunSummary", "segment_totals"]
 
@@ -60,14 +61,3 @@ class RunSummary:
         if self.script_used is not None:
             document["script_used"] = dict(self.script_used)
         return document
-
-
-def segment_totals(segments: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The usage and duration of all ``segments`` (as ``summary.json`` lists them)."""
-    usage = {"input_tokens": 0, "output_tokens": 0}
-    duration = 0.0
-    for segment in segments:
-        for key in usage:
-            usage[key] += int((segment.get("usage") or {}).get(key) or 0)
-        duration += float(segment.get("duration_seconds") or 0)
-    return {"usage": usage, "duration_seconds": round(duration, 3), "segments": len(segments)}
