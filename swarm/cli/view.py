@@ -299,6 +299,8 @@ def _files(outcome: RunOutcome) -> Text:
         for change in changes.files:
             if change.kind == kind:
                 said = f"{kind}: {visible(change.detail)}" if change.detail else kind
+                if change.agents:
+                    said += " by " + ", ".join(visible(agent) for agent in change.agents)
                 text.append(f"\n  {mark} {visible(change.path)}  ({said})", style=style)
     if changes.truncated:
         why = changes.reason or "the workspace has more files than were compared"
