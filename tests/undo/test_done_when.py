@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from swarm.scenario.record import RunRecord
+
 from .runs import finishes, git, run, scenario_file, shell, tree_hash
 
 DESTROYING = [
