@@ -120,9 +120,7 @@ def test_undo_is_an_audit_record_and_a_new_segment(tmp_path: Path) -> None:
 
 
 def test_diff_shows_each_call_with_its_agent_and_changes_json_names_them(tmp_path: Path) -> None:
-    workspace, record = _run(
-        tmp_path, [shell("printf 'new\\n' > keep.txt; ln -s /etc/passwd link")]
-    )
+    _, record = _run(tmp_path, [shell("printf 'new\\n' > keep.txt; ln -s /etc/passwd link")])
     (call,) = RunRecord(record).calls()
 
     shown = _swarm("runs", "diff", str(record), "--call", call.call)
