@@ -135,6 +135,11 @@ def plan_undo(
             problems.append(f"{path}: was a {want.describe()}, which undo cannot make again")
             continue
         steps.append(Step(path, now, want))
+    made = {s.path for s in steps if s.want.kind == "dir" and s.now.kind != "dir"}
+    for step in steps:
+        blocked = _blocked(workspace, step.path, made)
+        if blocked:
+            problems.append(f"{step.path}: {blocked}; nothing is written through it")
     problems += _not_emptied(workspace, steps)
     if problems:
         raise UndoRefused(problems)
@@ -146,6 +151,25 @@ def _now(workspace: Path, path: str, store: BlobStore) -> PathState:
         return state_at(workspace, path, store)
     except OSError:
         return PathState("other")
+
+
+def _blocked(workspace: Path, path: str, made: set[str]) -> str:
+    """Why ``path`` cannot be reached without following a link ("" when it can): a
+    directory on the way that is a link or a file (a missing one, or one in ``made``,
+    which the undo makes a directory first, is fine)."""
+    parts = path.split("/")[:-1]
+    for i in range(len(parts)):
+        here = "/".join(parts[: i + 1])
+        if here in made:
+            return ""
+        try:
+            with open_parent(workspace, here + "/x"):
+                pass
+        except FileNotFoundError:
+            return ""
+        except OSError:
+            return f"the directory {here} on the way is a link or a file"
+    return ""
 
 
 def _not_emptied(workspace: Path, steps: Sequence[Step]) -> list[str]:
@@ -170,20 +194,32 @@ def _not_emptied(workspace: Path, steps: Sequence[Step]) -> list[str]:
 
 def apply_undo(workspace: Path, steps: Iterable[Step], store: BlobStore) -> list[Change]:
     """Make ``steps`` (see the module's docstring); returns each path's change (before:
-    what it held, after: what it holds now). Raises ``OSError`` when a path cannot be
-    reached without following a link."""
+    what it held, after: what it holds now). Raises ``UndoRefused`` naming the path
+    when one cannot be reached without following a link (swapped since the plan)."""
     steps = list(steps)
+    at = ""
     depth = lambda s: s.path.count("/")  # noqa: E731
     removals = [s for s in steps if s.now.kind != "absent" and s.now.kind != s.want.kind]
-    for step in sorted(removals, key=depth, reverse=True):
-        _remove(workspace, step)
-    for step in sorted((s for s in steps if s.want.kind == "dir"), key=depth):
-        _make_dir(workspace, step)
-    for step in steps:
-        if step.want.kind == "file":
-            _put_file(workspace, step, store)
-        elif step.want.kind == "link":
-            _put_link(workspace, step)
+    try:
+        for step in sorted(removals, key=depth, reverse=True):
+            at = step.path
+            _remove(workspace, step)
+        for step in sorted((s for s in steps if s.want.kind == "dir"), key=depth):
+            at = step.path
+            _make_dir(workspace, step)
+        for step in steps:
+            at = step.path
+            if step.want.kind == "file":
+                _put_file(workspace, step, store)
+            elif step.want.kind == "link":
+                _put_link(workspace, step)
+    except OSError as exc:  # swapped under the undo: stop, never follow
+        raise UndoRefused(
+            [
+                f"{at}: {exc.strerror or exc}; the undo stopped there"
+                " (what it put back so far stays; run it again to finish)"
+            ]
+        ) from None
     return [Change(s.path, s.now, s.want) for s in steps]
 
 
