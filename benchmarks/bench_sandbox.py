@@ -10,6 +10,11 @@ Prints, per command and tier, the median wall time, its spread (interquartile ra
 max) and the median CPU time of a call (swarm's own and its children's, user and system), in
 milliseconds. The CPU time moves far less than the wall clock on a shared machine: compare
 versions by it.
+
+Then the cost of undo's capture (``swarm.undo.UndoCapture``) per shell call that changes
+one small file, with capture off and on, in the tier found here: on a workspace of
+``FILES`` files, and on one holding a 1 GiB file the call does not touch. The first
+captured call of a run reads (and stores) every file once; it is shown apart.
 """
 
 from __future__ import annotations
@@ -26,11 +31,16 @@ from typing import Any
 import anyio
 
 from swarm import SandboxSettings, SandboxUnavailable, Tool, find_sandbox
+from swarm.run import CallRecord
 from swarm.sandbox import SandboxFinder
 from swarm.toolbox import make_toolbox
+from swarm.undo import UndoCapture
 
 CALLS = 200
 WARMUP = 5
+CAPTURED_CALLS = 20
+FILES = 10_000
+BIG = 1024**3
 COMMANDS = {
     "true": "true",
     "7-program pipeline": "printf 'b\\na\\nc\\n' | sort | uniq | tr a-z A-Z | head -n 2 | wc -l"
@@ -96,5 +106,54 @@ async def main(calls: int) -> None:
                 )
 
 
+async def captured(shell: Tool[Any], capture: UndoCapture | None, n: int) -> float:
+    """Milliseconds of one shell call that changes one small file, captured or not."""
+    arguments = shell.validate({"command": f"echo {n} > touched.txt"})
+    call = CallRecord(f"call-{n}", "shell", "bench", arguments)
+    start = time.perf_counter()
+    if capture is None:
+        await shell.execute(arguments)
+    else:
+        await capture.admit(call, shell, arguments)
+        async with capture.capturing(call, shell, arguments):
+            await shell.execute(arguments)
+    return (time.perf_counter() - start) * 1000
+
+
+def _workspace(root: Path, kind: str) -> None:
+    if kind == "files":
+        for i in range(FILES):
+            directory = root / f"d{i // 100:03}"
+            directory.mkdir(exist_ok=True)
+            (directory / f"f{i:05}.txt").write_text(f"file {i}\n" * 20)
+    else:
+        with (root / "big.bin").open("wb") as big:
+            chunk = b"\x5a" * 2**20
+            for _ in range(BIG // len(chunk)):
+                big.write(chunk)
+
+
+async def capture_costs(calls: int) -> None:
+    """Print the capture's cost per shell call (see the module's docstring)."""
+    label = find_sandbox(SandboxSettings()).describe("none")
+    print(f"undo capture, one shell call changing one small file, {label} (ms)")
+    print(f"{'workspace':<28} {'off':>8} {'on':>8} {'extra':>8} {'first on':>9}")
+    for kind, name in (("files", f"{FILES:,} files"), ("big", "one 1 GiB file")):
+        with tempfile.TemporaryDirectory() as scratch:
+            workspace, record = Path(scratch, "ws"), Path(scratch, "record")
+            workspace.mkdir()
+            record.mkdir()
+            _workspace(workspace, kind)
+            shell = make_toolbox(workspace)["shell"]
+            off = [await captured(shell, None, n) for n in range(calls)]
+            capture = UndoCapture(workspace, record)
+            first = await captured(shell, capture, 0)
+            on = [await captured(shell, capture, n) for n in range(1, calls + 1)]
+            capture.close()
+            off_ms, on_ms = statistics.median(off), statistics.median(on)
+            print(f"{name:<28} {off_ms:8.1f} {on_ms:8.1f} {on_ms - off_ms:+8.1f} {first:9.1f}")
+
+
 if __name__ == "__main__":
     anyio.run(main, int(sys.argv[1]) if len(sys.argv) > 1 else CALLS)
+    anyio.run(capture_costs, CAPTURED_CALLS)

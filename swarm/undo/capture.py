@@ -100,6 +100,9 @@ class UndoCapture:
         self.store.clear_partial()
         self._lock = anyio.Lock()
         self._without: dict[tuple[str, str], str] = {}
+        # the walk ``admit`` made, reused by ``capturing`` when no captured call ran since
+        self._walked: dict[tuple[str, str], tuple[int, dict[str, Entry]]] = {}
+        self._generation = 0
 
     def scope_of(self, tool: Tool[Any], arguments: dict[str, Any]) -> Scope | None:
         """How a call of ``tool`` is captured: its ``path`` only, the whole workspace,
@@ -115,7 +118,7 @@ class UndoCapture:
         scope = self.scope_of(tool, arguments)
         if scope is None:
             return
-        need = await anyio.to_thread.run_sync(self._need, scope, arguments)
+        need = await anyio.to_thread.run_sync(self._need, scope, arguments, call)
         left = self.settings.max_bytes - self.store.used
         if need <= left:
             return
@@ -127,7 +130,7 @@ class UndoCapture:
             raise GuardError(f"the call could not be undone: {why}", guard="undo", rule=UNDO_RULE)
         self._without[(call.path, call.call_id)] = why
 
-    def _need(self, scope: Scope, arguments: dict[str, Any]) -> int:
+    def _need(self, scope: Scope, arguments: dict[str, Any], call: CallRecord) -> int:
         if scope == "path":
             rel = str(arguments["path"]).strip("/")
             try:
@@ -135,7 +138,9 @@ class UndoCapture:
             except OSError:
                 return 0
             return info.st_size if stat.S_ISREG(info.st_mode) else 0
-        return self.store.unread(walk(self.workspace, skip=self.skip))
+        entries = walk(self.workspace, skip=self.skip)
+        self._walked[(call.path, call.call_id)] = (self._generation, entries)
+        return self.store.unread(entries)
 
     @asynccontextmanager
     async def capturing(
@@ -149,9 +154,11 @@ class UndoCapture:
             return
         async with self._lock:
             why = self._without.pop((call.path, call.call_id), "")
+            walked = self._walked.pop((call.path, call.call_id), None)
+            fresh = walked[1] if walked is not None and walked[0] == self._generation else None
             seq = self.log.take_seq()
             before = await anyio.to_thread.run_sync(
-                self._before, scope, arguments, seq, call, tool.name, not why
+                self._before, scope, arguments, seq, call, tool.name, not why, fresh
             )
             try:
                 yield
@@ -160,6 +167,7 @@ class UndoCapture:
                     await anyio.to_thread.run_sync(
                         self._after, scope, arguments, seq, call, tool.name, before, why
                     )
+                    self._generation += 1
 
     def _paths(self, arguments: dict[str, Any]) -> list[str]:
         """The path a path tool writes, and the directories on the way to it."""
@@ -174,12 +182,13 @@ class UndoCapture:
         call: CallRecord,
         tool: str,
         hashing: bool,
+        walked: dict[str, Entry] | None = None,
     ) -> tuple[dict[str, PathState], dict[str, Entry]]:
         entries: dict[str, Entry] = {}
         if scope == "path":
             states = {rel: self._state_at(rel, hashing) for rel in self._paths(arguments)}
         else:
-            entries = walk(self.workspace, skip=self.skip)
+            entries = walked if walked is not None else walk(self.workspace, skip=self.skip)
             states = self._states(entries, hashing)
         scan = {rel: _row(s) for rel, s in states.items()}
         self.log.pending(seq, call.call_id, call.path, tool, scan, only=scope == "path")
@@ -196,23 +205,19 @@ class UndoCapture:
             return ABSENT
         return _unhashed(Entry(info)) if stat.S_ISREG(info.st_mode) else ABSENT
 
-    def _states(
-        self,
-        entries: dict[str, Entry],
-        hashing: bool,
-        known: dict[str, tuple[Entry, PathState]] | None = None,
-    ) -> dict[str, PathState]:
-        """Each entry's state: files hashed (and stored) unless ``known`` already saw the
-        same identity, or ``hashing`` is off."""
+    def _states(self, entries: dict[str, Entry], hashing: bool) -> dict[str, PathState]:
+        """Each entry's state: files hashed (and stored) unless the store has seen the
+        same identity in this run, or ``hashing`` is off."""
         states: dict[str, PathState] = {}
         for rel, entry in entries.items():
             mode = entry.info.st_mode
             if stat.S_ISREG(mode):
-                seen = known.get(rel) if known is not None else None
-                if seen is not None and seen[0].key == entry.key:
-                    states[rel] = seen[1]
-                elif not hashing:
+                if not hashing:
                     states[rel] = _unhashed(entry)
+                elif (digest := self.store.known.get(entry.key)) is not None:
+                    # seen, and stored, before in this run: blobs are never removed
+                    size = entry.info.st_size
+                    states[rel] = PathState("file", stat.S_IMODE(mode), digest, size=size)
                 else:
                     states[rel] = self._stored(rel, entry)
             elif stat.S_ISLNK(mode):
@@ -242,11 +247,16 @@ class UndoCapture:
         states, entries = before
         if scope == "path":
             after = {rel: self._state_at(rel, not why) for rel in states}
-        else:
-            now = walk(self.workspace, skip=self.skip)
-            known = {rel: (entries[rel], states[rel]) for rel in entries if rel in states}
-            after = self._states(now, not why, known)
-        self.log.finished(_changes(seq, call.call_id, call.path, tool, states, after, why))
+            self.log.finished(_changes(seq, call.call_id, call.path, tool, states, after, why))
+            return
+        now = walk(self.workspace, skip=self.skip)
+        # only what a stat says may have changed is looked at again: the cost of a call
+        # past its walk is what it changed
+        moved = {rel: e for rel, e in now.items() if not _unmoved(entries.get(rel), e)}
+        after = self._states(moved, not why)
+        before_moved = {rel: states.get(rel, ABSENT) for rel in moved}
+        before_moved.update((rel, states[rel]) for rel in entries if rel not in now)
+        self.log.finished(_changes(seq, call.call_id, call.path, tool, before_moved, after, why))
 
     def recover(self) -> list[CallChanges]:
         """Find what the calls a crash cut short changed (their pre-scans are in the
@@ -290,6 +300,16 @@ class UndoCapture:
     def close(self) -> None:
         """Close the log."""
         self.log.close()
+
+
+def _unmoved(old: Entry | None, new: Entry) -> bool:
+    """Whether a path's ``lstat`` (and link target) are the same in both walks."""
+    return (
+        old is not None
+        and old.key == new.key
+        and old.info.st_mode == new.info.st_mode
+        and old.target == new.target
+    )
 
 
 def _changes(
