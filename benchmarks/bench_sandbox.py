@@ -121,6 +121,8 @@ async def captured(shell: Tool[Any], capture: UndoCapture | None, n: int) -> flo
 
 
 def _workspace(root: Path, kind: str) -> None:
+    root.mkdir()
+    (root.parent / "record").mkdir()
     if kind == "files":
         for i in range(FILES):
             directory = root / f"d{i // 100:03}"
@@ -141,8 +143,6 @@ async def capture_costs(calls: int) -> None:
     for kind, name in (("files", f"{FILES:,} files"), ("big", "one 1 GiB file")):
         with tempfile.TemporaryDirectory() as scratch:
             workspace, record = Path(scratch, "ws"), Path(scratch, "record")
-            workspace.mkdir()
-            record.mkdir()
             _workspace(workspace, kind)
             shell = make_toolbox(workspace)["shell"]
             off = [await captured(shell, None, n) for n in range(calls)]
