@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from swarm.scenario.record import RunRecord
 
 from .runs import scenario_file, shell, team, tree_hash
@@ -33,7 +35,8 @@ def _kill_once(argv: list[str], path: Path, log: Path) -> None:
             os.kill(process.pid, signal.SIGKILL)
 
 
-def test_kill_during_a_captured_shell_call_then_undo_restores(tmp_path: Path) -> None:
+@pytest.mark.parametrize("resume", [False, True], ids=["undo", "resume-then-undo"])
+def test_kill_during_a_captured_shell_call_then_undo_restores(tmp_path: Path, resume: bool) -> None:
     workspace = tmp_path / "ws"
     workspace.mkdir()
     (workspace / "keep.txt").write_text("kept\n")
@@ -49,6 +52,15 @@ def test_kill_during_a_captured_shell_call_then_undo_restores(tmp_path: Path) ->
     _kill_once(argv, workspace / "started", tmp_path / "run.log")
     assert not (workspace / "keep.txt").exists()
     (record,) = runs.iterdir()
+    if resume:  # the resumed segment first records what the cut call changed
+        resumed = subprocess.run(
+            [sys.executable, "-m", "swarm", "sessions", "resume", str(record), "--plain"],
+            capture_output=True,
+            text=True,
+        )
+        assert resumed.returncode == 0, resumed.stderr
+        (cut,) = RunRecord(record).calls()
+        assert cut.interrupted and "keep.txt" in [c.path for c in cut.changes]
 
     RunRecord(record).undo()
 
