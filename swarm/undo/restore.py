@@ -59,7 +59,7 @@ def select_calls(
     """The calls an undo takes back: the one with id ``call``, those of the agent at
     ``agent`` (and its sub-agents), those from ``since`` on; all of them when nothing is
     given. Undos themselves are never selected. Raises ``UndoRefused`` when an id or
-    agent names no call."""
+    agent names no call, or no call changed anything."""
     made = [c for c in calls if c.tool != UNDO_TOOL]
     chosen = made
     if call is not None:
@@ -75,7 +75,10 @@ def select_calls(
         if first is None:
             raise UndoRefused([f"no call '{since}' changed the workspace in this run"])
         chosen = [c for c in chosen if c.seq >= first]
-    return [c for c in chosen if c.changes or not c.undoable]
+    chosen = [c for c in chosen if c.changes or not c.undoable]
+    if not chosen:
+        raise UndoRefused(["nothing to undo: no call of this run changed the workspace"])
+    return chosen
 
 
 def plan_undo(

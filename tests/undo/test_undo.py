@@ -175,3 +175,14 @@ def test_the_undo_policy_key_is_read_and_checked() -> None:
     assert policy.undo == UndoSettings(5, "run")
     with pytest.raises(ConfigError, match="over_budget"):
         Policy.from_mapping({"undo": {"over_budget": "maybe"}})
+
+
+def test_undo_of_a_run_that_changed_nothing_says_so_and_records_nothing(tmp_path: Path) -> None:
+    _, record = _run(tmp_path, [shell("cat keep.txt")])
+    audit = (record / "audit.jsonl").read_text()
+
+    refused = _swarm("runs", "undo", str(record))
+
+    assert refused.returncode == 1
+    assert "nothing to undo" in refused.stderr
+    assert (record / "audit.jsonl").read_text() == audit
