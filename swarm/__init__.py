@@ -116,6 +116,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "swarm.guards.paths": ("PathGuard",),
     "swarm.guards.policy": ("Policy", "PolicyGuard", "apply_policy", "load_policy"),
     "swarm.guards.prefixes": ("CommandPrefixGuard",),
+    "swarm.guards.replay": ("replay_decisions",),
     "swarm.guards.shell": ("ShellGuard",),
     "swarm.mcp.config": ("McpHttpServer", "McpServer", "McpStdioServer", "load_mcp_servers"),
     "swarm.otel.observer": ("OtelObserver",),
@@ -127,8 +128,10 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "SandboxSettings",
         "SandboxUnavailable",
     ),
+    "swarm.sandbox.egress": ("AllowList", "Egress"),
     "swarm.sandbox.environment": ("command_environment",),
     "swarm.sandbox.limits": ("ResourceLimits",),
+    "swarm.sandbox.proxy": ("ConnectionRecord", "EgressProxy", "mapped_resolver"),
     "swarm.sandbox.select": ("find_sandbox",),
     "swarm.team.delegation": ("AgentContext", "build_team", "make_agent_tools", "run_team"),
     "swarm.team.graph": ("Team",),
@@ -185,6 +188,7 @@ if _TYPE_CHECKING:
     from swarm.guards.paths import PathGuard
     from swarm.guards.policy import Policy, PolicyGuard, apply_policy, load_policy
     from swarm.guards.prefixes import CommandPrefixGuard
+    from swarm.guards.replay import replay_decisions
     from swarm.guards.shell import ShellGuard
     from swarm.mcp.config import McpHttpServer, McpServer, McpStdioServer, load_mcp_servers
     from swarm.otel.observer import OtelObserver
@@ -196,8 +200,10 @@ if _TYPE_CHECKING:
         SandboxSettings,
         SandboxUnavailable,
     )
+    from swarm.sandbox.egress import AllowList, Egress
     from swarm.sandbox.environment import command_environment
     from swarm.sandbox.limits import ResourceLimits
+    from swarm.sandbox.proxy import ConnectionRecord, EgressProxy, mapped_resolver
     from swarm.sandbox.select import find_sandbox
     from swarm.team.delegation import AgentContext, build_team, make_agent_tools, run_team
     from swarm.team.graph import Team
@@ -240,6 +246,7 @@ __all__ = [
     "AgentStart",
     "AgentStream",
     "AllowAllGuard",
+    "AllowList",
     "AnthropicTransport",
     "ApprovalDecision",
     "ApprovalGuard",
@@ -272,6 +279,7 @@ __all__ = [
     "ConcurrentGuard",
     "ConfigError",
     "Confinement",
+    "ConnectionRecord",
     "ContentBlock",
     "ContextCompacted",
     "ContextStore",
@@ -280,6 +288,8 @@ __all__ = [
     "DEFAULT_TOOL_TIMEOUT",
     "DenyAllGuard",
     "DummyCompletionTransport",
+    "Egress",
+    "EgressProxy",
     "Error",
     "Executor",
     "Field",
@@ -382,9 +392,11 @@ __all__ = [
     "load_tool_reference",
     "make_agent_tools",
     "make_toolbox",
+    "mapped_resolver",
     "model_spec",
     "on_user_turn",
     "register_provider",
+    "replay_decisions",
     "run_batch",
     "run_suite",
     "run_team",

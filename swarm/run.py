@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # the sandbox package loads with the first tool that starts p
     from contextlib import AbstractAsyncContextManager
 
     from swarm.sandbox.base import SandboxSettings
+    from swarm.sandbox.egress import Egress
     from swarm.tools import Tool
 
 __all__ = [
@@ -59,6 +60,8 @@ class CallRecord:
     too-large result was saved to. ``protect`` are the ``protect:`` globs of the policies
     in force for the call (noted by ``swarm.guards.protect.ProtectGuard``); ``protected``
     says what a command did to protected paths that was undone after it.
+    ``network_ceiling`` are the network allow-lists of the policies of the roles above
+    the caller (noted by ``swarm.guards.ceiling.CeilingGuard``), which narrow its own.
     """
 
     call_id: str
@@ -79,6 +82,7 @@ class CallRecord:
     saved_output: str | None = None
     protect: tuple[str, ...] | None = None
     protected: tuple[str, ...] = ()
+    network_ceiling: Egress | None = None
 
 
 @dataclass(frozen=True, slots=True)

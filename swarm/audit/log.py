@@ -6,12 +6,15 @@ handler runs (written and fsynced first, so a crash mid-call leaves it on disk) 
 ``finish`` when the call ends. A record holds::
 
     time, event, seq, run_id, path, role, call_id, tool,
-    decision: arguments (secrets redacted), args_hash, decision, guard, rule, policy,
+    decision:   arguments (secrets redacted), args_hash, decision, guard, rule, policy,
               policy_hash, reason, sandbox (the sandbox confining the processes
               the call starts, e.g. "bubblewrap 0.8.0, network none"; null for other tools)
-    finish:   outcome (ok, error, denied, invalid, interrupted), duration (seconds), error;
-              rule "protected-path" and undone (lines) when a command's change to a
-              protected path was taken away after it
+    finish:     outcome (ok, error, denied, invalid, interrupted), duration (seconds), error;
+                rule "protected-path" and undone (lines) when a command's change to a
+                protected path was taken away after it
+    connection: (a command's connection through the egress proxy; no call_id nor tool)
+                host, port, address, method, decision (allow or deny), rule
+                "network-allow-list", reason, sent, received (bytes), duration
     prev, hash, mac (with a key)
 
 ``hash`` is the SHA-256 of the record's canonical JSON (sorted keys, no spaces, without
@@ -37,7 +40,7 @@ import threading
 from collections.abc import MutableMapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, Self
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 import anyio.to_thread
 import structlog
@@ -47,10 +50,15 @@ from swarm.audit.redact import redact, redact_text
 from swarm.messages import ToolResultBlock
 from swarm.run import CallRecord, current_scope, role_of
 
-__all__ = ["GENESIS", "AuditLog", "args_hash", "canonical_json", "record_hash"]
+if TYPE_CHECKING:
+    from swarm.sandbox.proxy import ConnectionRecord
+
+__all__ = ["GENESIS", "NETWORK_RULE", "AuditLog", "args_hash", "canonical_json", "record_hash"]
 
 GENESIS = "0" * 64
 """The ``prev`` of a log's first record."""
+NETWORK_RULE = "network-allow-list"
+"""The rule of a ``connection`` record: a policy's network allow-list decided it."""
 
 _ORDER = ("time", "event", "seq", "run_id", "path", "role", "call_id", "tool")
 _TEXT_FIELDS = ("reason", "error")
@@ -215,7 +223,9 @@ class AuditLog:
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
 
     def _write(
-        self, event: Literal["decision", "finish", "resume", "undo"], fields: dict[str, Any]
+        self,
+        event: Literal["decision", "finish", "resume", "connection", "undo"],
+        fields: dict[str, Any],
     ) -> tuple[int, str]:
         """Render and append one record; return how many records the log then holds,
         and the record's hash.
@@ -310,6 +320,29 @@ class AuditLog:
                     if call.protected
                     else {}
                 ),
+            },
+        )
+
+    def on_connection(self, connection: ConnectionRecord) -> None:
+        """Write a ``connection`` record: one connection a command made, or tried to
+        make, through the egress proxy (written at once; fsynced with the next call's
+        records)."""
+        self._write(
+            "connection",
+            {
+                "run_id": current_scope().run_id,
+                "path": connection.path,
+                "role": role_of(connection.path) if connection.path else None,
+                "host": connection.host,
+                "port": connection.port,
+                "address": connection.address,
+                "method": connection.method,
+                "decision": "allow" if connection.allowed else "deny",
+                "rule": NETWORK_RULE,
+                "reason": connection.reason,
+                "sent": connection.sent,
+                "received": connection.received,
+                "duration": connection.duration,
             },
         )
 

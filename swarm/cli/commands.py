@@ -198,7 +198,45 @@ def _add_inspect(sub: Any) -> None:
         "target", type=Path, help="a team directory, a scenario file or a policy file"
     )
     validate_cmd.add_argument("--entry", help="the entry role (team directories)")
+    validate_cmd.add_argument(
+        "--against",
+        type=Path,
+        nargs="+",
+        metavar="RUNS",
+        help="also replay these recorded runs (run directories, audit logs, or directories"
+        " of runs) under the team's policies and print the calls whose decision changes",
+    )
+    validate_cmd.add_argument(
+        "--fail-on",
+        choices=("loosened", "tightened", "any"),
+        help="with --against: exit 1 when a decision changes this way",
+    )
     validate_cmd.set_defaults(handler=_later("swarm.cli.inspect", "cmd_validate"))
+
+    policy = sub.add_parser("policy", help="test a policy against recorded runs")
+    policy_sub = policy.add_subparsers(dest="policy_command", required=True)
+    test = policy_sub.add_parser(
+        "test",
+        help="replay recorded runs' guard decisions under POLICY, offline",
+        description="Replay the guard decisions of recorded runs under POLICY (nothing"
+        " runs) and print only the calls whose decision would change, with a summary.",
+    )
+    test.add_argument("policy", help="a policy file, name or builtin:NAME")
+    test.add_argument(
+        "runs",
+        type=Path,
+        nargs="*",
+        metavar="RUNS",
+        help="run directories, audit logs, or directories of runs (default: every run in"
+        " the default runs directory)",
+    )
+    test.add_argument("--role", help="replay only this role's calls")
+    test.add_argument(
+        "--fail-on",
+        choices=("loosened", "tightened", "any"),
+        help="exit 1 when a decision changes this way (for CI)",
+    )
+    test.set_defaults(handler=_later("swarm.cli.policy_test", "cmd_policy_test"))
 
     graph = sub.add_parser("graph", help="print the delegation graph as Mermaid or DOT")
     graph.add_argument("target", type=Path, help="a team directory or a scenario file")

@@ -11,7 +11,7 @@ from swarm._visible import visible
 from swarm.cli.checks import is_policy_file, validate
 from swarm.cli.exits import BAD_INPUT, OK
 from swarm.errors import ConfigError
-from swarm.guards.policy import load_policy
+from swarm.guards.policy import Policy, load_policy
 from swarm.scenario import Scenario, load_scenario
 from swarm.team import DEFAULT_MAX_DEPTH, Team
 
@@ -47,13 +47,34 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if is_policy_file(args.target):
         policy = load_policy(args.target)
         print(f"ok: {args.target}: policy '{policy.name}', {plural(len(policy.rules), 'rule')}")
+        if getattr(args, "against", None):  # the policy for every role, as `policy test`
+            from swarm.cli.policy_test import print_replay, replay_exit, run_replay
+
+            result, count = run_replay(args.against, lambda _role: policy)
+            print_replay(result, count)
+            return replay_exit(result, args.fail_on)
         return OK
-    team, _ = _team_of(args.target, args.entry)
+    team, scenario = _team_of(args.target, args.entry)
     print(
         f"ok: {args.target}: {plural(len(team), 'role')}, entry '{team.entry}',"
         f" delegation depth {team.depth}"
     )
+    if getattr(args, "against", None):
+        return _against(team, scenario, args.against, args.fail_on)
     return OK
+
+
+def _against(team: Team, scenario: Scenario | None, runs: list[Path], fail_on: str | None) -> int:
+    """Replay ``runs`` under each role's policy (``swarm.guards.replay``)."""
+    from swarm.cli.policy_test import print_replay, replay_exit, run_replay
+    from swarm.scenario.policies import policy_refs
+
+    policies: dict[str, Policy] = {}
+    for role, (ref, base) in policy_refs(team.specs, scenario).items():
+        policies[role] = load_policy(ref, relative_to=base)
+    result, count = run_replay(runs, policies.get)
+    print_replay(result, count)
+    return replay_exit(result, fail_on)
 
 
 def cmd_graph(args: argparse.Namespace) -> int:

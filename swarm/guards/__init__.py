@@ -6,6 +6,7 @@ confinement), ``ShellGuard`` (the programs a command would run),
 ``CommandPrefixGuard`` (commands that start with given words), ``RateLimitGuard``,
 ``BudgetGuard``, ``ApprovalGuard`` and ``AuditGuard``; guard factories
 by name (``make_guard``, ``register_guard``) let policy files use them.
+``replay_decisions`` replays recorded runs' decisions under a changed policy.
 """
 
 from typing import TYPE_CHECKING
@@ -60,6 +61,12 @@ if TYPE_CHECKING:
         make_guard,
         register_guard,
     )
+    from swarm.guards.replay import (
+        ChangedCall,
+        ReplayReport,
+        audit_logs,
+        replay_decisions,
+    )
     from swarm.guards.rules import (
         Decision,
         Rule,
@@ -84,6 +91,7 @@ __all__ = [
     "AuditGuard",
     "BudgetGuard",
     "CeilingGuard",
+    "ChangedCall",
     "CommandPattern",
     "CommandPrefixGuard",
     "ConcurrentGuard",
@@ -97,17 +105,20 @@ __all__ = [
     "Policy",
     "PolicyGuard",
     "RateLimitGuard",
+    "ReplayReport",
     "Rule",
     "ShellGuard",
     "ShellSyntaxError",
     "UnknownWord",
     "apply_policy",
+    "audit_logs",
     "guard_names",
     "load_policy",
     "make_guard",
     "parse_command",
     "path_arguments",
     "register_guard",
+    "replay_decisions",
     "role_of",
     "run_guards",
     "shipped_policies",
@@ -152,6 +163,12 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "guard_names",
         "make_guard",
         "register_guard",
+    ),
+    "swarm.guards.replay": (
+        "ChangedCall",
+        "ReplayReport",
+        "audit_logs",
+        "replay_decisions",
     ),
     "swarm.guards.rules": (
         "Decision",

@@ -20,16 +20,27 @@ from swarm.sandbox import (
     Network,
     Reads,
     ResourceLimits,
+    Sandbox,
     SandboxSettings,
     SandboxUnavailable,
 )
+from swarm.sandbox.egress import AllowList, Egress, parse_allow_entry
 from swarm.sandbox.limits import parse_size
 from swarm.sandbox.select import ToolSandbox
 
 if TYPE_CHECKING:
     from swarm.tools import Tool
 
-__all__ = ["SANDBOX_RULE", "LimitsFile", "SandboxFile", "confine", "merge_sandbox"]
+__all__ = [
+    "SANDBOX_RULE",
+    "LimitsFile",
+    "NetworkFile",
+    "SandboxFile",
+    "confine",
+    "describe_sandbox",
+    "merge_sandbox",
+    "narrow_network",
+]
 
 SANDBOX_RULE = "sandbox-required"
 """The rule id of a denial because no sandbox meets the settings."""
@@ -116,20 +127,62 @@ def _read_path(value: Any) -> str:
 ReadPath = Annotated[str, pydantic.BeforeValidator(_read_path)]
 
 
+def _allow_entry(value: Any) -> str:
+    parse_allow_entry(value)  # raises ValueError saying what is wrong
+    return str(value).strip()
+
+
+AllowText = Annotated[str, pydantic.BeforeValidator(_allow_entry)]
+
+
+class NetworkFile(pydantic.BaseModel):
+    """The mapping form of a policy's ``sandbox: {network: ...}``: ``allow`` lists the
+    hosts (``pypi.org``, ``*.pythonhosted.org``, ``git.example.com:443``) and address
+    ranges (``10.0.0.0/8``) a command may reach through swarm's egress proxy (see
+    ``swarm.sandbox.egress``)."""
+
+    model_config = pydantic.ConfigDict(extra="forbid", frozen=True)
+
+    allow: list[AllowText]
+
+
 class SandboxFile(pydantic.BaseModel):
     """The ``sandbox:`` key of a policy file, as a mapping (a string is its ``mode``).
 
     ``read`` is ``host`` (a command reads the whole machine, less the homes and root-only
     secrets) or a list of absolute paths a command may read besides the workspace and the
-    system's directories (reads confined, the default)."""
+    system's directories (reads confined, the default). ``network`` is ``none``,
+    ``host``, or ``{allow: [...]}`` (``NetworkFile``)."""
 
     model_config = pydantic.ConfigDict(extra="forbid", frozen=True)
 
     mode: Mode | None = None
-    network: Network | None = None
+    network: Network | NetworkFile | None = None
     env: list[EnvName] | None = None
     limits: LimitsFile | None = None
     read: Literal["host"] | list[ReadPath] | None = None
+
+    @pydantic.field_validator("network", mode="before")
+    @classmethod
+    def _network(cls, value: Any) -> Any:
+        """A word (``none``, ``host``) or an allow-list, each said plainly when wrong
+        (rather than as two failed members of a union)."""
+        if value is None or isinstance(value, NetworkFile):
+            return value
+        if isinstance(value, str):
+            if value not in ("none", "host"):
+                raise ValueError("say 'none' or 'host', or give {allow: [host, ...]}")
+            return value
+        if not isinstance(value, dict):
+            raise ValueError("give 'none', 'host' or {allow: [host, ...]}")
+        try:
+            return NetworkFile.model_validate(value)
+        except pydantic.ValidationError as exc:
+            said = []
+            for error in exc.errors():
+                where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error["loc"])
+                said.append(f"network{where}: {str(error['msg']).removeprefix('Value error, ')}")
+            raise ValueError("; ".join(said)) from None
 
     @pydantic.field_validator("mode", mode="before")
     @classmethod
@@ -142,8 +195,12 @@ class SandboxFile(pydantic.BaseModel):
         return value
 
 
-def merge_sandbox(spec: SandboxFile | None, base: SandboxSettings | None) -> SandboxSettings | None:
-    """The settings ``spec`` gives over those it inherits, field by field."""
+def merge_sandbox(
+    spec: SandboxFile | None, base: SandboxSettings | None, *, source: str = ""
+) -> SandboxSettings | None:
+    """The settings ``spec`` (of policy ``source``) gives over those it inherits, field
+    by field. An allow-list replaces the network it inherits (it is network ``none``
+    with a way out through the proxy)."""
     if spec is None:
         return base
     start = base or SandboxSettings()
@@ -155,9 +212,15 @@ def merge_sandbox(spec: SandboxFile | None, base: SandboxSettings | None) -> San
     tmpfs = start.tmpfs_size
     if spec.limits is not None and spec.limits.tmpfs is not None:
         tmpfs = None if spec.limits.tmpfs == UNLIMITED else int(spec.limits.tmpfs)
+    network, egress = start.network, start.egress
+    if isinstance(spec.network, NetworkFile):
+        network, egress = "none", Egress((AllowList.parse(spec.network.allow, source=source),))
+    elif spec.network is not None:
+        network, egress = spec.network, None
     return SandboxSettings(
         mode=spec.mode or start.mode,
-        network=spec.network or start.network,
+        network=network,
+        egress=egress,
         env=tuple(spec.env) if spec.env is not None else start.env,
         limits=_limits(spec.limits, start.limits),
         read=read,
@@ -177,10 +240,33 @@ def confine(
     if not isinstance(use, ToolSandbox):
         return
     in_force = settings or use.settings
+    if call is not None and call.network_ceiling is not None:
+        in_force = narrow_network(in_force, call.network_ceiling)
     try:
         found = use.find(in_force)
     except SandboxUnavailable as exc:
         raise GuardError(str(exc), guard=guard, rule=SANDBOX_RULE) from None
     if call is not None:
         call.sandbox_settings = in_force
-        call.sandbox = found.describe(in_force.network)
+        call.sandbox = describe_sandbox(found, in_force)
+
+
+def describe_sandbox(found: Sandbox, settings: SandboxSettings) -> str:
+    """One line naming the sandbox ``found`` for ``settings``, with the allow-lists of
+    its way out through the egress proxy when it has one."""
+    line = found.describe(settings.network)
+    if settings.egress is None or found.tier == "none":
+        return line
+    allowed = " ∩ ".join(", ".join(texts) for texts in settings.egress.texts())
+    return f"{line}, out through the egress proxy to: {allowed or 'nothing'}"
+
+
+def narrow_network(settings: SandboxSettings, ceiling: Egress) -> SandboxSettings:
+    """``settings`` under the allow-lists of the policies above (``ceiling``): an
+    allow-list is intersected with them, network ``host`` becomes them, network
+    ``none`` stays none."""
+    if settings.egress is not None:
+        return dataclasses.replace(settings, egress=settings.egress.narrowed(ceiling))
+    if settings.network == "host":
+        return dataclasses.replace(settings, network="none", egress=ceiling)
+    return settings

@@ -5,6 +5,12 @@ run's tree apply too, whatever the sub-agent's own policy allows. An orchestrato
 policy denies the network cannot get around it by delegating to a role whose policy is
 looser. Only explicit ``deny`` rules are inherited: a parent's default (what it does when
 no rule matches) and its ``allow``/``ask`` rules stay its own.
+
+A parent's network allow-list (``sandbox: {network: {allow: [...]}}``) is a ceiling in
+the same way: the guard notes the lists of the roles above on the call
+(``CallRecord.network_ceiling``), and the sandbox settings in force for the call are
+narrowed to their intersection (``swarm.guards._sandboxing.narrow_network``): a
+sub-agent's list, or its ``network: host``, never reaches further than its parent's.
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ from swarm.guards.base import PermissionGuard
 from swarm.guards.limits import role_of
 from swarm.guards.rules import UNPARSEABLE, Decision, Rule, Unjudgeable
 from swarm.run import CallRecord, current_call
+from swarm.sandbox.base import SandboxSettings
+from swarm.sandbox.egress import AllowList, Egress
 
 if TYPE_CHECKING:
     from swarm.tools import Tool
@@ -73,12 +81,16 @@ class CeilingGuard(PermissionGuard):
             return kwargs
         role = role_of(call.path)
         seen: set[int] = {id(self.own)}
+        lists: list[AllowList] = []
         for segment in call.path.split("/")[:-1]:
             ancestor = role_of(segment)
             policy = self.policies.get(ancestor)
             if policy is None or id(policy) in seen:
                 continue
             seen.add(id(policy))
+            sandbox = getattr(policy, "sandbox", None)
+            if isinstance(sandbox, SandboxSettings) and sandbox.egress is not None:
+                lists += [a for a in sandbox.egress.lists if a not in lists]
             try:
                 decision = inherited_denial(policy, tool.name, kwargs, role=role)
             except Unjudgeable as exc:
@@ -97,6 +109,8 @@ class CeilingGuard(PermissionGuard):
                     guard=self.name,
                     rule=decision.rule.id,
                 )
+        if lists:
+            call.network_ceiling = Egress(tuple(lists))
         return kwargs
 
     def _note(self, call: CallRecord, policy: RulePolicy, rule: str) -> None:

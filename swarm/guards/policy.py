@@ -15,6 +15,7 @@
     guards:                     # guards by factory name (see swarm.guards.registry)
       - use: path
     sandbox: required           # or {mode: required, network: none, env: [NAME, ...]}
+                                # network: none, host, or {allow: [pypi.org, ...]}
     protect: [deploy/**, Makefile]  # more paths no tool may change (see swarm.guards.protect)
     protect_swarm: true         # swarm's own code, when the workspace holds it (default)
     undo: {max_bytes: 2147483648, over_budget: deny}  # pre-images a run may keep
@@ -27,7 +28,9 @@ default first. A name is looked up in the extending file's directory, then
 
 ``sandbox`` says how the processes tools start are confined (``swarm.sandbox``): ``mode``
 ``required`` (no working sandbox: such tools are denied, rule ``sandbox-required``),
-``auto`` or ``off``; ``network`` ``none`` or ``host``; ``env`` the variables of swarm's
+``auto`` or ``off``; ``network`` ``none``, ``host`` or ``{allow: [...]}`` (hosts and
+address ranges reachable through swarm's egress proxy, ``swarm.sandbox.egress``; a
+sub-agent's list is intersected with those of the roles above it); ``env`` the variables of swarm's
 environment commands get. A policy that extends another overrides it field by field.
 
 ``protect`` lists path globs, relative to the workspace, that no tool may change (rule
@@ -95,7 +98,8 @@ __all__ = [
 ]
 
 POLICY_DIR = Path(__file__).with_name("policies")
-"""Where the shipped policies (``default``, ``readonly``, ``strict``) live."""
+"""Where the shipped policies (``default``, ``network-packages``, ``readonly``,
+``strict``) live."""
 
 Globs = str | list[str]
 _SCALARS = frozenset((str, int, float, bool, type(None)))
@@ -360,7 +364,7 @@ def _build(
         description=spec.description or inherited.description,
         path=path,
         hash=digest,
-        sandbox=merge_sandbox(spec.sandbox, inherited.sandbox),
+        sandbox=merge_sandbox(spec.sandbox, inherited.sandbox, source=name),
         protect=tuple(dict.fromkeys((*inherited.protect, *spec.protect))),
         protect_swarm=inherited.protect_swarm if spec.protect_swarm is None else spec.protect_swarm,
         files=(*inherited.files, path) if path is not None else inherited.files,

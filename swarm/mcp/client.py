@@ -37,7 +37,7 @@ from swarm.errors import ToolError
 from swarm.mcp.config import McpHttpServer, McpServer, McpStdioServer
 from swarm.sandbox import SandboxSettings, find_sandbox
 from swarm.sandbox.base import Confinement
-from swarm.sandbox.bubblewrap import GATE
+from swarm.sandbox.bubblewrap import ungated
 from swarm.sandbox.cgroup import command_budget, in_budget
 from swarm.sandbox.environment import command_environment
 from swarm.sandbox.select import SandboxFinder
@@ -92,7 +92,8 @@ class _Connection:
 
 def _without_info_fd(argv: tuple[str, ...], fds: tuple[int, ...]) -> tuple[str, ...]:
     """``argv`` without bubblewrap's ``--info-fd N`` for the descriptors in ``fds``, and
-    without the gate that holds the command until its process cap is set (``GATE``).
+    without the gate that holds the command until its process cap is set (``GATE``), but
+    with the limits it sets.
 
     The SDK starts a stdio server without passing descriptors; the info descriptor only lets
     swarm stop a command's namespace early, and the server's namespace ends with it anyway
@@ -116,10 +117,7 @@ def _without_info_fd(argv: tuple[str, ...], fds: tuple[int, ...]) -> tuple[str, 
             opens.append(f"{argv[index + 1]}</proc/{os.getpid()}/fd/{argv[index + 1]}")
         if word == "--":  # the command itself is left as it is, but for the gate
             command = argv[index + 1 :]
-            gate = GATE[:3] + tuple(GATE[3].format(fd=a, info=b) for a in fds for b in fds)
-            if command[:3] == GATE[:3] and command[3:4] and command[3] in gate[3:]:
-                command = command[len(GATE) :]
-            out.extend(("--", *command))
+            out.extend(("--", *(ungated(command, fds) or command)))
             break
         out.append(word)
     if opens:

@@ -22,6 +22,10 @@ if TYPE_CHECKING:
         bwrap_arguments,
         probe_bubblewrap,
     )
+    from swarm.sandbox.egress import (
+        AllowList,
+        Egress,
+    )
     from swarm.sandbox.environment import (
         command_environment,
     )
@@ -32,6 +36,17 @@ if TYPE_CHECKING:
     )
     from swarm.sandbox.limits import (
         ResourceLimits,
+    )
+    from swarm.sandbox.proxy import (
+        ConnectionRecord,
+        EgressProxy,
+        Resolver,
+        mapped_resolver,
+        system_resolver,
+    )
+    from swarm.sandbox.proxy_door import (
+        ProxyDoor,
+        proxy_environment,
     )
     from swarm.sandbox.seatbelt import (
         SeatbeltSandbox,
@@ -45,6 +60,15 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "AllowList",
+    "ConnectionRecord",
+    "Egress",
+    "EgressProxy",
+    "ProxyDoor",
+    "Resolver",
+    "mapped_resolver",
+    "proxy_environment",
+    "system_resolver",
     "HOW_TO_SANDBOX",
     "TIERS",
     "Bubblewrap",
@@ -76,7 +100,16 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "bwrap_arguments",
         "probe_bubblewrap",
     ),
+    "swarm.sandbox.egress": ("AllowList", "Egress"),
     "swarm.sandbox.environment": ("command_environment",),
+    "swarm.sandbox.proxy": (
+        "ConnectionRecord",
+        "EgressProxy",
+        "Resolver",
+        "mapped_resolver",
+        "system_resolver",
+    ),
+    "swarm.sandbox.proxy_door": ("ProxyDoor", "proxy_environment"),
     "swarm.sandbox.landlock": (
         "LandlockSandbox",
         "NetworkMethod",

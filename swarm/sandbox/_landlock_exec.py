@@ -56,10 +56,14 @@ def _confine(options: Options, abi: int, last_cap: int) -> None:
         deny=options.deny,
         readonly=options.readonly,
         shm_size=options.tmpfs_size,
+        read=options.read,
     )
     block_tcp = options.network == "none" and options.namespaces == "none"
     write = options.write + more
-    kernel.restrict(abi, read=options.read, write=write, deny=deny, block_tcp=block_tcp)
+    ports = (int(options.connect_port),) if options.connect_port else ()
+    kernel.restrict(
+        abi, read=options.read, write=write, deny=deny, block_tcp=block_tcp, connect_ports=ports
+    )
     kernel.deny_shared_kernel_state()
     kernel.drop_capabilities(last_cap)
     os.chdir(options.workspace)
@@ -106,6 +110,8 @@ def _child(options: Options, env: dict[str, str], argv: list[str], launcher: int
             raise SetupError("Landlock is not available")
         last_cap = int(kernel.read_text("/proc/sys/kernel/cap_last_cap"))  # before /proc may hide
         kernel.unshare(options.namespaces, options.network)
+        if options.loopback == "up":  # the egress proxy's door listens there
+            kernel.loopback_up()
         if options.namespaces == "none":
             _confine(options, abi, last_cap)
     except (SetupError, OSError) as error:
@@ -213,9 +219,11 @@ class Options:
     """The launcher's options, each given as ``--name=value``."""
 
     __slots__ = (
+        "connect_port",
         "deny",
         "env_file",
         "limit",
+        "loopback",
         "namespaces",
         "network",
         "parent",
@@ -238,13 +246,19 @@ class Options:
         self.limit: list[str] = []
         self.parent = ""
         self.tmpfs_size = ""
+        self.loopback = ""
+        self.connect_port = ""
 
     def limits(self) -> dict[str, int]:
         """The resource limits (``--limit=cpu=600``...), by ``_limits_exec``'s names."""
         return limits.parse([f"--{item}" for item in self.limit] + ["-"])[0]
 
 
-_CHOICES = {"network": ("none", "host"), "namespaces": ("plain", "user", "none")}
+_CHOICES = {
+    "network": ("none", "host"),
+    "namespaces": ("plain", "user", "none"),
+    "loopback": ("up", ""),
+}
 
 
 def parse(args: list[str]) -> tuple[Options, list[str]]:

@@ -12,7 +12,10 @@ keyrings, no ``socket(AF_UNIX, ...)``), and dropping every capability. Each rais
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import os
+import socket
+import struct
 
 if __package__:
     from swarm.sandbox import _seccomp
@@ -25,6 +28,7 @@ _SYS_ADD_RULE = 445
 _SYS_RESTRICT_SELF = 446
 _CREATE_RULESET_VERSION = 1
 _RULE_PATH_BENEATH = 1
+_RULE_NET_PORT = 2
 
 _EXECUTE = 1 << 0
 _WRITE_FILE = 1 << 1
@@ -46,6 +50,9 @@ _PR_CAP_AMBIENT_CLEAR_ALL = 4
 # NOROOT, NO_SETUID_FIXUP and KEEP_CAPS off, each with its lock bit.
 _SECUREBITS_LOCKED_NOROOT = 0x01 | 0x02 | 0x04 | 0x08 | 0x20
 _CLONE_NEWNET = 0x40000000
+_SIOCGIFFLAGS = 0x8913
+_SIOCSIFFLAGS = 0x8914
+_IFF_UP = 0x1
 _CLONE_NEWUSER = 0x10000000
 _CLONE_NEWNS = 0x00020000
 _CLONE_NEWPID = 0x20000000
@@ -96,6 +103,11 @@ class _RulesetAttr(ctypes.Structure):
 class _PathBeneathAttr(ctypes.Structure):
     _pack_ = 1
     _fields_ = (("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32))
+
+
+class _NetPortAttr(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = (("allowed_access", ctypes.c_uint64), ("port", ctypes.c_uint64))
 
 
 class _CapHeader(ctypes.Structure):
@@ -154,10 +166,13 @@ def plan_read_rules(roots: list[str], deny: list[str]) -> list[str]:
     root above it (a root at or below it, given on purpose, still is).
     """
     planned: list[str] = []
-    pending = list(roots)
+    # Each root with the denied paths that may lie in it: an entry's are among its
+    # directory's (checking all of them at each of the hundreds of entries of a carved
+    # /etc cost the launch milliseconds).
+    pending = [(root, list(dict.fromkeys(deny))) for root in roots]
     while pending:
-        root = pending.pop()
-        inner = [d for d in deny if _inside(d, root)]
+        root, near = pending.pop()
+        inner = [d for d in near if _inside(d, root)]
         if not inner:
             planned.append(root)
             continue
@@ -167,7 +182,7 @@ def plan_read_rules(roots: list[str], deny: list[str]) -> list[str]:
             entries = sorted(os.path.join(root, name) for name in os.listdir(root))
         except OSError:
             continue
-        pending.extend(e for e in entries if e not in inner)
+        pending.extend((e, inner) for e in entries if e not in inner)
     return planned
 
 
@@ -223,6 +238,14 @@ def unshare(namespaces: str, network: str) -> None:
         raise SetupError(f"unknown namespaces {namespaces!r}")
     # Nothing mounted here may reach the host's mount table.
     _mount(None, "/", None, _MS_REC | _MS_PRIVATE, "")
+
+
+def loopback_up() -> None:
+    """Bring up ``lo`` in this (new) network namespace, while capabilities last."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        request = struct.pack("16sH22x", b"lo", 0)
+        flags = struct.unpack("16sH", fcntl.ioctl(sock, _SIOCGIFFLAGS, request)[:18])[1]
+        fcntl.ioctl(sock, _SIOCSIFFLAGS, struct.pack("16sH22x", b"lo", flags | _IFF_UP))
 
 
 def _remount_readonly(path: str) -> None:
@@ -305,22 +328,39 @@ def mount_confinement(
     deny: list[str],
     readonly: list[str],
     shm_size: str = "",
+    read: list[str] | None = None,
 ) -> tuple[list[str], list[str]]:
     """With a mount namespace: the writable directories bound onto themselves, read-only
     and hidden paths inside them by mounts (Landlock cannot take rights away below a
     granted directory), every other mount read-only (``seal_mounts``), and a private
     /dev/shm of ``shm_size`` bytes (the kernel's default, half the memory, when empty).
-    Returns the denied paths left to Landlock and the directories to add to the
-    writable ones."""
+    A denied path inside a ``read`` root is hidden by a mount too where that hides
+    nothing granted (no root lies in it): carving it out of the root instead took a
+    Landlock rule for every other entry of the root (the secrets of /etc: a hundred and
+    fifty rules, milliseconds at each launch). Returns the denied paths left to Landlock
+    and the directories to add to the writable ones."""
+    roots = [*(read or []), *write, *_DEVICES, _SHM]
 
     def in_writable(path: str) -> bool:
         return any(_inside(path, root) for root in write)
 
-    left = []
-    cover = []
+    def coverable(path: str) -> bool:
+        return (
+            namespaces != "none"
+            and any(_inside(path, root) for root in read or [])
+            and not any(_inside(root, path) for root in roots)
+            and not os.path.islink(path)
+        )
+
+    left: list[str] = []
+    cover: list[str] = []
     for path in deny:
-        if not in_writable(path) or not os.path.lexists(path):
-            left.append(path)
+        if not os.path.lexists(path):
+            # Nothing to hide (as bubblewrap does): carving a root for it would still
+            # take a rule for each of the root's other entries.
+            continue
+        if not in_writable(path):
+            (cover if coverable(path) else left).append(path)
         elif namespaces == "none":
             raise SetupError(
                 f"cannot hide {path}: it lies inside a writable directory, and without a "
@@ -361,12 +401,19 @@ def mount_proc() -> None:
 
 
 def restrict(
-    abi: int, *, read: list[str], write: list[str], deny: list[str], block_tcp: bool
+    abi: int,
+    *,
+    read: list[str],
+    write: list[str],
+    deny: list[str],
+    block_tcp: bool,
+    connect_ports: tuple[int, ...] = (),
 ) -> None:
     """Restrict this process and its future children with Landlock: read+execute on
     ``read`` (less what ``deny`` names), every right on ``write``, the harmless devices;
-    with ``block_tcp``, no TCP bind or connect (ABI 4 or later); signal and abstract
-    socket scoping from ABI 6. Sets no-new-privileges."""
+    with ``block_tcp``, no TCP bind or connect (ABI 4 or later) but a connect to
+    ``connect_ports`` (the egress proxy's); signal and abstract socket scoping from ABI
+    6. Sets no-new-privileges."""
     all_fs = fs_rights(abi)
     attr = _RulesetAttr(all_fs, 0, 0)
     size = 8
@@ -390,6 +437,10 @@ def restrict(
             _add_rule(ruleset, path, all_fs)
         for device in _DEVICES:
             _add_rule(ruleset, device, _READ_FILE | _WRITE_FILE | _TRUNCATE | _IOCTL_DEV)
+        for port in connect_ports if block_tcp else ():
+            rule = _NetPortAttr(_NET_CONNECT_TCP, port)
+            result = _libc.syscall(_SYS_ADD_RULE, ruleset, _RULE_NET_PORT, ctypes.byref(rule), 0)
+            check(int(result), f"landlock_add_rule port {port}")
         check(_libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(NO_NEW_PRIVS)")
         check(int(_libc.syscall(_SYS_RESTRICT_SELF, ruleset, 0)), "landlock_restrict_self")
     finally:

@@ -46,7 +46,13 @@ def is_within(path: Path, root: Path) -> bool:
 
 SYSTEM_ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 """The system's program and library directories, readable by every command (with ``/etc``
-less its secrets, ``/proc``, ``/sys`` and a minimal ``/dev``), when reads are confined."""
+less its secrets, ``/proc``, ``SYS_VISIBLE`` and a minimal ``/dev``), when reads are confined."""
+
+SYS_VISIBLE = ("/sys/devices/system/cpu", "/sys/devices/system/node")
+"""All of ``/sys`` a command sees when reads are confined: the processors and memory nodes,
+which ``nproc``, ``lscpu``, BLAS libraries and language runtimes read to size themselves.
+Not the rest: devices and their serial numbers, firmware tables, kernel tracing, the host's
+cgroups (a root command reads files there whatever their mode)."""
 
 _etc_cache: tuple[tuple[tuple[str, int, int], ...], tuple[str, ...]] | None = None
 _etc_checked = 0.0

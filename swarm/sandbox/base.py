@@ -13,9 +13,13 @@ from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from swarm.sandbox.limits import ResourceLimits
+
+if TYPE_CHECKING:
+    from swarm.sandbox.egress import Egress
+    from swarm.sandbox.proxy_door import ProxyDoor
 
 __all__ = [
     "Confinement",
@@ -61,7 +65,9 @@ class SandboxSettings:
     ``limits`` are the resource limits on each command (see ``ResourceLimits``).
     ``read`` is what a command may read (see ``Reads``; confined by default);
     ``tmpfs_size`` the size in bytes of each private tmpfs (``None``: the kernel's
-    default, half of the machine's memory).
+    default, half of the machine's memory). ``egress``, with network ``none``, is the
+    way out through swarm's egress proxy: the allow-lists every connection must pass
+    (see ``swarm.sandbox.egress``).
     """
 
     mode: Mode = "auto"
@@ -70,6 +76,7 @@ class SandboxSettings:
     limits: ResourceLimits = field(default_factory=ResourceLimits)
     read: Reads = ()
     tmpfs_size: int | None = TMPFS_SIZE
+    egress: Egress | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +93,8 @@ class Confinement:
     command and everything it starts get (CPU, memory, file size, processes). ``read``
     is what it may read beyond the workspace (see ``Reads``: confined by default);
     ``tmpfs_size`` the size of each private tmpfs (``None``: the kernel's default).
+    ``proxy``, with network ``none``, is the door to the egress proxy the tier opens in
+    the sandbox (``swarm.sandbox.proxy_door``).
     """
 
     workspace: Path
@@ -98,6 +107,7 @@ class Confinement:
     limits: ResourceLimits = field(default_factory=ResourceLimits)
     read: Reads = ()
     tmpfs_size: int | None = TMPFS_SIZE
+    proxy: ProxyDoor | None = None
 
 
 @dataclass(frozen=True, slots=True)

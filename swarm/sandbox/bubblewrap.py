@@ -2,8 +2,11 @@
 
 What a command sees (built by ``bwrap_arguments``, in this order, later mounts on top):
 
-- the whole machine read-only (``--ro-bind / /``, submounts included), a minimal ``/dev``
-  and a ``/proc`` of its own PID namespace, so no other process is visible or reachable;
+- read-only, the system's program and library directories, ``/etc`` less what is not
+  world-readable, of ``/sys`` the processors and memory nodes, and nothing else of the
+  machine (with ``read: host``, the whole machine, submounts included); a minimal
+  ``/dev`` and a ``/proc`` of its own PID namespace, so no other process is visible or
+  reachable;
 - private, empty ``/tmp``, ``/var/tmp`` and ``/dev/shm``; an empty ``/run`` (the sockets
   of system services such as D-Bus live there, and a read-only mount does not stop a
   process from connecting to a socket);
@@ -22,10 +25,11 @@ What a command sees (built by ``bwrap_arguments``, in this order, later mounts o
   started die with the process that launched it, and when the command ends every process
   left in its PID namespace dies with it.
 
-Resource limits (``Confinement.limits``, see ``swarm.sandbox.limits``) are set on
-bubblewrap itself, by ``prlimit`` in front of it, and so on everything it starts. The
-command starts behind a gate (``GATE``: bash reading a pipe only swarm can write): with a
-process limit it waits there until a thread has set the ``pid_max`` of its PID
+Resource limits (``Confinement.limits``, see ``swarm.sandbox.limits``) are set by the
+gate, the bash that runs first in the sandbox (``GATE``), on itself and so on everything
+the command starts (not by a ``prlimit`` in front of bubblewrap: one program fewer to
+start). The command starts behind that gate, which reads a pipe only swarm can write:
+with a process limit it waits there until a thread has set the ``pid_max`` of its PID
 namespace; then the gate leaves a watcher in the sandbox and runs the command. When the
 pipe ends (the launch is over, or swarm died, SIGKILLed or not, at any moment of the
 set-up) the gate that has not yet said go never runs the command, and the watcher kills
@@ -53,6 +57,7 @@ import os
 import select
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -64,7 +69,13 @@ from pathlib import Path
 
 from swarm._log import logger
 from swarm.sandbox import _seccomp
-from swarm.sandbox._paths import ROOT_SECRETS, SYSTEM_ROOTS, TOOLCHAIN_SECRETS, etc_secrets
+from swarm.sandbox._paths import (
+    ROOT_SECRETS,
+    SYS_VISIBLE,
+    SYSTEM_ROOTS,
+    TOOLCHAIN_SECRETS,
+    etc_secrets,
+)
 from swarm.sandbox.base import Confinement, Launch, Network, SandboxUnavailable
 from swarm.sandbox.limits import cap_pid_namespace
 
@@ -107,10 +118,15 @@ def _real(path: Path | str) -> Path:
     return Path(os.path.realpath(path))
 
 
-def _below(path: Path, parent: Path) -> bool:
+def _below(path: Path | str, parent: Path | str) -> bool:
     # On strings: pathlib's ``parents`` costs tens of microseconds per test, per launch.
     inner, outer = str(path), str(parent)
     return inner == outer or inner.startswith(outer if outer == "/" else outer + "/")
+
+
+def _inside(path: str, parent: str) -> bool:
+    """Whether ``path`` lies strictly below ``parent`` (both absolute and normal)."""
+    return path != parent and _below(path, parent)
 
 
 @functools.lru_cache(maxsize=4)
@@ -119,13 +135,15 @@ def _etc_hidden(found: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(n for n in found if not any(_below(Path(n), Path(r)) for r in ROOT_SECRETS))
 
 
-def _hide(path: Path) -> list[str]:
+def _hide(path: Path | str) -> list[str]:
     """Arguments making ``path`` empty and unwritable (nothing when it does not exist)."""
-    if path.is_dir() and not path.is_symlink():
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return []
+    if stat.S_ISDIR(mode):
         return ["--tmpfs", str(path), "--remount-ro", str(path)]
-    if path.exists() or path.is_symlink():
-        return ["--ro-bind", "/dev/null", str(path)]
-    return []
+    return ["--ro-bind", "/dev/null", str(path)]
 
 
 def bwrap_arguments(confinement: Confinement, *, home: Path) -> list[str]:
@@ -148,10 +166,7 @@ def bwrap_arguments(confinement: Confinement, *, home: Path) -> list[str]:
     confined = confinement.read != "host"
     args += _system_view() if confined else ["--ro-bind", "/", "/"]
     args += ["--dev", "/dev", "--proc", "/proc"]
-    # Kernel knobs a uid 0 writes without any capability (core_pattern runs a program as
-    # root outside; sysrq-trigger reboots): bubblewrap covers these only when the
-    # directory looks writable, which /proc/sys (mode 555) does not without capabilities.
-    for knob in PROC_KNOBS:
+    for knob in _proc_knobs():
         args += ["--ro-bind-try", knob, knob]
     for listing in PROC_KEYS:
         args += ["--ro-bind-try", "/dev/null", listing]
@@ -178,10 +193,15 @@ def bwrap_arguments(confinement: Confinement, *, home: Path) -> list[str]:
     for directory in emptied:
         args += [*size, "--tmpfs", str(directory)]
     path_variable = confinement.env.get("PATH", "")
-    args += _toolchains(path_variable, home)
+    toolchains, covered = _toolchains(path_variable, home)
+    args += toolchains
     extra = () if confinement.read == "host" else confinement.read
     args += _behind_private(
-        path_variable, emptied, (*confinement.readable, *extra), everywhere=confined
+        path_variable,
+        emptied,
+        (*confinement.readable, *extra),
+        everywhere=confined,
+        covered=covered,
     )
     writable = [_real(confinement.workspace), *(_real(p) for p in confinement.writable)]
     if Path("/") in writable:
@@ -204,6 +224,21 @@ def bwrap_arguments(confinement: Confinement, *, home: Path) -> list[str]:
     return args
 
 
+BWRAP_COVERS = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus")
+"""The parts of ``/proc`` bubblewrap itself makes read-only, each when ``access(W_OK)``
+says this process (bubblewrap runs as it) may write it."""
+
+
+@functools.cache
+def _proc_knobs() -> tuple[str, ...]:
+    """Of ``PROC_KNOBS``, those to make read-only here: kernel knobs a uid 0 writes
+    without any capability (core_pattern runs a program as root outside; sysrq-trigger
+    reboots). bubblewrap covers its four only when ``access`` says they are writable,
+    which /proc/sys (mode 555, holding writable files) is not; where it covers one, a
+    mount of ours on top would only cost the launch a third of a millisecond."""
+    return tuple(k for k in PROC_KNOBS if not (k in BWRAP_COVERS and os.access(k, os.W_OK)))
+
+
 def _size(size: int | None) -> list[str]:
     """The ``--size`` before a ``--tmpfs`` (nothing for the kernel's default)."""
     return [] if size is None else ["--size", str(size)]
@@ -222,10 +257,12 @@ def _readonly(path: Path) -> list[str]:
 def _system_view() -> list[str]:
     """Arguments making the read-only view of the machine when reads are confined: the
     program and library directories (a symbolic link such as ``/bin -> usr/bin`` made
-    as one), ``/etc`` and ``/sys``. Everything else (``/opt``, ``/srv``, ``/var``,
-    ``/mnt``, ``/media``, other projects) is absent."""
+    as one), ``/etc`` and what ``SYS_VISIBLE`` names of ``/sys``. Everything else
+    (``/opt``, ``/srv``, ``/var``, ``/mnt``, ``/media``, other projects) is absent.
+    (Each mount costs the launch time: ``/sys`` whole was a dozen, its cgroup file
+    systems.)"""
     args: list[str] = []
-    for root in (*SYSTEM_ROOTS, "/etc", "/sys"):
+    for root in (*SYSTEM_ROOTS, "/etc", *SYS_VISIBLE):
         if os.path.islink(root):
             args += ["--symlink", os.readlink(root), root]
         elif os.path.isdir(root):
@@ -239,6 +276,7 @@ def _behind_private(
     readable: tuple[Path, ...] = (),
     *,
     everywhere: bool = False,
+    covered: tuple[str, ...] = (),
 ) -> list[str]:
     """Arguments binding back, read-only, what the private ``/tmp``, ``/var/tmp``,
     ``/dev/shm`` and ``/run`` would hide but commands need: ``PATH`` directories there,
@@ -247,68 +285,77 @@ def _behind_private(
     and the ``readable`` paths of the confinement. Nothing from a home's well-known
     secrets. With ``everywhere`` (reads confined, so the machine is not bound as a whole)
     these are bound wherever they lie, but for those the system's directories hold. A
-    ``PATH`` directory of a virtual environment brings the environment with it."""
-    private = [Path(p) for p in (*PRIVATE_DIRS, "/run")]
-    pythons = {_real(sys.prefix), _real(sys.base_prefix)}
-    entries = [_real(e) for e in path_variable.split(os.pathsep) if os.path.isabs(e)]
+    ``PATH`` directory of a virtual environment brings the environment with it. What lies
+    in a ``covered`` directory (a toolchain already bound back) is there already.
+    Works on strings: this runs at every launch, and pathlib costs milliseconds here."""
+    private = (*PRIVATE_DIRS, "/run")
+    homes = [str(h) for h in emptied]
+    real = os.path.realpath
+    pythons = {real(sys.prefix), real(sys.base_prefix)}
+    entries = [real(e) for e in path_variable.split(os.pathsep) if os.path.isabs(e)]
     # A virtual environment's bin brings the environment (its pyvenv.cfg, site-packages).
-    entries += [e.parent for e in entries if (e.parent / "pyvenv.cfg").is_file()]
-    wanted = {_real(p) for p in readable}
-    system = [Path(p) for p in SYSTEM_ROOTS]
+    entries += [
+        os.path.dirname(e)
+        for e in entries
+        if os.path.isfile(os.path.join(os.path.dirname(e), "pyvenv.cfg"))
+    ]
+    wanted = {real(p) for p in readable}
     args: list[str] = []
-    bound: set[Path] = set()
+    bound: set[str] = set()
     for candidate in [*sorted(pythons), *entries, *sorted(wanted)]:
-        if candidate in bound or not (candidate.is_dir() or candidate in wanted):
+        is_wanted = candidate in wanted
+        if candidate in bound or (not is_wanted and any(_below(candidate, c) for c in covered)):
             continue
-        if not candidate.exists():
+        if not (os.path.isdir(candidate) or (is_wanted and os.path.exists(candidate))):
             continue
-        in_private = any(p in candidate.parents for p in private)
-        home = next((h for h in emptied if h in candidate.parents), None)
-        if home is not None and candidate.relative_to(home).parts[0] in SECRETS:
+        in_private = any(_inside(candidate, p) for p in private)
+        home = next((h for h in homes if _inside(candidate, h)), None)
+        if home is not None and candidate[len(home) :].lstrip("/").split("/")[0] in SECRETS:
             continue
         # A home's toolchains are _toolchains' (with their credentials hidden).
-        anywhere = everywhere and home is None and not any(_below(candidate, r) for r in system)
-        if (
-            in_private
-            or anywhere
-            or (home is not None and (candidate in pythons or candidate in wanted))
-        ):
+        anywhere = (
+            everywhere and home is None and not any(_below(candidate, r) for r in SYSTEM_ROOTS)
+        )
+        if in_private or anywhere or (home is not None and (candidate in pythons or is_wanted)):
             bound.add(candidate)
-            args += ["--ro-bind", str(candidate), str(candidate)]
+            args += ["--ro-bind", candidate, candidate]
     return args
 
 
-def _toolchains(path_variable: str, home: Path) -> list[str]:
+def _toolchains(path_variable: str, home: Path) -> tuple[list[str], tuple[str, ...]]:
     """Arguments binding back, read-only, the toolchains that ``PATH`` finds in the
     home: the whole directory just below it (``~/.pyenv`` for ``~/.pyenv/shims``, since
     its shims run programs from all over it), without the credentials toolchains keep.
     Where that directory holds other secrets (``~/.config``, ``~/.local``), only the
-    ``PATH`` directory itself (and ``~/.local/lib`` for ``~/.local/bin``'s scripts)."""
+    ``PATH`` directory itself (and ``~/.local/lib`` for ``~/.local/bin``'s scripts).
+    With the arguments, the directories they bind."""
     args: list[str] = []
-    bound: set[Path] = set()
+    bound: dict[str, None] = {}
+    where = str(home)
 
-    def bind(directory: Path) -> None:
-        if directory not in bound and directory.is_dir():
-            bound.add(directory)
-            args.extend(["--ro-bind", str(_real(directory)), str(directory)])
+    def bind(directory: str) -> None:
+        if directory not in bound and os.path.isdir(directory):
+            bound[directory] = None
+            args.extend(["--ro-bind", os.path.realpath(directory), directory])
             for name in TOOLCHAIN_SECRETS:
-                args.extend(_hide(directory / name))
+                args.extend(_hide(os.path.join(directory, name)))
 
     for entry in path_variable.split(os.pathsep):
         if not os.path.isabs(entry):
             continue
-        found = Path(os.path.normpath(entry))
-        if home not in found.parents:
+        found = os.path.normpath(entry)
+        if not _inside(found, where):
             continue
-        root = home / found.relative_to(home).parts[0]
-        if root.name in SECRETS:
+        first = found[len(where) :].lstrip("/").split("/")[0]
+        root = os.path.join(where, first)
+        if first in SECRETS:
             bind(found)
-        elif root.name == ".local":
+        elif first == ".local":
             bind(found)
-            bind(root / "lib")
+            bind(os.path.join(root, "lib"))
         else:
             bind(root)
-    return args
+    return args, tuple(bound)
 
 
 def _namespace_init(data: bytes) -> tuple[int, str] | None:
@@ -364,12 +411,31 @@ class _Namespace:
     def wait_gone(self) -> None:
         """Kill what is left and return once it is gone (or after ``STOP_GRACE``)."""
         self.stop()
-        if self._init is None:
-            return
-        deadline = time.monotonic() + STOP_GRACE
-        # The first process is not our child: nothing tells us when it dies, so poll.
-        while _alive_in(*self._init) and time.monotonic() < deadline:
-            time.sleep(0.005)
+        if self._init is not None:
+            _wait_ended(*self._init, timeout=STOP_GRACE)
+
+
+def _wait_ended(pid: int, namespace: str, *, timeout: float) -> None:
+    """Return once ``pid`` (in PID namespace ``namespace``) has ended, and with it, as it
+    is the namespace's first process, every process of the namespace; or after
+    ``timeout`` seconds. It is not our child: a pidfd says the moment it ends (the
+    namespace is checked once the pidfd is open, so it is of this process and not of a
+    reuse of its PID); without one (a kernel before 5.3), poll."""
+    try:
+        pidfd = os.pidfd_open(pid)
+    except OSError:
+        pidfd = None
+    if pidfd is not None:
+        try:
+            if _alive_in(pid, namespace):
+                select.select([pidfd], [], [], timeout)
+        finally:
+            os.close(pidfd)
+        return
+    deadline, pause = time.monotonic() + timeout, 0.0002
+    while _alive_in(pid, namespace) and time.monotonic() < deadline:
+        time.sleep(pause)
+        pause = min(pause * 2, 0.005)
 
 
 class _Gate:
@@ -457,9 +523,11 @@ class Bubblewrap:
         if seccomp is not None:
             options += ["--seccomp", str(seccomp)]
             fds.append(seccomp)
+        if confinement.proxy is not None:  # the way out to the egress proxy
+            argv = confinement.proxy.wrap(argv)
+            fds.append(confinement.proxy.fd)
         cap = _Gate(namespace, read_fd, confinement.limits.processes)
-        gate = GATE[3].format(fd=cap.block_fd, info=read_fd)
-        argv = (*GATE[:3], gate, *GATE[4:], *argv)
+        argv = (*gate(cap.block_fd, read_fd, confinement.limits.bash()), *argv)
         # bubblewrap holds a reader of its own info pipe: were swarm (the only other
         # reader) to die before bubblewrap writes there, the write would kill it by
         # SIGPIPE in the middle of its set-up, and the sandbox's first process would wait
@@ -467,7 +535,11 @@ class Bubblewrap:
         fds += [cap.block_fd, read_fd]
         try:
             yield Launch(
-                (*_outer(confinement), self.executable, *options, "--", *argv),
+                # No parent-death signal: an outer bwrap killed in the middle of its
+                # set-up left the sandbox's first process waiting forever for it; left
+                # alive, it finishes the set-up, the gate sees swarm gone, and bwrap exits
+                # with the sandbox.
+                (self.executable, *options, "--", *argv),
                 dict(confinement.env),
                 _real(confinement.workspace),
                 pass_fds=tuple(fds),
@@ -500,30 +572,44 @@ def _seccomp_fd(network: Network) -> int | None:
     return fd
 
 
-GATE = (
-    "bash",
-    "--norc",
-    "-c",
-    "exec {info}<&-; read -r -u {fd} _ || exit 125; "
+GATE = ("bash", "--norc", "-c", "exec {info}<&-; {limits}{body}", "swarm-gate")
+"""What runs first in the sandbox (``gate``): it sets the command's resource limits
+(``ResourceLimits.bash``), waits for ``go`` (the process cap set), leaves a watcher that
+kills every process of the sandbox (``kill -1`` in its PID namespace) once the pipe ends,
+then runs the command. The pipe ends when swarm ends the launch or dies, whatever killed
+it and whenever: no parent-death signal, no race with the set-up (a gate that reads the
+end before ``go`` never runs the command). It first closes bubblewrap's own reader of the
+info pipe (``{info}``), which only keeps bubblewrap's set-up from dying of SIGPIPE should
+swarm die before it."""
+_GATE_BODY = (
+    "read -r -u {fd} _ || exit 125; "
     "{{ read -r -u {fd} _; kill -KILL -1; }} </dev/null >/dev/null 2>&1 & "
-    'exec "$@" {fd}<&-',
-    "swarm-gate",
+    'exec "$@" {fd}<&-'
 )
-"""What runs first in the sandbox: it waits for ``go`` (the process cap set), leaves a
-watcher that kills every process of the sandbox (``kill -1`` in its PID namespace) once
-the pipe ends, then runs the command. The pipe ends when swarm ends the launch or dies,
-whatever killed it and whenever: no parent-death signal, no race with the set-up (a gate
-that reads the end before ``go`` never runs the command). It first closes bubblewrap's own
-reader of the info pipe (``{info}``), which only keeps bubblewrap's set-up from dying of
-SIGPIPE should swarm die before it."""
 
 
-def _outer(confinement: Confinement) -> tuple[str, ...]:
-    """The words before ``bwrap``: its resource limits. No parent-death signal: an outer
-    bwrap killed in the middle of its set-up left the sandbox's first process waiting
-    forever for it; left alive, it finishes the set-up, the gate sees swarm gone, and
-    bwrap exits with the sandbox."""
-    return confinement.limits.launcher()
+def gate(block_fd: int, info_fd: int, limits: str) -> tuple[str, ...]:
+    """The words of ``GATE`` for a launch whose gate reads ``block_fd``, which closes
+    ``info_fd`` and sets ``limits`` (a bash line) first; the command follows them."""
+    body = _GATE_BODY.format(fd=block_fd)
+    return (*GATE[:3], GATE[3].format(info=info_fd, limits=limits, body=body), *GATE[4:])
+
+
+def ungated(command: tuple[str, ...], fds: tuple[int, ...]) -> tuple[str, ...] | None:
+    """``command`` (the words after bubblewrap's ``--``) run at once, without the gate
+    on one of ``fds``, but still with the gate's limits; ``None`` when it has no such
+    gate."""
+    if command[:3] != GATE[:3] or len(command) < len(GATE) or command[4] != GATE[4]:
+        return None
+    script = command[3]
+    for block in fds:
+        for info in fds:
+            head, body = f"exec {info}<&-; ", _GATE_BODY.format(fd=block)
+            if script.startswith(head) and script.endswith(body):
+                limits = script[len(head) : len(script) - len(body)]
+                rest = command[len(GATE) :]
+                return (*GATE[:3], f'{limits}exec "$@"', "swarm-limits", *rest)
+    return None
 
 
 def _minimal_env() -> dict[str, str]:

@@ -3,7 +3,7 @@
 ``command_budget(limits)`` makes a cgroup for one command, with ``limits.memory`` as its
 memory limit (swap counted in it: none beyond it) and ``limits.processes`` as its process
 limit, and gives the words to put before the command's launch (``CommandBudget.prefix``):
-a ``/bin/sh`` that writes its own PID into the cgroup and only then execs the launch, so
+a ``/bin/sh`` that moves itself into the cgroup and only then execs the launch, so
 the launcher, the sandbox and everything the command starts are in it from their first
 instruction, with no window. Leaving the context kills whatever is still in the cgroup
 and removes it.
@@ -66,7 +66,14 @@ REMOVE_TRIES = 100
 """How many times to kill what is left in a cgroup and try to remove it (a process takes a
 moment to leave once killed)."""
 _SH = "/bin/sh"
-_JOIN = 'for f in {files}; do echo $$ > "$f" || exit 126; done; exec "$@"'
+_JOIN = 'for f in {files}; do echo {who} > "$f" || exit 126; done; exec "$@"'
+JOIN_FILE = {1: ("tasks", "0"), 2: ("cgroup.procs", "$$")}
+"""Per cgroup version, the file the launch's ``/bin/sh`` writes to join the command's
+cgroup, and what it writes. In v1, ``0`` to ``tasks``: the writing thread alone (the shell
+has one), which the kernel moves without its global lock on every thread group, whose
+taking waits for an RCU grace period (about 10 ms a launch on an idle machine; writing the
+PID to ``cgroup.procs`` took that lock). v2 has no such file for a process of a domain
+cgroup."""
 _counter = itertools.count()
 
 
@@ -390,8 +397,9 @@ def command_budget(
     except OSError:
         yield CommandBudget("per process", limits, limits.shared())
         return
-    files = " ".join(shlex.quote(str(d / "cgroup.procs")) for d in directories)
-    prefix = (_SH, "-c", _JOIN.format(files=files), "swarm-budget")
+    name, who = JOIN_FILE[where.version]
+    files = " ".join(shlex.quote(str(d / name)) for d in directories)
+    prefix = (_SH, "-c", _JOIN.format(files=files, who=who), "swarm-budget")
     try:
         # pids.max counts exactly; the PID namespace's cap (at most 300 over) and the wait
         # for it would only cost the command start-up time. One process alone gets an

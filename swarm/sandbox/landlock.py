@@ -8,8 +8,9 @@ left behind (see its docstring).
 
 What the command gets (reads confined, the default): read and execute on the system
 (``/usr``, ``/bin``, ``/sbin``, ``/lib*``, ``/etc`` less its entries that are not
-world-readable, ``/proc``, ``/sys``), on the directories of its ``PATH`` (a virtual
-environment's ``bin``: the whole environment), on the Python installation and on the paths
+world-readable, ``/proc``, of ``/sys`` the processors and memory nodes), on the
+directories of its ``PATH`` (a virtual environment's ``bin``: the whole environment), on
+the Python installation and on the paths
 the policy's ``read:`` names; with ``read: host``, on everything but the homes, ``/tmp``,
 ``/var/tmp``, ``/run`` and ``/dev``; every right on the workspace, the extra writable
 directories and a private ``HOME`` and ``TMPDIR`` (made per launch, removed after); read and
@@ -52,7 +53,13 @@ What this tier cannot do:
   elsewhere, and a program that finds the home by uid (``getpwuid``) sees the real path,
   unreadable;
 - serve a unix socket file, even in the workspace (the seccomp filter above);
-- stop signals to swarm with an ABI below 6.
+- stop signals to swarm with an ABI below 6;
+- without namespaces, confine a network allow-list (``SandboxSettings.egress``) to
+  TCP: the proxy listens on a port of the machine's loopback and Landlock lets the
+  command connect to that port only (``proxy_over_tcp``), but on any address (Landlock
+  rules name ports, not addresses) and UDP and DNS stay open. With namespaces, the
+  command's ``lo`` is brought up and the door to the egress proxy listens there, as in
+  bubblewrap (``swarm.sandbox.proxy_door``).
 """
 
 from __future__ import annotations
@@ -72,6 +79,7 @@ from swarm.sandbox import _landlock_exec, _landlock_kernel
 from swarm.sandbox._paths import (
     HOME_SECRETS,
     ROOT_SECRETS,
+    SYS_VISIBLE,
     SYSTEM_ROOTS,
     TOOLCHAIN_SECRETS,
     etc_secrets,
@@ -90,7 +98,7 @@ cannot be enforced)."""
 
 _NAMESPACES = {"netns": "plain", "userns": "user", "landlock-tcp": "none"}
 _HOST_PRIVATE = ("/tmp", "/var/tmp", "/run", "/dev", "/root", "/home")
-_KERNEL_ROOTS = ("/proc", "/sys")
+_KERNEL_ROOTS = ("/proc", *SYS_VISIBLE)
 _LAUNCHER = Path(_landlock_exec.__file__)
 
 
@@ -154,6 +162,12 @@ class LandlockSandbox:
         return "landlock"
 
     @property
+    def proxy_over_tcp(self) -> bool:
+        """Whether a network allow-list's proxy must be reached over the machine's
+        loopback (no network namespace here: ``landlock-tcp``)."""
+        return self.network_method == "landlock-tcp"
+
+    @property
     def abi(self) -> int:
         """The kernel's Landlock ABI version (1 or more)."""
         return self._abi
@@ -199,6 +213,12 @@ class LandlockSandbox:
         method = self.network_method
         if confinement.network == "none" and method is None:
             raise SandboxUnavailable(self.describe("none"))
+        door = confinement.proxy
+        if door is not None and door.over_tcp != (method == "landlock-tcp"):
+            raise SandboxUnavailable(
+                "the egress proxy's door does not fit this tier's network method"
+                f" ({method}): open it with over_tcp={method == 'landlock-tcp'}"
+            )
         base = Path(tempfile.mkdtemp(prefix="swarm-landlock-")).resolve()
         try:
             home, tmp = base / "home", base / "tmp"
@@ -216,10 +236,17 @@ class LandlockSandbox:
             options += [f"--limit={o[2:]}" for o in confinement.limits.options()]
             if confinement.tmpfs_size is not None:
                 options.append(f"--tmpfs-size={confinement.tmpfs_size}")
+            fds: tuple[int, ...] = ()
+            if door is not None and door.over_tcp:  # TCP to the proxy's port only
+                options.append(f"--connect-port={door.port}")
+            elif door is not None:  # the door to the egress proxy, on lo
+                options.append("--loopback=up")
+                argv, fds = door.wrap(argv), (door.fd,)
             yield Launch(
                 argv=(sys.executable, "-I", "-S", str(_LAUNCHER), *options, "--", *argv),
                 env={},
                 cwd=confinement.workspace,
+                pass_fds=fds,
             )
         finally:
             _remove_tree(base)
@@ -272,7 +299,7 @@ class LandlockSandbox:
         options = [f"--workspace={workspace}"]
         options += [f"--read={p}" for p in reads]
         options += [f"--write={p}" for p in writes]
-        options += [f"--deny={p}" for p in deny]
+        options += [f"--deny={p}" for p in dict.fromkeys(deny)]
         options += [f"--readonly={p.resolve()}" for p in confinement.readonly]
         return options
 

@@ -172,14 +172,10 @@ class ResourceLimits:
         }
         return [f"--{name}={-1 if value is None else value}" for name, value in values.items()]
 
-    def launcher(self) -> tuple[str, ...]:
-        """The words to put before a program so it starts with these limits: util-linux's
-        ``prlimit`` where there is one (it costs a millisecond), else swarm's own
-        launcher (a Python start-up)."""
-        prlimit = _prlimit()
-        if prlimit is None:
-            return (sys.executable, "-I", "-S", str(_LAUNCHER), *self.options())
-        words = [prlimit, "--core=0"]
+    def _pairs(self) -> list[tuple[str, int, int]]:
+        """``(name, soft, hard)`` of each limit set, in ``_limits_exec.NAMES``' names, as
+        this process can give them: no higher than its own hard limits; ``nproc`` on top
+        of the processes the user runs now (root is exempt from it)."""
         values = {
             "cpu": self.cpu,
             "data": self.memory,
@@ -187,6 +183,7 @@ class ResourceLimits:
             "nofile": self.open_files,
             "nproc": self.processes,
         }
+        pairs = []
         for name, value in values.items():
             if value is None:
                 continue
@@ -197,8 +194,38 @@ class ResourceLimits:
             _, ceiling = resource.getrlimit(which)
             if ceiling != resource.RLIM_INFINITY:
                 value, hard = min(value, ceiling), min(hard, ceiling)
-            words.append(f"--{name}={value}:{hard}")
+            pairs.append((name, value, hard))
+        return pairs
+
+    def launcher(self) -> tuple[str, ...]:
+        """The words to put before a program so it starts with these limits: util-linux's
+        ``prlimit`` where there is one (it costs a millisecond), else swarm's own
+        launcher (a Python start-up)."""
+        prlimit = _prlimit()
+        if prlimit is None:
+            return (sys.executable, "-I", "-S", str(_LAUNCHER), *self.options())
+        words = [prlimit, "--core=0"]
+        words += [f"--{name}={soft}:{hard}" for name, soft, hard in self._pairs()]
         return tuple(words)
+
+    def bash(self) -> str:
+        """A bash command line (ending in ``; ``) that sets these limits on the shell and
+        all it starts (soft limits first: a hard one below the soft fails), or exits 126
+        with a ``swarm-limits:`` message: what the bubblewrap tier's gate runs instead of
+        a ``prlimit`` in front of bubblewrap (a program fewer to start). bash counts sizes
+        in KiB, so they are rounded down to one; ``set +o posix`` keeps that unit whatever
+        the environment says (``POSIXLY_CORRECT`` would make it 512 bytes)."""
+        hard_words = ["-c", "0"]
+        soft_words = ["-c", "0"]
+        for name, soft, hard in self._pairs():
+            flag, unit = _BASH_FLAGS[name]
+            hard_words += [flag, str(max(hard // unit, 1))]
+            soft_words += [flag, str(max(soft // unit, 1))]
+        failed = 'echo "swarm-limits: cannot set the resource limits" >&2; exit 126'
+        return (
+            f"set +o posix; ulimit -S {' '.join(soft_words)} && "
+            f"ulimit -H {' '.join(hard_words)} || {{ {failed}; }}; "
+        )
 
     def killed_by(self, signum: int) -> str | None:
         """What a command killed by signal ``signum`` ran into, when it was a limit:
@@ -208,6 +235,16 @@ class ResourceLimits:
         if signum == signal.SIGXFSZ and self.file_size is not None:
             return f"killed: file size limit of {format_size(self.file_size)}"
         return None
+
+
+_BASH_FLAGS = {
+    "cpu": ("-t", 1),
+    "data": ("-d", 1024),
+    "fsize": ("-f", 1024),
+    "nofile": ("-n", 1),
+    "nproc": ("-u", 1),
+}
+"""Per limit, bash's ``ulimit`` flag and the bytes in its unit."""
 
 
 @functools.cache

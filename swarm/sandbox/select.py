@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from swarm.sandbox.base import (
     Confinement,
@@ -25,6 +25,9 @@ from swarm.sandbox.base import (
     SandboxUnavailable,
 )
 from swarm.sandbox.bubblewrap import probe_bubblewrap
+
+if TYPE_CHECKING:
+    from swarm.sandbox.proxy import Resolver
 
 __all__ = [
     "HOW_TO_SANDBOX",
@@ -151,11 +154,13 @@ class ToolSandbox:
 
     A ``PolicyGuard`` seeing it checks, before the call runs, that the settings in force
     (the policy's, else these) can be met, and denies the call (rule ``sandbox-required``)
-    when they cannot.
+    when they cannot. ``resolver`` resolves the names commands connect to through the
+    egress proxy (a policy's network allow-list; default: the machine's resolver).
     """
 
     settings: SandboxSettings = field(default_factory=SandboxSettings)
     finder: SandboxFinder = find_sandbox
+    resolver: Resolver | None = None
 
     def find(self, settings: SandboxSettings | None = None) -> Sandbox:
         """The tier for ``settings`` (default: the tool's own). Raises

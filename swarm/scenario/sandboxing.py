@@ -7,6 +7,7 @@ import contextlib
 from collections.abc import Mapping
 from pathlib import Path
 
+from swarm.guards._sandboxing import describe_sandbox
 from swarm.guards.policy import Policy, load_policy
 from swarm.guards.protect import ProtectedPaths, swarm_code
 from swarm.mcp.config import MCP_FILES
@@ -30,7 +31,7 @@ def sandbox_line(scenario: Scenario) -> str:
     policy = load_policy(scenario.policy or "default", relative_to=base)
     settings = policy.sandbox or SandboxSettings()
     try:
-        return find_sandbox(settings).describe(settings.network)
+        return describe_sandbox(find_sandbox(settings), settings)
     except SandboxUnavailable as exc:
         return f"unavailable: {exc}"
 

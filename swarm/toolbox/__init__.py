@@ -23,6 +23,7 @@ from swarm.toolbox._paths import Workspace
 
 if TYPE_CHECKING:
     from swarm.guards.protect import ProtectedPaths
+    from swarm.sandbox.proxy import Resolver
     from swarm.toolbox.ask import Ask
     from swarm.toolbox.shell import safe_environment
     from swarm.tools import Tool
@@ -55,6 +56,7 @@ def make_toolbox(
     readonly: ProtectedPaths | None = None,
     evidence: Path | None = None,
     find: SandboxFinder = find_sandbox,
+    resolver: Resolver | None = None,
 ) -> dict[str, Tool[Any]]:
     """The built-in tools for ``workspace`` (created if missing), by name (``TOOL_NAMES``).
 
@@ -70,9 +72,11 @@ def make_toolbox(
     Shell commands run in a sandbox: ``sandbox`` gives the settings used when no policy
     notes its own on the call (default ``SandboxSettings()``: a sandbox when one works,
     else unconfined with a warning; no network); ``find`` picks the tier (default
-    ``find_sandbox``; tests pass one that finds nothing). ``protected`` are absolute paths
-    (run records) invisible to commands and that no file tool reads, writes or lists,
-    even inside the workspace; the workspace's ``.swarm/runs`` always is.
+    ``find_sandbox``; tests pass one that finds nothing). ``resolver`` resolves the names
+    commands reach through the egress proxy when the settings have a network allow-list
+    (default: the machine's resolver; tests give ``mapped_resolver``). ``protected`` are
+    absolute paths (run records) invisible to commands and that no file tool reads,
+    writes or lists, even inside the workspace; the workspace's ``.swarm/runs`` always is.
 
     Raises ``ValueError`` for a timeout or limit that is not positive, or a protected
     path that is not absolute.
@@ -103,7 +107,7 @@ def make_toolbox(
             timeout=shell_timeout,
             output_limit=output_limit,
             env=shell_env,
-            sandbox=ToolSandbox(sandbox or SandboxSettings(), find),
+            sandbox=ToolSandbox(sandbox or SandboxSettings(), find, resolver),
             protected=hidden,
             evidence=evidence,
         ),

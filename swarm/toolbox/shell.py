@@ -18,7 +18,7 @@ import os
 import signal
 import subprocess
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Annotated, Any
@@ -41,6 +41,8 @@ from swarm.sandbox import (
     command_environment,
 )
 from swarm.sandbox.cgroup import CommandBudget, command_budget, in_budget
+from swarm.sandbox.proxy import ConnectionRecord
+from swarm.sandbox.proxy_door import door_for, proxy_environment
 from swarm.sandbox.select import ToolSandbox
 from swarm.toolbox._paths import Workspace
 from swarm.tools import Field, Progress, Tool, ToolOutput
@@ -335,6 +337,36 @@ def safe_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]
     }
 
 
+@contextlib.contextmanager
+def _launching(
+    sandbox: Sandbox, argv: tuple[str, ...], confinement: Confinement
+) -> Iterator[Launch]:
+    """``sandbox.launch``, a tier that cannot meet the confinement (an allow-list where
+    no network namespace can be made) said as the tool's error."""
+    with contextlib.ExitStack() as stack:
+        try:
+            launch = stack.enter_context(sandbox.launch(argv, confinement))
+        except SandboxUnavailable as exc:
+            raise ToolError(str(exc)) from None
+        yield launch
+
+
+def _connection_recorder() -> Callable[[ConnectionRecord], None]:
+    """What receives each connection a command makes through the egress proxy: the
+    run's observers that record them (the audit log's ``on_connection``)."""
+    sinks = [
+        sink
+        for observer in current_scope().observers
+        if callable(sink := getattr(observer, "on_connection", None))
+    ]
+
+    def record(connection: ConnectionRecord) -> None:
+        for sink in sinks:
+            sink(connection)
+
+    return record
+
+
 def shell_tool(
     workspace: Workspace,
     *,
@@ -408,28 +440,40 @@ def shell_tool(
         described = chosen.describe(settings.network)
         undone: list[str] = []
         try:
-            with command_budget(settings.limits) as budget:
-                confinement = Confinement(
-                    workspace.root,
-                    network=settings.network,
-                    env=given if given is not None else command_environment(settings.env),
-                    readonly=(state, *readonly),
-                    hidden=protected,
-                    limits=budget.per_process,
-                    read=settings.read,
-                    tmpfs_size=settings.tmpfs_size,
-                )
-                with chosen.launch(("bash", "-c", command), confinement) as launch:
-                    limits = None if chosen.tier == "none" else budget.per_process
-                    output = await _run(
-                        in_budget(launch, budget),
-                        described,
-                        limit,
-                        progress,
-                        output_limit,
-                        limits,
-                        budget=budget,
+            door = door_for(
+                settings.egress if chosen.tier != "none" else None,
+                path=call.path if call is not None else current_scope().path,
+                resolver=own.resolver,
+                on_connection=_connection_recorder(),
+                over_tcp=getattr(chosen, "proxy_over_tcp", False),
+            )
+            async with door as proxy:
+                with command_budget(settings.limits) as budget:
+                    env = given if given is not None else command_environment(settings.env)
+                    if proxy is not None:
+                        env = {**env, **proxy_environment(proxy.port)}
+                    confinement = Confinement(
+                        workspace.root,
+                        network=settings.network,
+                        env=env,
+                        readonly=(state, *readonly),
+                        hidden=protected,
+                        limits=budget.per_process,
+                        read=settings.read,
+                        tmpfs_size=settings.tmpfs_size,
+                        proxy=proxy,
                     )
+                    with _launching(chosen, ("bash", "-c", command), confinement) as launch:
+                        limits = None if chosen.tier == "none" else budget.per_process
+                        output = await _run(
+                            in_budget(launch, budget),
+                            described,
+                            limit,
+                            progress,
+                            output_limit,
+                            limits,
+                            budget=budget,
+                        )
         except ToolError as exc:
             if guarded is not None:
                 undone = await _undo(guarded, before, evidence, call)

@@ -22,6 +22,12 @@ __all__ = ["todo_tool"]
 
 _DB = "todo.db"
 TODO_FILE = f"{STATE_DIR}/{_DB}"
+MAX_TASK_CHARS = 500
+"""The longest task text ``add`` takes: a task is a line, not a document."""
+MAX_TASKS = 200
+"""The most tasks the list holds, done ones included: what ``list`` returns stays under
+``MAX_TASKS * MAX_TASK_CHARS`` characters, and a model adding tasks in a loop stops
+filling the disk and its own context."""
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS tasks (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -98,6 +104,17 @@ def _apply(conn: sqlite3.Connection, action: str, text: str, task_id: int | None
     if action == "add":
         if not text:
             raise ToolError("give the task in 'text'")
+        if len(text) > MAX_TASK_CHARS:
+            raise ToolError(
+                f"the task is {len(text):,} characters; at most {MAX_TASK_CHARS} (keep the"
+                " details in a file, and the task short)"
+            )
+        (count,) = conn.execute("SELECT count(*) FROM tasks").fetchone()
+        if count >= MAX_TASKS:
+            raise ToolError(
+                f"the task list holds {count} tasks, the most it keeps; remove done or"
+                " dropped ones first"
+            )
         cursor = conn.execute("INSERT INTO tasks (text) VALUES (?)", (text,))
         return f"Added task {cursor.lastrowid}: {text}"
     if action == "list":

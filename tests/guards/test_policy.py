@@ -184,8 +184,9 @@ def test_policy_loads_by_path_relative_to_a_directory(tmp_path: Path) -> None:
 
 
 def test_shipped_policies_load() -> None:
-    assert shipped_policies() == ["default", "readonly", "strict"]
-    assert {load_policy(n).name for n in shipped_policies()} == {"default", "readonly", "strict"}
+    names = ["default", "network-packages", "readonly", "strict"]
+    assert shipped_policies() == names
+    assert {load_policy(n).name for n in shipped_policies()} == set(names)
     assert load_policy("builtin:default") == load_policy("default")
 
 

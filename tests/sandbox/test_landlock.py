@@ -264,8 +264,9 @@ def test_missing_command_exits_127(sandbox: LandlockSandbox, place: Place) -> No
 
 def test_root_secrets_in_etc_are_unreadable(sandbox: LandlockSandbox, place: Place) -> None:
     result = run(sandbox, place, "cat /etc/shadow; head -c 4 /etc/passwd")
+    # Nothing of /etc/shadow: with namespaces it is covered (empty), without it is refused.
     assert result.stdout == "root"
-    assert "/etc/shadow: Permission denied" in result.stderr
+    assert result.stderr in ("", "cat: /etc/shadow: Permission denied\n")
 
 
 def test_command_holds_no_capability(sandbox: LandlockSandbox, place: Place) -> None:

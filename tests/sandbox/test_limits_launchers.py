@@ -78,9 +78,10 @@ def test_prlimit_gets_soft_and_hard_values_and_skips_what_is_unlimited(
 
 
 def test_bubblewrap_starts_every_command_behind_its_gate(tmp_path: Path) -> None:
-    """With a process cap or without, the command starts behind the gate (which also
-    watches for swarm's end), and the launch passes the info pipe (both ends: bubblewrap
-    must never find its info pipe without a reader), the seccomp filter and the gate's pipe."""
+    """With a process cap or without, the command starts behind the gate (which sets the
+    limits and watches for swarm's end), nothing runs before bubblewrap, and the launch
+    passes the info pipe (both ends: bubblewrap must never find its info pipe without a
+    reader), the seccomp filter and the gate's pipe."""
     tier = Bubblewrap("/usr/bin/bwrap", "0.8.0", tmp_path / "home")
     for processes in (100, None):
         confinement = Confinement(
@@ -88,18 +89,26 @@ def test_bubblewrap_starts_every_command_behind_its_gate(tmp_path: Path) -> None
         )
         with tier.launch(("true",), confinement) as launch:
             argv = launch.argv
-            before = argv[: argv.index("/usr/bin/bwrap")]
-            assert before[: len(confinement.limits.launcher())] == confinement.limits.launcher()
+            assert argv[0] == "/usr/bin/bwrap"
             command = argv[argv.index("--") + 1 :]
             assert command[0] == "bash" and "swarm-gate" in command
+            assert confinement.limits.bash() in command[3]
             assert command[-1] == "true"
             assert len(launch.pass_fds) == 4
 
 
-def test_an_mcp_server_is_not_held_on_a_descriptor_it_cannot_get(tmp_path: Path) -> None:
-    tier = Bubblewrap("/usr/bin/bwrap", "0.8.0", tmp_path / "home")
-    confinement = Confinement(tmp_path, env=command_environment())
-    with tier.launch(("server", "--info-fd", "7"), confinement) as launch:
+def test_an_mcp_server_is_not_held_on_a_descriptor_it_cannot_get(
+    tmp_path: Path, bwrap: Bubblewrap
+) -> None:
+    """Its command runs without the gate (and its descriptors), and with its limits."""
+    tier = Bubblewrap(bwrap.executable, bwrap.version, tmp_path / "home")
+    limits = ResourceLimits(cpu=30, open_files=99, processes=None)
+    confinement = Confinement(tmp_path, env=command_environment(), limits=limits)
+    server = ("bash", "-c", "ulimit -n; ulimit -t", "--info-fd", "7")
+    with tier.launch(server, confinement) as launch:
         argv = _without_info_fd(launch.argv, launch.pass_fds)
-    assert "--info-fd" not in argv[: argv.index("--")]
-    assert argv[argv.index("--") :] == ("--", "server", "--info-fd", "7")
+        assert "--info-fd" not in argv[: argv.index("--")]
+        assert argv[-len(server) :] == server
+        assert "swarm-gate" not in argv
+        done = subprocess.run(argv, env=launch.env, capture_output=True, text=True, check=False)
+    assert done.stdout.split() == ["99", "30"], done.stderr

@@ -12,6 +12,7 @@ import pytest
 from swarm import RunScope, Tool, ToolError
 from swarm.run import use_scope
 from swarm.toolbox import make_toolbox
+from swarm.toolbox.todo import MAX_TASKS
 
 # notes
 
@@ -134,6 +135,22 @@ async def test_todo_mistakes_are_clear_errors(
 ) -> None:
     with pytest.raises(ToolError, match=message):
         await tools["todo"](**arguments)
+
+
+@pytest.mark.anyio
+async def test_todo_caps_the_task_and_the_list(tools: dict[str, Tool[Any]], ws: Path) -> None:
+    todo = tools["todo"]
+    with pytest.raises(ToolError, match=r"the task is 501 characters; at most 500"):
+        await todo(action="add", text="x" * 501)
+    for n in range(MAX_TASKS):
+        await todo(action="add", text=f"task {n}")
+    with pytest.raises(ToolError, match=rf"holds {MAX_TASKS} tasks, the most it keeps"):
+        await todo(action="add", text="one more")
+    with sqlite3.connect(ws / ".swarm" / "todo.db") as conn:
+        assert conn.execute("SELECT count(*) FROM tasks").fetchone() == (MAX_TASKS,)
+    conn.close()
+    await todo(action="remove", task_id=1)
+    assert await todo(action="add", text="fits again") == f"Added task {MAX_TASKS + 1}: fits again"
 
 
 # ask_user
