@@ -13,6 +13,11 @@ max) and the median CPU time of a call (swarm's own and its children's, user and
 milliseconds. The CPU time moves far less than the wall clock on a shared machine: compare
 versions by it.
 
+Then the cost of undo's capture (``swarm.undo.UndoCapture``) per shell call that changes
+one small file, with capture off and on, in the tier found here: on a workspace of
+``FILES`` files, and on one holding a 1 GiB file the call does not touch. The first
+captured call of a run reads (and stores) every file once; it is shown apart.
+
 With ``--against``, the same calls alternate, one by one, between this checkout and
 ``OTHER_CHECKOUT`` (each in a worker process of its own, importing its own ``swarm``), and
 each row gives both medians and the median of the paired differences with its quartiles
@@ -46,11 +51,16 @@ from typing import Any
 import anyio
 
 from swarm import SandboxSettings, SandboxUnavailable, Tool, find_sandbox
+from swarm.run import CallRecord
 from swarm.sandbox import SandboxFinder
 from swarm.toolbox import make_toolbox
+from swarm.undo import UndoCapture
 
 CALLS = 200
 WARMUP = 5
+CAPTURED_CALLS = 20
+FILES = 10_000
+BIG = 1024**3
 ROUNDS = 10
 DOWNLOAD = 10 * 1024 * 1024
 COMMANDS = {
@@ -116,6 +126,54 @@ async def main(calls: int) -> None:
                     f"{label:<48} {median:8.2f} {iqr:7.2f} {low:7.2f} {high:7.2f} {extra:+8.2f}"
                     f" {cpu_median:7.2f}"
                 )
+
+
+async def captured(shell: Tool[Any], capture: UndoCapture | None, n: int) -> float:
+    """Milliseconds of one shell call that changes one small file, captured or not."""
+    arguments = shell.validate({"command": f"echo {n} > touched.txt"})
+    call = CallRecord(f"call-{n}", "shell", "bench", arguments)
+    start = time.perf_counter()
+    if capture is None:
+        await shell.execute(arguments)
+    else:
+        await capture.admit(call, shell, arguments)
+        async with capture.capturing(call, shell, arguments):
+            await shell.execute(arguments)
+    return (time.perf_counter() - start) * 1000
+
+
+def _workspace(root: Path, kind: str) -> None:
+    root.mkdir()
+    (root.parent / "record").mkdir()
+    if kind == "files":
+        for i in range(FILES):
+            directory = root / f"d{i // 100:03}"
+            directory.mkdir(exist_ok=True)
+            (directory / f"f{i:05}.txt").write_text(f"file {i}\n" * 20)
+    else:
+        with (root / "big.bin").open("wb") as big:
+            chunk = b"\x5a" * 2**20
+            for _ in range(BIG // len(chunk)):
+                big.write(chunk)
+
+
+async def capture_costs(calls: int) -> None:
+    """Print the capture's cost per shell call (see the module's docstring)."""
+    label = find_sandbox(SandboxSettings()).describe("none")
+    print(f"undo capture, one shell call changing one small file, {label} (ms)")
+    print(f"{'workspace':<28} {'off':>8} {'on':>8} {'extra':>8} {'first on':>9}")
+    for kind, name in (("files", f"{FILES:,} files"), ("big", "one 1 GiB file")):
+        with tempfile.TemporaryDirectory() as scratch:
+            workspace, record = Path(scratch, "ws"), Path(scratch, "record")
+            _workspace(workspace, kind)
+            shell = make_toolbox(workspace)["shell"]
+            off = [await captured(shell, None, n) for n in range(calls)]
+            capture = UndoCapture(workspace, record)
+            first = await captured(shell, capture, 0)
+            on = [await captured(shell, capture, n) for n in range(1, calls + 1)]
+            capture.close()
+            off_ms, on_ms = statistics.median(off), statistics.median(on)
+            print(f"{name:<28} {off_ms:8.1f} {on_ms:8.1f} {on_ms - off_ms:+8.1f} {first:9.1f}")
 
 
 async def worker(tier: str, network: str) -> None:
@@ -275,6 +333,7 @@ async def proxy_download(rounds: int) -> None:
 async def _all(calls: int) -> None:
     await main(calls)
     await proxy_download(ROUNDS)
+    await capture_costs(CAPTURED_CALLS)
 
 
 if __name__ == "__main__":

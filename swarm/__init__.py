@@ -73,6 +73,7 @@ from swarm.run import (
     ApprovalDecision,
     ApprovalRequest,
     Approver,
+    CallCapture,
     CallObserver,
     CallRecord,
     RunScope,
@@ -161,6 +162,11 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "swarm.transports.retry": ("RetryPolicy",),
     "swarm.event_codec": ("event_from_dict", "event_to_dict"),
     "swarm.transports.spec": ("register_provider", "transport_from_spec"),
+    "swarm.undo.capture": ("UndoCapture", "UndoSettings"),
+    "swarm.undo.log": ("CallChanges", "Change"),
+    "swarm.undo.restore": ("UndoRefused",),
+    "swarm.undo.state": ("PathState",),
+    "swarm.undo.taking": ("UndoResult",),
 }
 """Where each name imported on first use lives (its defining module, so that using one
 name does not import the rest of its package)."""
@@ -228,6 +234,11 @@ if _TYPE_CHECKING:
     from swarm.transports.resolver import ModelResolver, model_spec
     from swarm.transports.retry import RetryPolicy
     from swarm.transports.spec import register_provider, transport_from_spec
+    from swarm.undo.capture import UndoCapture, UndoSettings
+    from swarm.undo.log import CallChanges, Change
+    from swarm.undo.restore import UndoRefused
+    from swarm.undo.state import PathState
+    from swarm.undo.taking import UndoResult
 
 __version__ = "0.1.0"
 
@@ -260,9 +271,12 @@ __all__ = [
     "BudgetGuard",
     "BudgetLimits",
     "BudgetSettings",
+    "CallCapture",
+    "CallChanges",
     "CallObserver",
     "CallRecord",
     "CeilingGuard",
+    "Change",
     "CommandPrefixGuard",
     "CompactionError",
     "CompactionSettings",
@@ -312,6 +326,7 @@ __all__ = [
     "OutputContract",
     "OutputInvalid",
     "PathGuard",
+    "PathState",
     "PermissionGuard",
     "Policy",
     "PolicyGuard",
@@ -359,6 +374,10 @@ __all__ = [
     "TransportError",
     "TurnEnd",
     "TurnStart",
+    "UndoCapture",
+    "UndoRefused",
+    "UndoResult",
+    "UndoSettings",
     "Usage",
     "UsageNode",
     "YamlAgentLoader",

@@ -191,6 +191,9 @@ async def _guard(decided: Decided) -> None:
         arguments = tool.validate(use.input)
         if tool.guards:
             arguments = await tool.check(arguments)
+        capture = current_scope().capture
+        if capture is not None:
+            await capture.admit(call, tool, arguments)
         call.decision, call.arguments = "allow", arguments
         decided.arguments = arguments
     except GuardError as exc:
@@ -259,7 +262,11 @@ async def _run(
     lone: bool,
 ) -> ToolResultBlock:
     use, arguments, timeout = decided.use, decided.arguments, settings.timeout
-    block = await _execute(tool, use, arguments, scope, timeout, control, lone)
+    if scope.capture is None:
+        block = await _execute(tool, use, arguments, scope, timeout, control, lone)
+    else:
+        async with scope.capture.capturing(decided.call, tool, arguments):
+            block = await _execute(tool, use, arguments, scope, timeout, control, lone)
     if settings.after:
         block = await _after(decided, block, settings.after)
     limit = settings.max_result_chars

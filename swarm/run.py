@@ -22,14 +22,18 @@ from swarm.events import StreamEvent
 from swarm.messages import ToolResultBlock
 
 if TYPE_CHECKING:  # the sandbox package loads with the first tool that starts processes
+    from contextlib import AbstractAsyncContextManager
+
     from swarm.sandbox.base import SandboxSettings
     from swarm.sandbox.egress import Egress
+    from swarm.tools import Tool
 
 __all__ = [
     "AgentNumbers",
     "ApprovalDecision",
     "ApprovalRequest",
     "Approver",
+    "CallCapture",
     "CallObserver",
     "CallRecord",
     "RunScope",
@@ -138,6 +142,23 @@ class CallObserver(Protocol):
     ) -> None: ...
 
 
+class CallCapture(Protocol):
+    """Keeps what a call that can write changes, so it can be shown and undone
+    (``swarm.undo.UndoCapture`` is one).
+
+    ``admit`` is awaited once the guards allowed the call: it raises ``GuardError`` to
+    deny it (its pre-images would not fit the run's budget). The handler then runs
+    inside ``capturing``, which keeps the pre-images before and records the changes
+    after, also when the call fails or is cancelled.
+    """
+
+    async def admit(self, call: CallRecord, tool: Tool[Any], arguments: dict[str, Any]) -> None: ...
+
+    def capturing(
+        self, call: CallRecord, tool: Tool[Any], arguments: dict[str, Any]
+    ) -> AbstractAsyncContextManager[None]: ...
+
+
 @dataclass(eq=False, slots=True)
 class AgentNumbers:
     """Numbers the sub-agents of one run: the ``#N`` of ``orchestrator/developer#2`` counts
@@ -176,7 +197,8 @@ class RunScope:
     (for steering), shared by the whole tree; ``subagents`` holds the sub-agents this
     agent's run started (background ones, finished ones to continue), when its agent
     has the ``agents`` tool; ``restore_subagents`` (a resumed run's) puts the background
-    sub-agents that were running when it stopped back into the first ``subagents``.
+    sub-agents that were running when it stopped back into the first ``subagents``;
+    ``capture`` keeps what each call that can write changes (``None``: nothing kept).
     """
 
     path: str = ""
@@ -190,6 +212,7 @@ class RunScope:
     agents: AgentTree | None = None
     subagents: SubAgents | None = None
     restore_subagents: Callable[[SubAgents, RunScope], None] | None = None
+    capture: CallCapture | None = None
 
     def child(self, **changes: Any) -> RunScope:
         """A copy of this scope with ``changes``; what the fields point to is shared.
@@ -211,6 +234,7 @@ class RunScope:
             get("agents", self.agents),
             get("subagents", self.subagents),
             get("restore_subagents", self.restore_subagents),
+            get("capture", self.capture),
         )
         if changes:
             raise TypeError(f"RunScope has no field {', '.join(map(repr, changes))}")

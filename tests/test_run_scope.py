@@ -29,6 +29,7 @@ def _distinct_values() -> dict[str, Any]:
         "numbers": AgentNumbers(),
         "output_dir": Path("/tmp/outputs"),
         "agents": AgentTree(),
+        "capture": object(),
     }
 
 

@@ -224,7 +224,7 @@ class AuditLog:
 
     def _write(
         self,
-        event: Literal["decision", "finish", "resume", "connection"],
+        event: Literal["decision", "finish", "resume", "connection", "undo"],
         fields: dict[str, Any],
     ) -> tuple[int, str]:
         """Render and append one record; return how many records the log then holds,
@@ -267,7 +267,7 @@ class AuditLog:
                 done.set()
 
     async def _append(
-        self, event: Literal["decision", "finish", "resume"], fields: dict[str, Any]
+        self, event: Literal["decision", "finish", "resume", "undo"], fields: dict[str, Any]
     ) -> str:
         records, digest = self._write(event, fields)
         if self.fsync:
@@ -376,6 +376,25 @@ class AuditLog:
                 "changed": accepted_changes,
             },
         )
+
+    def record_undo(
+        self, run_id: str, undone: list[dict[str, str]], restored: list[str], *, forced: bool
+    ) -> None:
+        """Write (and fsync) an ``undo`` record: the calls taken back (``undone``: call id
+        and agent path), the paths put back, and whether ``--force`` overrode a refusal.
+        Synchronous: an undo runs outside any event loop's hot path."""
+        self._write(
+            "undo",
+            {
+                "run_id": run_id,
+                "rule": "undo",
+                "undone": undone,
+                "restored": restored,
+                "forced": forced,
+            },
+        )
+        if self.fsync:
+            os.fsync(self._fd)
 
     def close(self) -> None:
         """Close the file; later writes raise ``ValueError``."""

@@ -311,6 +311,24 @@ def _add_records(sub: Any) -> None:
     runs_report.add_argument("--open", action="store_true", help="open it in a browser")
     runs_report.add_argument("--runs-dir", type=Path, help=_RUNS_DIR_HELP)
     runs_report.set_defaults(handler=_later("swarm.cli.records", "cmd_runs_report"))
+    runs_undo = runs_sub.add_parser(
+        "undo", help="put the workspace back as it was before a run's calls"
+    )
+    runs_undo.add_argument("run", help="a run directory or run id")
+    which = runs_undo.add_mutually_exclusive_group()
+    which.add_argument("--call", metavar="ID", help="only this call")
+    which.add_argument("--agent", metavar="PATH", help="this agent's calls (and its sub-agents')")
+    which.add_argument("--since", metavar="ID", help="this call and every later one")
+    runs_undo.add_argument(
+        "--force", action="store_true", help="put back paths changed since the run too"
+    )
+    runs_undo.add_argument("--runs-dir", type=Path, help=_RUNS_DIR_HELP)
+    runs_undo.set_defaults(handler=_later("swarm.cli.undo", "cmd_runs_undo"))
+    runs_diff = runs_sub.add_parser("diff", help="what a run's calls did to the workspace")
+    runs_diff.add_argument("run", help="a run directory or run id")
+    runs_diff.add_argument("--call", metavar="ID", help="only this call")
+    runs_diff.add_argument("--runs-dir", type=Path, help=_RUNS_DIR_HELP)
+    runs_diff.set_defaults(handler=_later("swarm.cli.undo", "cmd_runs_diff"))
     for parser in (listing, show_session):
         parser.add_argument("--runs-dir", type=Path, help=_RUNS_DIR_HELP)
 

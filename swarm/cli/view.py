@@ -316,7 +316,9 @@ def _files(outcome: RunOutcome) -> Text:
         for change in changes.files:
             if change.kind == kind:
                 said = f"{kind}: {visible(change.detail)}" if change.detail else kind
-                text.append(f"\n  {mark} {visible(change.path)}  ({said})", style=style)
+                by = ", ".join(visible(agent) for agent in change.agents)
+                by = f"  by {by}" if by else ""
+                text.append(f"\n  {mark} {visible(change.path)}  ({said}){by}", style=style)
     if changes.truncated:
         why = changes.reason or "the workspace has more files than were compared"
         text.append(f"\n  (the comparison of files stopped short: {why})", style="dim")

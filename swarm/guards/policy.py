@@ -18,6 +18,7 @@
                                 # network: none, host, or {allow: [pypi.org, ...]}
     protect: [deploy/**, Makefile]  # more paths no tool may change (see swarm.guards.protect)
     protect_swarm: true         # swarm's own code, when the workspace holds it (default)
+    undo: {max_bytes: 2147483648, over_budget: deny}  # pre-images a run may keep
 
 Precedence: any matching ``deny`` wins, then ``ask``, then ``allow``; the order of rules
 only says which one is reported. A policy that extends another gets its rules, guards and
@@ -37,6 +38,12 @@ environment commands get. A policy that extends another overrides it field by fi
 declarations, ``.git/config``, hooks and info); a policy gets those of the ones it extends,
 and a sub-agent those of every role above it. ``protect_swarm: false`` lets tools change
 swarm's own code when the workspace holds it (an editable checkout).
+
+``undo`` bounds the pre-images a run keeps so its calls can be undone (``swarm.undo``):
+``max_bytes`` in all (default 2 GiB); a call whose pre-images do not fit is denied
+before it runs (rule ``undo-budget``), or, with ``over_budget: run``, runs with its
+changes listed but not undoable. The run's policy (the scenario's) decides; a policy
+that extends another overrides it whole.
 """
 
 from __future__ import annotations
@@ -49,7 +56,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import translate
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import pydantic
 
@@ -74,6 +81,7 @@ from swarm.guards.rules import (
 )
 from swarm.run import CallRecord, current_call
 from swarm.sandbox import SandboxSettings
+from swarm.undo.capture import DEFAULT_MAX_BYTES, UndoSettings
 
 if TYPE_CHECKING:
     from swarm.tools import Tool
@@ -133,6 +141,11 @@ class _GuardFile(_Model):
     options: dict[str, Any] = pydantic.Field(default={}, alias="with")
 
 
+class _UndoFile(_Model):
+    max_bytes: int = pydantic.Field(DEFAULT_MAX_BYTES, ge=0)
+    over_budget: Literal["deny", "run"] = "deny"
+
+
 class _PolicyFile(_Model):
     name: str | None = pydantic.Field(None, min_length=1)
     description: str = ""
@@ -143,6 +156,7 @@ class _PolicyFile(_Model):
     sandbox: SandboxFile | None = None
     protect: list[ProtectGlob] = []
     protect_swarm: bool | None = None
+    undo: _UndoFile | None = None
 
     @pydantic.field_validator("sandbox", mode="before")
     @classmethod
@@ -182,8 +196,9 @@ class Policy:
     ``sandbox`` is what it says about sandboxing (``None``: nothing; the toolbox's own
     settings apply). ``protect`` are the path globs no tool may change (its own and those
     of the policies it extends); ``protect_swarm`` whether swarm's own code is protected
-    when the workspace holds it; ``files`` every file it was loaded from (``extend`` chain
-    first)."""
+    when the workspace holds it; ``undo`` the budget of the pre-images a run keeps
+    (``None``: the defaults of ``UndoSettings``); ``files`` every file it was loaded from
+    (``extend`` chain first)."""
 
     name: str
     rules: tuple[Rule, ...] = ()
@@ -196,6 +211,7 @@ class Policy:
     protect: tuple[str, ...] = ()
     protect_swarm: bool = True
     files: tuple[Path, ...] = ()
+    undo: UndoSettings | None = None
     _by_tool: dict[str, tuple[Rule, ...]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
@@ -352,6 +368,9 @@ def _build(
         protect=tuple(dict.fromkeys((*inherited.protect, *spec.protect))),
         protect_swarm=inherited.protect_swarm if spec.protect_swarm is None else spec.protect_swarm,
         files=(*inherited.files, path) if path is not None else inherited.files,
+        undo=UndoSettings(spec.undo.max_bytes, spec.undo.over_budget)
+        if spec.undo is not None
+        else inherited.undo,
     )
 
 

@@ -216,9 +216,11 @@ def _files(run: RunData) -> str:
             cls = "add" if line.startswith("+") else "del" if line.startswith("-") else ""
             lines.append(f'<span class="{cls}">{_block(line)}</span>' if cls else _block(line))
         diff = "\n".join(lines) or "(no diff: a binary or large file)"
+        by = ", ".join(f"<code>{_e(agent)}</code>" for agent in change.agents)
+        agents = f' <span class="agent">by {by}</span>' if by else ""
         items.append(
-            f"<details><summary>{_e(change.kind)}: <code>{_e(change.path)}</code></summary>"
-            f"<pre>{diff}</pre></details>"
+            f"<details><summary>{_e(change.kind)}: <code>{_e(change.path)}</code>{agents}"
+            f"</summary><pre>{diff}</pre></details>"
         )
     return f'<h2>Files</h2><div id="files">{"".join(items)}</div>'
 

@@ -17,23 +17,27 @@ so (``truncated`` and ``reason``).
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import hashlib
 import os
 import stat
 import sys
+from collections.abc import Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from swarm._visible import visible
+from swarm.undo import CallChanges
 
 __all__ = [
     "FileChange",
     "SnapshotBudget",
     "WorkspaceChanges",
     "WorkspaceSnapshot",
+    "attributed",
     "snapshot",
     "workspace_changes",
 ]
@@ -75,12 +79,19 @@ class WorkspaceSnapshot:
 class FileChange:
     """One file the run added, changed or deleted; ``diff`` is a unified diff when both
     sides are small text files (empty otherwise); ``detail`` sums up an entry that
-    stands for many files (a ``.git/objects`` store: "3 objects added")."""
+    stands for many files (a ``.git/objects`` store: "3 objects added"); ``by`` the
+    calls that changed it, as (call id, agent path) pairs, in order."""
 
     path: str
     kind: str  # "added" | "changed" | "deleted"
     diff: str = ""
     detail: str = ""
+    by: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def agents(self) -> tuple[str, ...]:
+        """The agents that changed the file, each once, in order."""
+        return tuple(dict.fromkeys(agent for _, agent in self.by))
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,9 +111,12 @@ class WorkspaceChanges:
         """The JSON form written as ``changes.json``."""
         files = []
         for c in self.files:
-            item = {"path": c.path, "kind": c.kind, "diff": c.diff}
+            item: dict[str, Any] = {"path": c.path, "kind": c.kind, "diff": c.diff}
             if c.detail:
                 item["detail"] = c.detail
+            if c.by:
+                item["calls"] = [{"call": call, "agent": agent} for call, agent in c.by]
+                item["agents"] = list(c.agents)
             files.append(item)
         return {"truncated": self.truncated, "reason": self.reason, "files": files}
 
@@ -116,7 +130,12 @@ class WorkspaceChanges:
             if isinstance(item, dict) and isinstance(item.get("path"), str):
                 kind = str(item.get("kind", "changed"))
                 diff, detail = str(item.get("diff") or ""), str(item.get("detail") or "")
-                files.append(FileChange(item["path"], kind, diff, detail))
+                by = tuple(
+                    (str(c.get("call", "")), str(c.get("agent", "")))
+                    for c in item.get("calls") or ()
+                    if isinstance(c, dict)
+                )
+                files.append(FileChange(item["path"], kind, diff, detail, by))
         return cls(tuple(files), bool(data.get("truncated")), str(data.get("reason") or ""))
 
 
@@ -319,3 +338,22 @@ def workspace_changes(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Wo
     reasons += [f"before the run, {r}" for r in before.reasons if r not in after.reasons]
     reasons += [f"after the run, {r}" for r in after.reasons if r not in before.reasons]
     return WorkspaceChanges(tuple(changes), before.truncated or after.truncated, "; ".join(reasons))
+
+
+def attributed(changes: WorkspaceChanges, calls: Sequence[CallChanges]) -> WorkspaceChanges:
+    """``changes`` with each file's ``by`` filled in from the calls' captured changes
+    (``swarm.undo.CallChanges``): a ``.git`` object store's entry by the calls that
+    changed any object in it."""
+    by: dict[str, list[tuple[str, str]]] = {}
+    for call in calls:
+        for change in call.changes:
+            store = _store(change.path)
+            for key in (change.path,) if store is None else (change.path, store):
+                pairs = by.setdefault(key, [])
+                if (call.call, call.agent) not in pairs:
+                    pairs.append((call.call, call.agent))
+    files = tuple(
+        dataclasses.replace(f, by=tuple(by.get(f.path, ()))) if f.path in by else f
+        for f in changes.files
+    )
+    return dataclasses.replace(changes, files=files)

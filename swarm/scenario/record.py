@@ -15,6 +15,9 @@ agent working in the workspace neither sees nor edits them. One run's directory 
                     and finished, scripted turns taken, segments started
     summary.json    written when a segment ends; every segment and the totals
     changes.json    the files the last segment added, changed and deleted, with diffs
+                    and the calls (id, agent) that changed each
+    undo/           each call's changes with their pre-images (``swarm.undo``), what
+                    ``undo`` and ``diff`` read
 
 A run killed at any instant leaves a manifest and a journal that ``resume_run`` reads.
 """
@@ -27,16 +30,18 @@ import os
 import sys
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from swarm.audit import AuditHead, read_head, read_key, verify_log
+from swarm.audit import AuditHead, AuditLog, read_head, read_key, verify_log
 from swarm.errors import ConfigError
 from swarm.messages import ToolResultBlock
 from swarm.run import CallRecord
+from swarm.undo.log import CallChanges
+from swarm.undo.taking import UndoResult, call_diff, run_calls, undo_calls
 
 __all__ = [
     "JOURNAL",
@@ -48,6 +53,7 @@ __all__ = [
     "file_hash",
     "new_run_id",
     "read_journal",
+    "segment_totals",
 ]
 
 JOURNAL = "journal.jsonl"
@@ -237,6 +243,122 @@ class RunRecord:
         except (OSError, ValueError) as exc:
             raise ConfigError(f"cannot read the run summary: {exc}", path=self.summary) from None
         return data if isinstance(data, dict) else None
+
+    def calls(self) -> list[CallChanges]:
+        """Every call that changed (or could have changed) the workspace, in order, with
+        what it changed (``swarm.undo.CallChanges``); undos are listed as calls of agent
+        ``(undo)``."""
+        return run_calls(self.dir)
+
+    def diff(self, *, call: str | None = None) -> str:
+        """What the run's calls did to the workspace (only call ``call`` when given), as
+        unified diffs per path with each call's id and agent. Raises ``ConfigError``
+        when no call has that id."""
+        calls = self.calls()
+        if call is not None:
+            calls = [c for c in calls if c.call == call]
+            if not calls:
+                raise ConfigError(f"no call '{call}' changed the workspace", path=self.dir)
+        return call_diff(self.dir, calls)
+
+    def undo(
+        self,
+        *,
+        call: str | None = None,
+        agent: str | None = None,
+        since: str | None = None,
+        force: bool = False,
+    ) -> UndoResult:
+        """Put the run's workspace back as it was before call ``call``, the calls of
+        agent ``agent`` (and its sub-agents), the calls from ``since`` on, or the whole
+        run (nothing given); other calls' changes to other paths are kept. Recorded as a
+        new segment (``summary.json``, ``changes.json``) and an ``undo`` audit record.
+
+        Raises ``swarm.undo.UndoRefused`` naming each path that changed since the run
+        (unless ``force``) or cannot be put back, and ``ConfigError`` for a record
+        that is not one or whose audit log does not verify. Nothing is changed then.
+        """
+        manifest = self.read_manifest()
+        self.check_audit()
+        began = datetime.now(UTC).isoformat(timespec="milliseconds")
+        started = time.perf_counter()
+        workspace = Path(str(manifest["workspace"]))
+        result = undo_calls(self.dir, workspace, call=call, agent=agent, since=since, force=force)
+        key = read_key(self.key) if self.key.exists() else None
+        with AuditLog(self.audit, key=key, anchor=self.head) as audit:
+            audit.record_undo(
+                str(manifest["run_id"]),
+                [{"call": c.call, "agent": c.agent} for c in result.undone],
+                [c.path for c in result.restored],
+                forced=force,
+            )
+            head = audit.anchor_head
+        self._undo_segment(result, began, time.perf_counter() - started, head)
+        return result
+
+    def _undo_segment(
+        self, result: UndoResult, began: str, duration: float, head: AuditHead
+    ) -> None:
+        """Record an undo as a segment: the journal, ``summary.json`` and
+        ``changes.json`` (the paths it put back)."""
+        number = len(read_journal(self.journal).segments) + 1
+        journal = Journal(self.journal)
+        try:
+            journal.segment(number)
+        finally:
+            journal.close()
+        summary = self.read_summary() or {}
+        segments = [s for s in summary.get("segments") or [] if isinstance(s, dict)]
+        segments.append(
+            {
+                "segment": max(number, len(segments) + 1),
+                "kind": "undo",
+                "started": began,
+                "stop_reason": "undo",
+                "interrupted": False,
+                "usage": {"input_tokens": 0, "output_tokens": 0},
+                "duration_seconds": round(duration, 3),
+                "calls": 0,
+                "undone": [{"call": c.call, "agent": c.agent} for c in result.undone],
+            }
+        )
+        summary["segments"] = segments
+        summary["totals"] = segment_totals(segments)
+        summary["audit"] = {"log": str(self.audit), **head.to_dict()}
+        self.write_summary(summary)
+        undo = self.calls()[-1] if result.restored else None
+        by = [{"call": undo.call, "agent": undo.agent}] if undo is not None else []
+        files = [
+            {"path": c.path, "kind": c.kind, "diff": "", "calls": by, "agents": ["(undo)"]}
+            for c in result.restored
+        ]
+        self.write_changes({"truncated": False, "reason": "", "files": files})
+
+
+def segment_totals(segments: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The usage, dollars and duration of all ``segments`` (as ``summary.json`` lists
+    them); the cache parts of the usage when any segment had them, and ``cost_usd`` as
+    ``None`` when any segment's cost is unknown."""
+    usage = {"input_tokens": 0, "output_tokens": 0}
+    parts = {"cache_read_tokens": 0, "cache_write_tokens": 0, "cache_write_1h_tokens": 0}
+    duration = 0.0
+    cost: float | None = 0.0
+    for segment in segments:
+        used = segment.get("usage") or {}
+        for counts in (usage, parts):
+            for key in counts:
+                counts[key] += int(used.get(key) or 0)
+        duration += float(segment.get("duration_seconds") or 0)
+        spent = segment.get("cost_usd")
+        cost = cost + spent if cost is not None and isinstance(spent, int | float) else None
+    if any(parts.values()):
+        usage.update(parts)
+    return {
+        "usage": usage,
+        "cost_usd": cost if segments else None,
+        "duration_seconds": round(duration, 3),
+        "segments": len(segments),
+    }
 
 
 def audit_check(run: Path) -> tuple[bytes | None, AuditHead | None]:

@@ -26,7 +26,7 @@ from swarm.events import StreamEvent
 from swarm.guards.policy import Policy
 from swarm.guards.protect import ProtectedPaths
 from swarm.run import Approver, CallObserver, current_scope
-from swarm.scenario.changes import snapshot, workspace_changes
+from swarm.scenario.changes import attributed, snapshot, workspace_changes
 from swarm.scenario.manifest import RunConfig
 from swarm.scenario.outcome import CallTally, EventTally, RunOutcome, build_outcome
 from swarm.scenario.pinning import ChangedFile
@@ -52,6 +52,7 @@ from swarm.tools import Tool
 from swarm.transports.base import CompletionTransport, model_name
 from swarm.transports.options import for_cache
 from swarm.transports.resolver import ModelResolver
+from swarm.undo import UndoCapture
 
 __all__ = ["RunSetup", "Segment", "load_team", "run_segment"]
 
@@ -140,10 +141,50 @@ async def run_segment(
         ),
         **scenario_tools(run.scenario),
     }
-    if not run.team.mcp_servers:
-        return await _run_with(
-            run, message, segment, approver, on_event, observers, toolbox, readonly
+    capture = await anyio.to_thread.run_sync(lambda: _capture(run, protected, policy.undo))
+    try:
+        if not run.team.mcp_servers:
+            return await _run_with(
+                run, message, segment, approver, on_event, observers, toolbox, readonly, capture
+            )
+        return await _with_servers(
+            run, message, segment, approver, on_event, observers, toolbox, readonly, capture
         )
+    finally:
+        capture.close()
+
+
+def _capture(run: RunSetup, protected: Sequence[Path], settings: Any) -> UndoCapture:
+    """The run's undo capture, once what a crash cut short is recorded: ``.swarm`` (read
+    only to every tool) and paths of the record inside the workspace are never captured."""
+    skip = {".swarm"}
+    root = os.path.realpath(run.workspace)
+    for path in protected:
+        real = os.path.realpath(path)
+        if real.startswith(root + os.sep):
+            skip.add(os.path.relpath(real, root).replace(os.sep, "/"))
+    capture = UndoCapture(run.workspace, run.record.dir, settings=settings, skip=frozenset(skip))
+    capture.recover()
+    return capture
+
+
+async def _with_servers(
+    run: RunSetup,
+    message: str | None,
+    segment: Segment,
+    approver: Approver | None,
+    on_event: Callable[[StreamEvent], None] | None,
+    observers: tuple[CallObserver, ...],
+    toolbox: dict[str, Tool[Any] | list[Tool[Any]]],
+    readonly: ProtectedPaths,
+    capture: UndoCapture,
+) -> RunOutcome:
+    """Run the segment with the team's MCP servers started (and their tools added)."""
+    policy = run_policy(run.scenario)
+    policies = (
+        dict(run.policies) if run.policies is not None else role_policies(run.scenario, run.team)
+    )
+    protected = protected_paths(run.record.dir, run.workspace)
     from swarm.mcp.client import McpConnections
     from swarm.mcp.tools import mcp_toolbox
 
@@ -158,7 +199,7 @@ async def run_segment(
     ) as servers:
         toolbox.update(await mcp_toolbox(run.team.specs.values(), servers))
         return await _run_with(
-            run, message, segment, approver, on_event, observers, toolbox, readonly
+            run, message, segment, approver, on_event, observers, toolbox, readonly, capture
         )
 
 
@@ -171,9 +212,10 @@ async def _run_with(
     observers: tuple[CallObserver, ...],
     toolbox: Mapping[str, Tool[Any] | Sequence[Tool[Any]]],
     readonly: ProtectedPaths,
+    capture: UndoCapture,
 ) -> RunOutcome:
     """Run one segment with ``toolbox`` (built-in tools, and the MCP servers' tools) and
-    the run's protected paths ``readonly``."""
+    the run's protected paths ``readonly``; ``capture`` keeps what each call changes."""
     scenario, team, record = run.scenario, run.team, run.record
     sessions: dict[str, str] = dict(segment.sessions)
     idempotent: dict[str, bool] = {}
@@ -229,6 +271,7 @@ async def _run_with(
     sessions[team.entry] = root_store.session_id
     context = compacting_context(root_store, entry.transport, entry_spec.compaction)
     before = await anyio.to_thread.run_sync(snapshot, run.workspace)
+    first_seq = capture.log.state.next_seq
     started = time.perf_counter()
     began = datetime.now(UTC).isoformat(timespec="milliseconds")
     final = EventTally()
@@ -252,7 +295,7 @@ async def _run_with(
             run_id=run.run_id,
             model=model_name(entry.transport),
             registry=registry,
-        ).child(output_dir=record.dir / "outputs")  # large tool outputs, kept with the run
+        ).child(output_dir=record.dir / "outputs", capture=capture)  # outputs kept with the run
         continue_numbering(scope, sessions)  # a resumed run's new sub-agents get new paths
         restored = await _background_to_restore(record, root_store, sessions, segment)
         if restored:
@@ -280,7 +323,10 @@ async def _run_with(
                     time.perf_counter() - started,
                     root_store.session_id,
                     sessions,
-                    workspace_changes(before, snapshot(run.workspace)),
+                    attributed(
+                        workspace_changes(before, snapshot(run.workspace)),
+                        [c for c in capture.log.state.calls if c.seq >= first_seq],
+                    ),
                     cut_text=stream.final_text if stream is not None else "",
                 )
                 record.write_changes(outcome.changes.to_dict())

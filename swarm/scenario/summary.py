@@ -12,6 +12,7 @@ from typing import Any
 from swarm.audit import AuditHead
 from swarm.scenario.manifest import RunConfig
 from swarm.scenario.outcome import RunOutcome
+from swarm.scenario.record import segment_totals
 
 __all__ = ["RunSummary", "segment_totals"]
 
@@ -60,29 +61,3 @@ class RunSummary:
         if self.script_used is not None:
             document["script_used"] = dict(self.script_used)
         return document
-
-
-def segment_totals(segments: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The usage, dollars and duration of all ``segments`` (as ``summary.json`` lists
-    them); the cache parts of the usage when any segment had them, and ``cost_usd`` as
-    ``None`` when any segment's cost is unknown."""
-    usage = {"input_tokens": 0, "output_tokens": 0}
-    parts = {"cache_read_tokens": 0, "cache_write_tokens": 0, "cache_write_1h_tokens": 0}
-    duration = 0.0
-    cost: float | None = 0.0
-    for segment in segments:
-        used = segment.get("usage") or {}
-        for counts in (usage, parts):
-            for key in counts:
-                counts[key] += int(used.get(key) or 0)
-        duration += float(segment.get("duration_seconds") or 0)
-        spent = segment.get("cost_usd")
-        cost = cost + spent if cost is not None and isinstance(spent, int | float) else None
-    if any(parts.values()):
-        usage.update(parts)
-    return {
-        "usage": usage,
-        "cost_usd": cost if segments else None,
-        "duration_seconds": round(duration, 3),
-        "segments": len(segments),
-    }

@@ -48,6 +48,13 @@ def test_report_shows_header_agents_denial_files_and_audit(recorded_run: Path) -
     assert "error: " in page  # the tester's failure, on its agent
 
 
+def test_report_names_the_agent_beside_each_changed_file(recorded_run: Path) -> None:
+    page = build_report(recorded_run)
+    by = '<span class="agent">by <code>orchestrator/developer#1</code></span>'
+    for line in ("added: <code>module.py</code>", "deleted: <code>old.txt</code>"):
+        assert line + " " + by in page, line
+
+
 def test_report_escapes_what_the_model_wrote(recorded_run: Path) -> None:
     page = build_report(recorded_run)
     elements = parse(page)

@@ -1,0 +1,333 @@
+"""Capturing each call's effect on the workspace, so it can be shown and undone.
+
+``UndoCapture`` is a run's ``swarm.run.CallCapture``: the loop asks it to ``admit`` a call
+that can write (after the guards allowed it) and runs the call inside ``capturing``.
+
+- ``write_file`` and ``edit_file`` capture their own path (and the directories they
+  create): one ``lstat`` and, for a file, its bytes.
+- Every other tool that can write (one that is not idempotent: ``shell``, MCP tools
+  not marked read-only, Python tools declared ``idempotent=False``; not a sub-agent,
+  whose own calls are captured) is captured by
+  walking the workspace before and after: one ``lstat`` per entry, ``.git`` included,
+  and the bytes of the files not seen before (each file's content is read and stored
+  once per run, then known by its identity: device, inode, size, modification and
+  change times). So a call costs a walk of the workspace plus what it changes; a large
+  file the call does not touch is read once per run.
+
+The pre-images go into the run record's ``undo/blobs`` (see ``swarm.undo.log``), within
+the run's budget (policy ``undo: {max_bytes}``): a call whose pre-images do not fit is
+denied before it runs (rule ``undo-budget``), or, with ``over_budget: run``, runs with
+its changes listed but not undoable. Captured calls run one at a time, so each change
+is put down to the call that made it. Before a walked call runs, its pre-scan is
+written to the record: after a ``kill -9`` the next segment, or ``swarm runs undo``,
+finds what the call changed (``recover``).
+"""
+
+from __future__ import annotations
+
+import json
+import stat
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+import anyio.to_thread
+
+from swarm.errors import GuardError
+from swarm.run import CallRecord
+from swarm.tools import Tool
+from swarm.undo.log import UNDO_DIR, CallChanges, Change, UndoLog
+from swarm.undo.state import ABSENT, BlobStore, Entry, PathState, open_parent, state_at, walk
+
+__all__ = ["DEFAULT_MAX_BYTES", "PATH_TOOLS", "UNDO_RULE", "UndoCapture", "UndoSettings"]
+
+UNDO_RULE = "undo-budget"
+PATH_TOOLS = frozenset({"write_file", "edit_file"})
+"""Tools that change only the file their ``path`` argument names."""
+GiB = 1024**3
+DEFAULT_MAX_BYTES = 2 * GiB
+
+
+@dataclass(frozen=True, slots=True)
+class UndoSettings:
+    """A policy's ``undo:``: ``max_bytes`` of pre-images a run may keep (default 2 GiB);
+    ``over_budget`` says what happens to a call whose pre-images do not fit: ``deny``
+    (rule ``undo-budget``) or ``run`` (its changes are listed, not undoable)."""
+
+    max_bytes: int = DEFAULT_MAX_BYTES
+    over_budget: Literal["deny", "run"] = "deny"
+
+
+Scope = Literal["path", "workspace"]
+
+
+def _row(state: PathState) -> list[Any]:
+    return [state.kind, state.mode, state.blob, state.target, state.size]
+
+
+def _from_row(row: list[Any]) -> PathState:
+    return PathState(str(row[0]), int(row[1]), str(row[2]), str(row[3]), int(row[4]))
+
+
+def _unhashed(entry: Entry) -> PathState:
+    """A file's state by its identity only (a call running without undo)."""
+    size, mtime, ctime = entry.info.st_size, entry.info.st_mtime_ns, entry.info.st_ctime_ns
+    mode = stat.S_IMODE(entry.info.st_mode)
+    return PathState("file", mode, f"stat:{entry.info.st_ino}:{size}:{mtime}:{ctime}", size=size)
+
+
+class UndoCapture:
+    """Captures the calls of one run in ``workspace`` into the record at ``record_dir``
+    (see the module's docstring); ``skip`` are paths relative to the workspace never
+    captured (``.swarm``, read-only to every tool, where run records may be kept)."""
+
+    def __init__(
+        self,
+        workspace: Path,
+        record_dir: Path,
+        *,
+        settings: UndoSettings | None = None,
+        skip: frozenset[str] = frozenset({".swarm"}),
+    ) -> None:
+        self.workspace = workspace
+        self.settings = settings or UndoSettings()
+        self.skip = skip
+        self.log = UndoLog(record_dir / UNDO_DIR)
+        self.store = BlobStore(record_dir / UNDO_DIR / "blobs")
+        self.store.clear_partial()
+        self._lock = anyio.Lock()
+        self._without: dict[tuple[str, str], str] = {}
+        # the walk ``admit`` made, reused by ``capturing`` when no captured call ran since
+        self._walked: dict[tuple[str, str], tuple[int, dict[str, Entry]]] = {}
+        self._generation = 0
+
+    def scope_of(self, tool: Tool[Any], arguments: dict[str, Any]) -> Scope | None:
+        """How a call of ``tool`` is captured: its ``path`` only, the whole workspace,
+        or not at all (a tool that only reads)."""
+        if tool.name in PATH_TOOLS and isinstance(arguments.get("path"), str):
+            return "path"
+        # a tool that streams runs a sub-agent, whose own calls are captured one by one
+        return None if tool.idempotent or tool.streams else "workspace"
+
+    async def admit(self, call: CallRecord, tool: Tool[Any], arguments: dict[str, Any]) -> None:
+        """Check the call's pre-images fit the budget. Raises ``GuardError`` (rule
+        ``undo-budget``) when they do not and the policy says ``deny``."""
+        scope = self.scope_of(tool, arguments)
+        if scope is None:
+            return
+        need = await anyio.to_thread.run_sync(self._need, scope, arguments, call)
+        left = self.settings.max_bytes - self.store.used
+        if need <= left:
+            return
+        why = (
+            f"its pre-images need {need:,} bytes and the run's undo budget has"
+            f" {max(left, 0):,} of {self.settings.max_bytes:,} left (policy undo.max_bytes)"
+        )
+        if self.settings.over_budget == "deny":
+            raise GuardError(f"the call could not be undone: {why}", guard="undo", rule=UNDO_RULE)
+        self._without[(call.path, call.call_id)] = why
+
+    def _need(self, scope: Scope, arguments: dict[str, Any], call: CallRecord) -> int:
+        if scope == "path":
+            rel = str(arguments["path"]).strip("/")
+            try:
+                info = (self.workspace / rel).lstat()
+            except OSError:
+                return 0
+            return info.st_size if stat.S_ISREG(info.st_mode) else 0
+        entries = walk(self.workspace, skip=self.skip)
+        self._walked[(call.path, call.call_id)] = (self._generation, entries)
+        return self.store.unread(entries)
+
+    @asynccontextmanager
+    async def capturing(
+        self, call: CallRecord, tool: Tool[Any], arguments: dict[str, Any]
+    ) -> AsyncIterator[None]:
+        """Run the call inside: its pre-images are kept before, its changes recorded
+        after (also when it fails or is cancelled)."""
+        scope = self.scope_of(tool, arguments)
+        if scope is None:
+            yield
+            return
+        async with self._lock:
+            why = self._without.pop((call.path, call.call_id), "")
+            walked = self._walked.pop((call.path, call.call_id), None)
+            fresh = walked[1] if walked is not None and walked[0] == self._generation else None
+            seq = self.log.take_seq()
+            before = await anyio.to_thread.run_sync(
+                self._before, scope, arguments, seq, call, tool.name, not why, fresh
+            )
+            try:
+                yield
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(
+                        self._after, scope, arguments, seq, call, tool.name, before, why
+                    )
+                    self._generation += 1
+
+    def _paths(self, arguments: dict[str, Any]) -> list[str]:
+        """The path a path tool writes, and the directories on the way to it."""
+        parts = [p for p in str(arguments["path"]).split("/") if p not in ("", ".")]
+        return ["/".join(parts[: i + 1]) for i in range(len(parts))]
+
+    def _before(
+        self,
+        scope: Scope,
+        arguments: dict[str, Any],
+        seq: int,
+        call: CallRecord,
+        tool: str,
+        hashing: bool,
+        walked: dict[str, Entry] | None = None,
+    ) -> tuple[dict[str, PathState], dict[str, Entry]]:
+        entries: dict[str, Entry] = {}
+        if scope == "path":
+            states = {rel: self._state_at(rel, hashing) for rel in self._paths(arguments)}
+        else:
+            entries = walked if walked is not None else walk(self.workspace, skip=self.skip)
+            states = self._states(entries, hashing)
+        scan = {rel: _row(s) for rel, s in states.items()}
+        self.log.pending(seq, call.call_id, call.path, tool, scan, only=scope == "path")
+        return states, entries
+
+    def _state_at(self, rel: str, hashing: bool) -> PathState:
+        if ".." in rel.split("/"):
+            return ABSENT
+        if hashing:
+            return state_at(self.workspace, rel, self.store)
+        try:
+            info = (self.workspace / rel).lstat()
+        except OSError:
+            return ABSENT
+        return _unhashed(Entry(info)) if stat.S_ISREG(info.st_mode) else ABSENT
+
+    def _states(self, entries: dict[str, Entry], hashing: bool) -> dict[str, PathState]:
+        """Each entry's state: files hashed (and stored) unless the store has seen the
+        same identity in this run, or ``hashing`` is off."""
+        states: dict[str, PathState] = {}
+        for rel, entry in entries.items():
+            mode = entry.info.st_mode
+            if stat.S_ISREG(mode):
+                if not hashing:
+                    states[rel] = _unhashed(entry)
+                elif (digest := self.store.known.get(entry.key)) is not None:
+                    # seen, and stored, before in this run: blobs are never removed
+                    size = entry.info.st_size
+                    states[rel] = PathState("file", stat.S_IMODE(mode), digest, size=size)
+                else:
+                    states[rel] = self._stored(rel, entry)
+            elif stat.S_ISLNK(mode):
+                states[rel] = PathState("link", stat.S_IMODE(mode), target=entry.target)
+            else:
+                kind = "dir" if stat.S_ISDIR(mode) else "other"
+                states[rel] = PathState(kind, stat.S_IMODE(mode))
+        return states
+
+    def _stored(self, rel: str, entry: Entry) -> PathState:
+        try:
+            with open_parent(self.workspace, rel) as parent:
+                return self.store.state(parent, rel.rsplit("/", 1)[-1], entry)
+        except OSError:
+            return ABSENT  # gone, or a directory on the way swapped for a link
+
+    def _after(
+        self,
+        scope: Scope,
+        arguments: dict[str, Any],
+        seq: int,
+        call: CallRecord,
+        tool: str,
+        before: tuple[dict[str, PathState], dict[str, Entry]],
+        why: str,
+    ) -> None:
+        states, entries = before
+        if scope == "path":
+            after = {rel: self._state_at(rel, not why) for rel in states}
+            self.log.finished(_changes(seq, call.call_id, call.path, tool, states, after, why))
+            return
+        now = walk(self.workspace, skip=self.skip)
+        # only what a stat says may have changed is looked at again: the cost of a call
+        # past its walk is what it changed
+        moved = {rel: e for rel, e in now.items() if not _unmoved(entries.get(rel), e)}
+        after = self._states(moved, not why)
+        before_moved = {rel: states.get(rel, ABSENT) for rel in moved}
+        before_moved.update((rel, states[rel]) for rel in entries if rel not in now)
+        self.log.finished(_changes(seq, call.call_id, call.path, tool, before_moved, after, why))
+
+    def recover(self) -> list[CallChanges]:
+        """Find what the calls a crash cut short changed (their pre-scans are in the
+        record) and record it; returns what it recorded."""
+        found = []
+        for seq, entry in sorted(self.log.state.pending.items()):
+            try:
+                scan = json.loads(self.log.pending_path(seq).read_text())
+                states = {rel: _from_row(row) for rel, row in scan.items()}
+            except (OSError, ValueError, TypeError, IndexError):
+                states = None
+            if states is None:
+                changes = CallChanges(
+                    seq,
+                    str(entry.get("pending")),
+                    str(entry.get("agent", "")),
+                    str(entry.get("tool", "")),
+                    undoable=False,
+                    reason="the run died before the call's pre-scan was written whole",
+                    interrupted=True,
+                )
+            else:
+                if entry.get("only"):
+                    now = {rel: self._state_at(rel, True) for rel in states}
+                else:
+                    now = self._states(walk(self.workspace, skip=self.skip), True)
+                changes = _changes(
+                    seq,
+                    str(entry.get("pending")),
+                    str(entry.get("agent", "")),
+                    str(entry.get("tool", "")),
+                    states,
+                    now,
+                    "",
+                    interrupted=True,
+                )
+            self.log.finished(changes)
+            found.append(changes)
+        return found
+
+    def close(self) -> None:
+        """Close the log."""
+        self.log.close()
+
+
+def _unmoved(old: Entry | None, new: Entry) -> bool:
+    """Whether a path's ``lstat`` (and link target) are the same in both walks."""
+    return (
+        old is not None
+        and old.key == new.key
+        and old.info.st_mode == new.info.st_mode
+        and old.target == new.target
+    )
+
+
+def _changes(
+    seq: int,
+    call: str,
+    agent: str,
+    tool: str,
+    before: dict[str, PathState],
+    after: dict[str, PathState],
+    why: str,
+    *,
+    interrupted: bool = False,
+) -> CallChanges:
+    changed = []
+    for rel in sorted(set(before) | set(after)):
+        old, new = before.get(rel, ABSENT), after.get(rel, ABSENT)
+        if not old.same(new):
+            changed.append(Change(rel, old, new))
+    return CallChanges(
+        seq, call, agent, tool, tuple(changed), not why, why, interrupted=interrupted
+    )
