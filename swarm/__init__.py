@@ -114,7 +114,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "swarm.guards.limits": ("BudgetGuard", "RateLimitGuard"),
     "swarm.guards.paths": ("PathGuard",),
     "swarm.guards.policy": ("Policy", "PolicyGuard", "apply_policy", "load_policy"),
-    "swarm.guards.prefixes": ("CommandPrefixGuard",),
+    "swarm.guards.prefixes": ("CommandDenyGuard", "CommandPrefixGuard"),
     "swarm.guards.shell": ("ShellGuard",),
     "swarm.mcp.config": ("McpHttpServer", "McpServer", "McpStdioServer", "load_mcp_servers"),
     "swarm.otel.observer": ("OtelObserver",),
@@ -178,7 +178,7 @@ if _TYPE_CHECKING:
     from swarm.guards.limits import BudgetGuard, RateLimitGuard
     from swarm.guards.paths import PathGuard
     from swarm.guards.policy import Policy, PolicyGuard, apply_policy, load_policy
-    from swarm.guards.prefixes import CommandPrefixGuard
+    from swarm.guards.prefixes import CommandDenyGuard, CommandPrefixGuard
     from swarm.guards.shell import ShellGuard
     from swarm.mcp.config import McpHttpServer, McpServer, McpStdioServer, load_mcp_servers
     from swarm.otel.observer import OtelObserver
@@ -251,6 +251,7 @@ __all__ = [
     "CallObserver",
     "CallRecord",
     "CeilingGuard",
+    "CommandDenyGuard",
     "CommandPrefixGuard",
     "CompactionError",
     "CompactionSettings",

@@ -36,7 +36,7 @@ from swarm.tools import Tool
 from swarm.transports.resolver import missing_key, model_spec
 from swarm.transports.spec import transport_from_spec
 
-__all__ = ["is_policy_file", "validate"]
+__all__ = ["is_policy_file", "needed_keys", "validate"]
 
 # Stand-ins for required fields while checking the rest of a file that lacks them.
 _ROLE_FILL = {"system": "(stand-in: the file's prompt has a problem)"}
@@ -262,29 +262,41 @@ def _tool_problems(
 
 
 def _role_model_problems(team: Team, scenario: Scenario | None) -> list[ConfigError]:
-    """Each role model that names no provider, or whose provider's key is not set (not
-    checked for a scripted scenario, which calls no provider)."""
+    """Each role model that names no provider (a missing key is not a problem here: see
+    ``needed_keys``)."""
     aliases = {**team.models, **(scenario.models if scenario else {})}
-    keys_needed = scenario is None or not isinstance(scenario.model, Script)
     problems: list[ConfigError] = []
     for spec in team.specs.values():
         if not spec.model:
             continue
         try:
             resolved = model_spec(spec.model, aliases)
-            if resolved is None:
-                continue
-            transport_from_spec(resolved, api_key="")  # the key: below
+            if resolved is not None:
+                transport_from_spec(resolved, api_key="")  # the key: needed_keys
         except ConfigError as exc:
             problems.append(spec.error(exc.message, "model"))
-            continue
-        variable = missing_key(resolved) if keys_needed else None
-        if variable is not None:
-            shown = spec.model if spec.model == resolved else f"{spec.model} ({resolved})"
-            problems.append(
-                spec.error(f"the model {shown} needs {variable}, which is not set", "model")
-            )
     return problems
+
+
+def needed_keys(team: Team, scenario: Scenario | None = None) -> list[str]:
+    """The provider key variables the team's role models need that are not set, each
+    once (none for a scripted scenario, which calls no provider). Validation only notes
+    them: a missing key is an error when running, never when checking files."""
+    if scenario is not None and isinstance(scenario.model, Script):
+        return []
+    aliases = {**team.models, **(scenario.models if scenario else {})}
+    variables: list[str] = []
+    for spec in team.specs.values():
+        if not spec.model:
+            continue
+        try:
+            resolved = model_spec(spec.model, aliases)
+        except ConfigError:
+            continue  # reported by _role_model_problems
+        variable = missing_key(resolved) if resolved is not None else None
+        if variable is not None and variable not in variables:
+            variables.append(variable)
+    return variables
 
 
 def _policy_problems(

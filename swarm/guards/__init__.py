@@ -52,6 +52,7 @@ if TYPE_CHECKING:
         shipped_policies,
     )
     from swarm.guards.prefixes import (
+        CommandDenyGuard,
         CommandPrefixGuard,
     )
     from swarm.guards.registry import (
@@ -85,6 +86,7 @@ __all__ = [
     "BudgetGuard",
     "CeilingGuard",
     "CommandPattern",
+    "CommandDenyGuard",
     "CommandPrefixGuard",
     "ConcurrentGuard",
     "Decision",
@@ -146,7 +148,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "load_policy",
         "shipped_policies",
     ),
-    "swarm.guards.prefixes": ("CommandPrefixGuard",),
+    "swarm.guards.prefixes": ("CommandDenyGuard", "CommandPrefixGuard"),
     "swarm.guards.registry": (
         "GuardContext",
         "guard_names",

@@ -197,6 +197,7 @@ class MarkdownAgentLoader(_DocumentLoader):
             spec,
             optional_tools=spec.optional_tools | fields.optional_tools,
             shell_commands=tuple(fields.shell_commands),
+            shell_denied=tuple(fields.shell_denied),
             warnings=(*spec.warnings, *fields.warnings),
         )
 
