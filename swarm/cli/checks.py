@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import re
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -23,14 +24,20 @@ from swarm.config import load_document, without_keys
 from swarm.errors import ConfigError
 from swarm.guards.policy import Policy, check_policy, load_policy
 from swarm.guards.reach import Reach, ToolNames, idle, unreachable
-from swarm.mcp.config import load_mcp_servers
 from swarm.scenario import Scenario, Script, scenario_from_document
 from swarm.scenario.policies import policy_refs
 from swarm.scenario.tooling import scenario_tools
 from swarm.team import DEFAULT_MAX_DEPTH, AgentSpec, MultiFormatLoader, Team
 from swarm.team.reach import team_reach
 from swarm.team.spec import check_name, index_specs, role_spec
-from swarm.team.teamfile import TeamFile, load_team_file, mcp_warnings
+from swarm.team.teamfile import (
+    TeamFile,
+    load_team_file,
+    load_team_mcp,
+    mcp_file_warnings,
+    mcp_unset,
+    mcp_warnings,
+)
 from swarm.toolbox import TOOL_NAMES
 from swarm.tools import Tool
 from swarm.transports.resolver import missing_key, model_spec
@@ -42,6 +49,7 @@ __all__ = ["is_policy_file", "needed_keys", "validate"]
 _ROLE_FILL = {"system": "(stand-in: the file's prompt has a problem)"}
 _SCENARIO_FILL = {"task": "(stand-in: the file's task has a problem)"}
 _NO_ENTRY = "cannot tell the entry role"
+_UNSET = re.compile(r"variable '([^']+)' is not set")
 
 # Keys only a policy file has, and keys only a scenario file has.
 _POLICY_KEYS = frozenset({"rules", "guards", "extend", "sandbox", "default"})
@@ -99,6 +107,7 @@ def validate(target: Path, entry: str | None = None) -> tuple[list[ConfigError],
                 models=settings.models,
             )
             warnings += team.warnings
+            warnings += mcp_file_warnings(servers)
             warnings += mcp_warnings(team.specs.values(), set(servers))
         except ConfigError as exc:
             # A role read without its delegates leaves more roles no one delegates to:
@@ -229,7 +238,7 @@ def _team_settings(
     settings = TeamFile()
     if directory.is_dir():
         try:
-            servers.update(load_mcp_servers(directory))
+            servers.update(load_team_mcp(directory))
         except ConfigError as exc:
             problems += exc.problems
         try:
@@ -279,13 +288,15 @@ def _role_model_problems(team: Team, scenario: Scenario | None) -> list[ConfigEr
 
 
 def needed_keys(team: Team, scenario: Scenario | None = None) -> list[str]:
-    """The provider key variables the team's role models need that are not set, each
-    once (none for a scripted scenario, which calls no provider). Validation only notes
-    them: a missing key is an error when running, never when checking files."""
+    """The provider key variables the team's role models need, and the ``${VAR}``s of
+    the MCP servers its roles use, that are not set, each once (no provider key for a
+    scripted scenario, which calls none). Validation only notes them: a missing secret
+    is an error when running, never when checking files."""
+    servers = {**team.mcp_servers, **(scenario.mcp_servers if scenario else {})}
+    variables = [e.message.split("'")[1] for e in mcp_unset(team.specs.values(), servers)]
     if scenario is not None and isinstance(scenario.model, Script):
-        return []
+        return list(dict.fromkeys(variables))
     aliases = {**team.models, **(scenario.models if scenario else {})}
-    variables: list[str] = []
     for spec in team.specs.values():
         if not spec.model:
             continue

@@ -19,11 +19,11 @@ import networkx as nx
 from swarm._log import logger
 from swarm.agent import Agent
 from swarm.errors import ConfigError
-from swarm.mcp.config import McpServer, load_mcp_servers
+from swarm.mcp.config import McpServer
 from swarm.team.implicit import implicit_orchestrator, needs_orchestrator
 from swarm.team.loader import MultiFormatLoader, agents_from_specs, load_specs
 from swarm.team.spec import AgentSpec, check_name, index_specs
-from swarm.team.teamfile import TeamFile, load_team_file, mcp_warnings
+from swarm.team.teamfile import load_team_file, load_team_mcp, mcp_file_warnings, mcp_warnings
 from swarm.tools import Tool
 
 __all__ = ["DEFAULT_MAX_DEPTH", "Team"]
@@ -258,8 +258,8 @@ class Team:
         """
         directory = Path(directory)
         specs = load_specs(directory, loader=loader)
-        servers = load_mcp_servers(directory)
-        settings = load_team_file(directory) if directory.is_dir() else TeamFile()
+        servers = load_team_mcp(directory)
+        settings = load_team_file(directory)
         team = cls(
             specs,
             entry=entry,
@@ -268,7 +268,7 @@ class Team:
             mcp_servers=servers,
             models=settings.models,
         )
-        dropped = mcp_warnings(team.specs.values(), set(servers))
+        dropped = [*mcp_file_warnings(servers), *mcp_warnings(team.specs.values(), set(servers))]
         for warning in dropped:
             log.info("team: " + warning, directory=str(directory))
         team.warnings = (*team.warnings, *dropped)

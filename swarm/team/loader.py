@@ -23,6 +23,7 @@ from swarm.config import parse_document
 from swarm.errors import ConfigError
 from swarm.mcp.config import MCP_FILES
 from swarm.team.claude import claude_fields, read_markdown, slug
+from swarm.team.layout import team_layout
 from swarm.team.spec import AgentSpec, check_name, index_specs, role_spec
 from swarm.team.teamfile import TEAM_FILES
 from swarm.tools import Tool
@@ -237,7 +238,8 @@ class MultiFormatLoader:
         return loader.load_file(path)
 
     def role_files(self, directory: str | Path) -> list[Path]:
-        """The role files in ``directory`` (not its subdirectories), sorted by name.
+        """The role files in ``directory`` (not its subdirectories), sorted by name; for a
+        Claude Code project root, those of its ``.claude/agents`` (``team_layout``).
 
         Hidden files, the team file (``team.yaml``), ``mcp.json``, a ``README.md`` and
         files no loader handles are left out. Raises ``ConfigError`` when the directory
@@ -246,6 +248,8 @@ class MultiFormatLoader:
         directory = Path(directory)
         if not directory.exists():
             raise ConfigError("role directory not found", path=directory)
+        if directory.is_dir():
+            directory = team_layout(directory).roles
         if not directory.is_dir():
             raise ConfigError("expected a directory of role files, found a file", path=directory)
         files = []
