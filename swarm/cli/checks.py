@@ -28,7 +28,9 @@ from swarm.scenario import Scenario, Script, scenario_from_document
 from swarm.scenario.policies import policy_refs
 from swarm.scenario.tooling import scenario_tools
 from swarm.team import DEFAULT_MAX_DEPTH, AgentSpec, MultiFormatLoader, Team
+from swarm.team.layout import team_layout
 from swarm.team.reach import team_reach
+from swarm.team.skills import Skill, load_skills
 from swarm.team.spec import check_name, index_specs, role_spec
 from swarm.team.teamfile import (
     TeamFile,
@@ -96,6 +98,8 @@ def validate(target: Path, entry: str | None = None) -> tuple[list[ConfigError],
     team: Team | None = None
     warnings: list[str] = []
     servers, settings = _team_settings(directory, scenario, problems)
+    skills = _skills(directory, problems)
+    warnings += [w for skill in skills.values() for w in skill.warnings]
     if specs:
         try:
             team = Team(
@@ -105,6 +109,7 @@ def validate(target: Path, entry: str | None = None) -> tuple[list[ConfigError],
                 directory=directory,
                 mcp_servers=servers,
                 models=settings.models,
+                skills=skills,
             )
             warnings += team.warnings
             warnings += mcp_file_warnings(servers)
@@ -216,6 +221,17 @@ def _salvaged(path: Path, error: ConfigError) -> AgentSpec | None:
 
 def _renamed(spec: AgentSpec, name: str) -> AgentSpec | None:
     return dataclasses.replace(spec, name=name) if name else None
+
+
+def _skills(directory: Path, problems: list[ConfigError]) -> dict[str, Skill]:
+    """The team's skills (``swarm.team.skills``); bad ``SKILL.md`` files to ``problems``."""
+    if not directory.is_dir():
+        return {}
+    try:
+        return load_skills(team_layout(directory).skills)
+    except ConfigError as exc:
+        problems += exc.problems
+        return {}
 
 
 def _toolbox() -> dict[str, Tool[Any]]:

@@ -39,6 +39,7 @@ from swarm.scenario.summary import RunSummary
 from swarm.scenario.tooling import scenario_team, scenario_tools
 from swarm.team import DEFAULT_MAX_DEPTH, Team
 from swarm.team.delegation import build_team, compacting_context, continue_numbering, team_scope
+from swarm.team.skills import LOAD_SKILL, SkillShelf
 from swarm.toolbox import make_toolbox
 from swarm.tools import Tool
 from swarm.transports.base import CompletionTransport, model_name
@@ -131,6 +132,8 @@ async def run_segment(
         ),
         **scenario_tools(run.scenario),
     }
+    if run.team.skills:
+        toolbox[LOAD_SKILL] = SkillShelf(run.team.skills, run.workspace).tool()
     if not run.team.mcp_servers:
         return await _run_with(
             run, message, segment, approver, on_event, observers, toolbox, readonly

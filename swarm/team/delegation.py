@@ -27,6 +27,7 @@ from swarm.errors import ConfigError, ToolError
 from swarm.events import Error, SessionEndEvent, StreamEvent, SubAgentEvent
 from swarm.loop import run_loop
 from swarm.run import Approver, CallObserver, RunScope, current_scope, use_scope
+from swarm.team.skills import scoped_skill_tools
 from swarm.tools import Field, Tool, ToolOutput
 from swarm.transports.base import CompletionTransport, model_name
 from swarm.transports.options import for_tool_choice
@@ -318,7 +319,9 @@ def build_team(
 ) -> dict[str, Agent]:
     """Build every role's agent: its toolbox tools plus agent tools for exactly its
     delegates, so sub-agents delegate further and no role can call a role it did not
-    declare. ``guard_tools(spec, tools)`` may wrap a role's tools (its policy).
+    declare. A role with skills gets its own ``load_skill`` and its other tools limited by
+    the skill in use (``scoped_skill_tools``). ``guard_tools(spec, tools)`` may wrap a
+    role's tools (its policy).
 
     Each role's ``model`` goes through ``resolve_model`` (default: a ``ModelResolver`` of
     ``transport`` with the team's ``models`` aliases). Raises ``ConfigError`` for unknown
@@ -352,7 +355,7 @@ def build_team(
             roles={d: team.specs[d] for d in spec.delegates},
             resolve_model=resolve_model,
         )
-        tools: list[Tool[Any]] = [*prototype.tools, *agent_tools]
+        tools = scoped_skill_tools(spec, [*prototype.tools, *agent_tools])
         if guard_tools is not None:
             tools = guard_tools(spec, tools)
         built[name] = prototype.copy(

@@ -134,8 +134,9 @@ class RoleFile(pydantic.BaseModel):
     """What a role file may say. Every field but ``system`` is optional.
 
     ``system`` is a string or ``{text: ...}`` (in Markdown, the body). ``maxTurns`` is
-    accepted for ``max_iterations``; ``tools`` and ``delegates`` may be comma-separated
-    strings; ``model: inherit`` (or ``default``) means no model of its own.
+    accepted for ``max_iterations``; ``tools``, ``delegates`` and ``skills`` (the team's
+    skills the role may load: ``swarm.team.skills``) may be comma-separated strings;
+    ``model: inherit`` (or ``default``) means no model of its own.
     """
 
     model_config = _FIELDS
