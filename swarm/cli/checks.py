@@ -29,6 +29,7 @@ from swarm.scenario.policies import policy_refs
 from swarm.scenario.tooling import scenario_tools
 from swarm.team import DEFAULT_MAX_DEPTH, AgentSpec, MultiFormatLoader, Team
 from swarm.team.layout import team_layout
+from swarm.team.loader import crew_specs
 from swarm.team.reach import team_reach
 from swarm.team.skills import Skill, load_skills
 from swarm.team.spec import check_name, index_specs, role_spec
@@ -175,6 +176,9 @@ def _role_specs(directory: Path, problems: list[ConfigError]) -> dict[str, Agent
     stays in the team as well as it can (without its bad keys, or as a bare stand-in)."""
     loader = MultiFormatLoader()
     try:
+        crew = crew_specs(directory)
+        if crew is not None:
+            return crew
         files = loader.role_files(directory)
     except ConfigError as exc:
         problems += exc.problems

@@ -38,6 +38,7 @@ from swarm.scenario.spec import Scenario
 from swarm.scenario.summary import RunSummary
 from swarm.scenario.tooling import scenario_team, scenario_tools
 from swarm.team import DEFAULT_MAX_DEPTH, Team
+from swarm.team.crewai import fill
 from swarm.team.delegation import build_team, compacting_context, continue_numbering, team_scope
 from swarm.team.skills import LOAD_SKILL, SkillShelf
 from swarm.toolbox import make_toolbox
@@ -100,6 +101,16 @@ def load_team(scenario: Scenario) -> Team:
             for spec in team.specs.values()
         ]
         team = team.replaced(specs=specs)
+    if scenario.inputs:
+        filled = [
+            dataclasses.replace(
+                s,
+                system=fill(s.system, scenario.inputs),
+                description=fill(s.description, scenario.inputs),
+            )
+            for s in team.specs.values()
+        ]
+        team = team.replaced(specs=filled)
     return scenario_team(scenario, team)
 
 

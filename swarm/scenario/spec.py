@@ -181,6 +181,7 @@ class ScenarioFile(pydantic.BaseModel):
     expect: Expectations | None = None
     tools: dict[str, str] = pydantic.Field(default_factory=dict)
     mcp_servers: dict[str, Any] = pydantic.Field(default_factory=dict)
+    inputs: dict[str, str] = pydantic.Field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,7 +190,8 @@ class Scenario:
 
     ``tools`` names Python tools for its roles (``{name: "module:attr"}``, a role lists
     ``name``); ``mcp_servers`` adds MCP servers to the team's (a server of one name
-    replaces the team's)."""
+    replaces the team's); ``inputs`` fill the ``{placeholders}`` of the roles' prompts
+    (a CrewAI crew's, ``swarm.team.crewai``)."""
 
     name: str
     task: str
@@ -208,6 +210,7 @@ class Scenario:
     document: Document | None = field(default=None, compare=False, repr=False)
     tools: dict[str, str] = field(default_factory=dict)
     mcp_servers: dict[str, McpServer] = field(default_factory=dict)
+    inputs: dict[str, str] = field(default_factory=dict)
 
     def error(self, message: str, *key: str | int) -> ConfigError:
         """A ``ConfigError`` about ``key`` of this scenario's file."""
@@ -262,6 +265,7 @@ def scenario_from_document(document: Document) -> Scenario:
         mcp_servers=parse_mcp_servers(data.mcp_servers, document, key=("mcp_servers",))
         if data.mcp_servers
         else {},
+        inputs=dict(data.inputs),
     )
 
 

@@ -23,6 +23,7 @@ from swarm.config import parse_document
 from swarm.errors import ConfigError
 from swarm.mcp.config import MCP_FILES
 from swarm.team.claude import claude_fields, read_markdown, slug
+from swarm.team.crewai import crew_files, load_crew
 from swarm.team.layout import team_layout
 from swarm.team.spec import AgentSpec, check_name, index_specs, role_spec
 from swarm.team.teamfile import TEAM_FILES
@@ -269,8 +270,12 @@ class MultiFormatLoader:
         """Load every role file in ``directory``, keyed by role name.
 
         Raises one ``ConfigError`` with every bad file's problems in ``.problems``; two
-        files defining one name are an error naming both.
+        files defining one name are an error naming both. A CrewAI crew folder
+        (``agents.yaml`` and ``tasks.yaml``) gives its agents (``swarm.team.crewai``).
         """
+        crew = crew_specs(Path(directory))
+        if crew is not None:
+            return crew
         specs: list[AgentSpec] = []
         problems: list[ConfigError] = []
         for path in self.role_files(directory):
@@ -281,6 +286,21 @@ class MultiFormatLoader:
         if problems:
             raise ConfigError.collect(problems)
         return index_specs(specs)
+
+
+def crew_specs(directory: Path) -> dict[str, AgentSpec] | None:
+    """The roles of the CrewAI crew in ``directory`` (``None`` when it holds none); what
+    did not map rides on the first role's ``warnings``."""
+    found = crew_files(directory) if directory.is_dir() else None
+    if found is None:
+        return None
+    crew = load_crew(*found)
+    specs = dict(crew.specs)
+    first = next(iter(specs))
+    specs[first] = dataclasses.replace(
+        specs[first], warnings=(*crew.warnings, *specs[first].warnings)
+    )
+    return specs
 
 
 def load_specs(
