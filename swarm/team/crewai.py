@@ -2,10 +2,11 @@
 
 Each agent of ``agents.yaml`` becomes a role: ``role``, ``goal`` and ``backstory`` its
 system prompt (``role`` also its description), ``llm`` its model (``openai/gpt-4o`` is
-``openai:gpt-4o``), ``max_iter`` its ``max_iterations``, ``tools`` the toolbox tools whose
+``openai:gpt-4o``, ``ollama/llama3`` the local Ollama server's; other providers are warned
+about and the run's model is used), ``max_iter`` its ``max_iterations``, ``tools`` the toolbox tools whose
 names match (``FileReadTool`` is ``read_file``; the others are dropped with a warning).
-``allow_delegation: true`` makes the agent delegate to every agent that does not (so no
-two agents delegate to each other); in a hierarchical crew the manager (``manager:`` in
+``allow_delegation: true`` makes the agent delegate to every agent that does not, and to the
+delegating agents after it in the file (so no two agents delegate to each other); in a hierarchical crew the manager (``manager:`` in
 ``crew.yaml``, else the first agent that allows delegation, else the first agent)
 delegates to all the others and takes every task.
 
@@ -55,7 +56,8 @@ CREW_TOOLS: Mapping[str, str] = {
 }
 """CrewAI tool names and the toolbox tool each one becomes; any other is dropped."""
 
-_PROVIDERS = frozenset({"openai", "anthropic", "gemini", "google", "ollama", "groq", "mistral"})
+_PROVIDERS = frozenset({"openai", "anthropic"})
+_OLLAMA = "openai-compatible:http://127.0.0.1:11434/v1:"  # Ollama's OpenAI-compatible API
 _AGENT_IGNORED = frozenset(
     {"verbose", "cache", "memory", "max_rpm", "max_execution_time", "respect_context_window"}
     | {"allow_code_execution", "code_execution_mode", "multimodal", "reasoning", "inject_date"}
@@ -171,7 +173,9 @@ def _model(value: Any, document: Document, key: tuple[str, ...], said: _Said) ->
     text = value.strip()
     provider, slash, model = text.partition("/")
     if slash and provider in _PROVIDERS:
-        return f"{'gemini' if provider == 'google' else provider}:{model}"
+        return f"{provider}:{model}"
+    if slash and provider == "ollama":
+        return _OLLAMA + model
     if not slash and text.startswith(("gpt-", "o1", "o3", "o4")):
         return f"openai:{text}"
     if not slash and text.startswith("claude"):
@@ -333,6 +337,10 @@ def load_crew(agents_path: Path, tasks_path: Path) -> Crew:
     names: dict[str, str] = {}
     delegating: list[str] = []
     for key, data in agents_doc.data.items():
+        if isinstance(data, dict) and "role" not in data:
+            # a YAML anchor's holder (defaults: &defaults), which CrewAI never reads either
+            said.warn(agents_doc, (str(key),), "no 'role': not an agent, ignored")
+            continue
         spec = _agent(str(key), data, agents_doc, said)
         specs[spec.name] = spec
         names[str(key)] = spec.name
@@ -349,8 +357,11 @@ def load_crew(agents_path: Path, tasks_path: Path) -> Crew:
         specs[boss] = dataclasses.replace(specs[boss], delegates=others)
         manager = boss
     else:
-        helpers = tuple(n for n in specs if n not in delegating)
-        for name in delegating:
+        # each delegating agent delegates to the agents that do not, and to the delegating
+        # ones after it: never in a circle, and the first one leads
+        for at, name in enumerate(delegating):
+            later = set(delegating[at + 1 :])
+            helpers = tuple(n for n in specs if n not in delegating or n in later)
             specs[name] = dataclasses.replace(specs[name], delegates=helpers)
     tasks: list[CrewTask] = []
     for key, data in tasks_doc.data.items():
