@@ -3,12 +3,13 @@
 Each agent of ``agents.yaml`` becomes a role: ``role``, ``goal`` and ``backstory`` its
 system prompt (``role`` also its description), ``llm`` its model (``openai/gpt-4o`` is
 ``openai:gpt-4o``, ``ollama/llama3`` the local Ollama server's; other providers are warned
-about and the run's model is used), ``max_iter`` its ``max_iterations``, ``tools`` the toolbox tools whose
-names match (``FileReadTool`` is ``read_file``; the others are dropped with a warning).
-``allow_delegation: true`` makes the agent delegate to every agent that does not, and to the
-delegating agents after it in the file (so no two agents delegate to each other); in a hierarchical crew the manager (``manager:`` in
-``crew.yaml``, else the first agent that allows delegation, else the first agent)
-delegates to all the others and takes every task.
+about and the run's model is used), ``max_iter`` its ``max_iterations``, ``tools`` the
+toolbox tools whose names match (``FileReadTool`` is ``read_file``; the others are dropped
+with a warning). ``allow_delegation: true`` makes the agent delegate to every agent that
+does not, and to the delegating agents after it in the file (so no two agents delegate to
+each other); in a hierarchical crew the manager (``manager:`` in ``crew.yaml``, else the
+first agent that allows delegation, else the first agent) delegates to all the others and
+takes every task.
 
 ``tasks.yaml`` becomes the run's task list, in order: the task's ``description`` with its
 ``expected_output``, given to its ``agent``, with the outputs of the tasks its ``context``

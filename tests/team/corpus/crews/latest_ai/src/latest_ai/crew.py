@@ -1,5 +1,5 @@
-from crewai import Agent, Crew, Process, Task
-from crewai.project import CrewBase, agent, crew, task
+from crewai import Crew, Process
+from crewai.project import CrewBase, crew
 
 
 @CrewBase
