@@ -7,7 +7,9 @@ A team directory is one of:
   skills in ``.claude/skills/`` (and ``.agents/skills/``), its commands in
   ``.claude/commands/``, its MCP servers in ``.mcp.json`` at the root, as Claude Code
   finds them;
-- a ``.claude/agents`` folder itself: the project around it is read the same way.
+- a ``.claude/agents`` folder itself: the project around it is read the same way;
+- a Claude Code plugin (a folder with ``.claude-plugin/``): its roles in ``agents/``, its
+  skills in ``skills/``, its commands in ``commands/``.
 
 ``team_layout`` tells which; nothing here reads a file.
 """
@@ -20,6 +22,7 @@ from pathlib import Path
 __all__ = ["TeamLayout", "team_layout"]
 
 CLAUDE_DIR = ".claude"
+PLUGIN_DIR = ".claude-plugin"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +60,8 @@ def team_layout(directory: str | Path) -> TeamLayout:
         root = project
     elif (directory / CLAUDE_DIR / "agents").is_dir():
         roles = directory / CLAUDE_DIR / "agents"
+    elif (directory / PLUGIN_DIR).is_dir() and (directory / "agents").is_dir():
+        roles = directory / "agents"
     candidates = [
         root / CLAUDE_DIR / "skills",
         root / ".agents" / "skills",
@@ -68,6 +73,8 @@ def team_layout(directory: str | Path) -> TeamLayout:
         if folder.is_dir() and folder not in skills:
             skills.append(folder)
     commands = root / CLAUDE_DIR / "commands"
+    if (root / PLUGIN_DIR).is_dir():
+        commands = root / "commands"
     return TeamLayout(
         root=root,
         roles=roles,

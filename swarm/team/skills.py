@@ -20,6 +20,7 @@ tool call like any other, so it is guarded and audited.
 from __future__ import annotations
 
 import dataclasses
+import re
 import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ __all__ = ["LOAD_SKILL", "Skill", "SkillShelf", "load_skills", "scoped_skill_too
 LOAD_SKILL = "load_skill"
 """The name of the tool that loads a skill."""
 SKILL_FILE = "SKILL.md"
+_ENTRY = re.compile(r"[^\s,()]+(?:\([^)]*\))?")
 _KNOWN = frozenset(
     {"name", "description", "allowed-tools", "allowed_tools", "disable-model-invocation"}
 )
@@ -64,7 +66,8 @@ class Skill:
 
 
 def _allowed(value: Any, path: Path, line: int | None) -> tuple[frozenset[str], tuple[str, ...]]:
-    entries = value.split(",") if isinstance(value, str) else value
+    # "Read, Grep" or "Read Bash(git log:*)": names apart from what is in parentheses
+    entries = _ENTRY.findall(value) if isinstance(value, str) else value
     if not isinstance(entries, list):
         raise ConfigError(
             "expected a list of tool names", path=path, line=line, field="allowed-tools"
