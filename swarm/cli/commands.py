@@ -99,7 +99,18 @@ def _add_running(sub: Any) -> None:
         " line (swarm run --team DIR --entry ROLE --model SPEC 'task'), which works in"
         " the current directory unless --workspace says otherwise.",
     )
-    run.add_argument("target", nargs="*", help="a scenario file, or the task with --team")
+    run.add_argument(
+        "target",
+        nargs="*",
+        help="a scenario file, or the task with --team (with --command: its arguments)",
+    )
+    run.add_argument(
+        "--command",
+        type=Path,
+        metavar="FILE",
+        help="a slash command file (.claude/commands/*.md) as the task, filled with the"
+        " arguments given; its !`cmd` lines run first under the entry role's policy",
+    )
     run.add_argument(
         "--team",
         type=Path,
@@ -108,7 +119,9 @@ def _add_running(sub: Any) -> None:
     )
     run.add_argument("--entry", help="the role that takes the task")
     run.add_argument(
-        "--model", help="a model spec, e.g. openai:gpt-4.1-mini (overrides the scenario)"
+        "--model",
+        help="a model spec, e.g. openai:gpt-4.1-mini (overrides the scenario), or"
+        " script:FILE.yaml for a scripted model",
     )
     run.add_argument("--policy", help="the guard policy for roles that name none")
     run.add_argument(

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 from pathlib import Path
 
 import anyio
 
 from swarm._visible import visible
-from swarm.batch.tasks import load_script_model
 from swarm.cli.exits import FAILED, OK
 from swarm.errors import ConfigError
 from swarm.scenario import Scenario
@@ -54,13 +52,7 @@ def run_crew_command(args: argparse.Namespace, scenario: Scenario, crew: Crew) -
         print(f"task {numbers[task.name]}/{total}: {task.name} ({role or 'the entry role'})")
         sys.stdout.flush()
 
-    model = args.model
-    if isinstance(model, str) and model.startswith("script:"):
-        # a scripted crew: one script plays every task (its roles' turns in order)
-        scenario = dataclasses.replace(
-            scenario, model=load_script_model(model.removeprefix("script:"))
-        )
-        model = None
+    model = args.model  # a script: model is the scenario's by now (one script, every task)
 
     async def go() -> list[CrewStep]:
         return list(

@@ -74,3 +74,37 @@ def test_running_refuses_an_unset_variable_of_a_used_server(
     assert "'SWARM_TEST_GH_TOKEN' is not set" in done.stderr
     assert "SWARM_TEST_NEVER_SET" not in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_run_a_slash_command_with_its_arguments(
+    swarm: Swarm, project: Path, tmp_path: Path
+) -> None:
+    (project / ".mcp.json").unlink()  # the triager's server would be started
+    (project / ".claude" / "agents" / "triager.md").unlink()
+    commands = project / ".claude" / "commands"
+    commands.mkdir()
+    (commands / "notes.md").write_text("Write release notes for version $1 ($ARGUMENTS).\n")
+    (tmp_path / "script.yaml").write_text("script:\n  writer: [{text: notes written}]\n")
+    done = swarm(
+        "run",
+        "--team",
+        project,
+        "--entry",
+        "writer",
+        "--command",
+        commands / "notes.md",
+        "--model",
+        f"script:{tmp_path / 'script.yaml'}",
+        "--plain",
+        "--workspace",
+        tmp_path / "ws",
+        "--runs-dir",
+        tmp_path / "runs",
+        "2.0",
+        "final",
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "notes written" in done.stdout
+    [record] = (tmp_path / "runs").iterdir()
+    manifest = json.loads((record / "manifest.json").read_text())
+    assert manifest["config"]["task"] == "/notes 2.0 final"
