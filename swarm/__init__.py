@@ -129,6 +129,8 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "swarm.sandbox.environment": ("command_environment",),
     "swarm.sandbox.limits": ("ResourceLimits",),
     "swarm.sandbox.select": ("find_sandbox",),
+    "swarm.team.commands": ("Command", "CommandTask", "read_command"),
+    "swarm.team.crewai": ("Crew", "CrewTask", "load_crew"),
     "swarm.team.delegation": ("AgentContext", "build_team", "make_agent_tools", "run_team"),
     "swarm.team.graph": ("Team",),
     "swarm.team.loader": (
@@ -142,6 +144,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "load_specs",
     ),
     "swarm.team.references": ("load_tool_reference",),
+    "swarm.team.skills": ("Skill", "load_skills"),
     "swarm.team.spec": ("AgentSpec", "BudgetSettings", "CompactionSettings"),
     "swarm.toolbox": ("make_toolbox",),
     "swarm.toolbox.shell": ("safe_environment",),
@@ -193,6 +196,8 @@ if _TYPE_CHECKING:
     from swarm.sandbox.environment import command_environment
     from swarm.sandbox.limits import ResourceLimits
     from swarm.sandbox.select import find_sandbox
+    from swarm.team.commands import Command, CommandTask, read_command
+    from swarm.team.crewai import Crew, CrewTask, load_crew
     from swarm.team.delegation import AgentContext, build_team, make_agent_tools, run_team
     from swarm.team.graph import Team
     from swarm.team.loader import (
@@ -206,6 +211,7 @@ if _TYPE_CHECKING:
         load_specs,
     )
     from swarm.team.references import load_tool_reference
+    from swarm.team.skills import Skill, load_skills
     from swarm.team.spec import AgentSpec, BudgetSettings, CompactionSettings
     from swarm.toolbox import make_toolbox
     from swarm.toolbox.shell import safe_environment
@@ -251,8 +257,10 @@ __all__ = [
     "CallObserver",
     "CallRecord",
     "CeilingGuard",
+    "Command",
     "CommandDenyGuard",
     "CommandPrefixGuard",
+    "CommandTask",
     "CompactionError",
     "CompactionSettings",
     "CompletionTransport",
@@ -263,6 +271,8 @@ __all__ = [
     "ContextCompacted",
     "ContextStore",
     "ContextStoreError",
+    "Crew",
+    "CrewTask",
     "DEFAULT_MAX_RESULT_CHARS",
     "DEFAULT_TOOL_TIMEOUT",
     "DenyAllGuard",
@@ -314,6 +324,7 @@ __all__ = [
     "SessionEndEvent",
     "SessionInfo",
     "ShellGuard",
+    "Skill",
     "StopReason",
     "StreamEvent",
     "SubAgentEvent",
@@ -357,8 +368,10 @@ __all__ = [
     "event_to_dict",
     "find_sandbox",
     "load_agents",
+    "load_crew",
     "load_mcp_servers",
     "load_policy",
+    "load_skills",
     "load_specs",
     "load_tasks",
     "load_tool_reference",
@@ -366,6 +379,7 @@ __all__ = [
     "make_toolbox",
     "model_spec",
     "on_user_turn",
+    "read_command",
     "register_provider",
     "run_batch",
     "run_suite",
