@@ -27,7 +27,6 @@ from swarm.errors import ConfigError, ToolError
 from swarm.events import Error, SessionEndEvent, StreamEvent, SubAgentEvent
 from swarm.loop import run_loop
 from swarm.run import Approver, CallObserver, RunScope, current_scope, use_scope
-from swarm.team.skills import scoped_skill_tools
 from swarm.tools import Field, Tool, ToolOutput
 from swarm.transports.base import CompletionTransport, model_name
 from swarm.transports.options import for_tool_choice
@@ -328,6 +327,8 @@ def build_team(
     tool names and for role models no provider understands (naming the role's file).
     """
     import networkx as nx  # a Team has imported it already; make_agent_tools never needs it
+
+    from swarm.team.skills import scoped_skill_tools  # the team loader has imported it
 
     prototypes = team.agents(toolbox)
     if resolve_model is None:
