@@ -14,6 +14,7 @@ from swarm.guards.policy import Policy
 from swarm.mcp.config import MCP_FILES
 from swarm.scenario.record import file_hash
 from swarm.scenario.spec import Scenario
+from swarm.team.crewai import crew_files
 from swarm.team.layout import team_layout
 from swarm.team.teamfile import TEAM_FILES
 
@@ -32,6 +33,11 @@ def _team_files(team: Path) -> list[Path]:
     team = _real(team)
     if not team.is_dir():
         return [team]
+    crew = crew_files(team)
+    if crew is not None:  # a CrewAI project: its crew files, not its code or virtualenv
+        near = [crew[0].parent, crew[0].parent.parent]
+        extra = [d / n for d in near for n in ("crew.yaml", "crew.py") if (d / n).is_file()]
+        return [*crew, *extra]
     layout = team_layout(team)
     if layout.roles == layout.root == team:
         return _files_under(team)
