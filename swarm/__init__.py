@@ -118,7 +118,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "swarm.guards.limits": ("BudgetGuard", "RateLimitGuard"),
     "swarm.guards.paths": ("PathGuard",),
     "swarm.guards.policy": ("Policy", "PolicyGuard", "apply_policy", "load_policy"),
-    "swarm.guards.prefixes": ("CommandPrefixGuard",),
+    "swarm.guards.prefixes": ("CommandDenyGuard", "CommandPrefixGuard"),
     "swarm.guards.replay": ("replay_decisions",),
     "swarm.guards.shell": ("ShellGuard",),
     "swarm.mcp.config": ("McpHttpServer", "McpServer", "McpStdioServer", "load_mcp_servers"),
@@ -137,6 +137,8 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "swarm.sandbox.proxy": ("ConnectionRecord", "EgressProxy", "mapped_resolver"),
     "swarm.sandbox.select": ("find_sandbox",),
     "swarm.team.background": ("agents_tool",),
+    "swarm.team.commands": ("Command", "CommandTask", "read_command"),
+    "swarm.team.crewai": ("Crew", "CrewTask", "load_crew"),
     "swarm.team.delegation": ("AgentContext", "build_team", "make_agent_tools", "run_team"),
     "swarm.team.graph": ("Team",),
     "swarm.team.loader": (
@@ -150,6 +152,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "load_specs",
     ),
     "swarm.team.references": ("load_tool_reference",),
+    "swarm.team.skills": ("Skill", "load_skills"),
     "swarm.team.spec": ("AgentSpec", "BudgetSettings", "CompactionSettings"),
     "swarm.toolbox": ("make_toolbox",),
     "swarm.toolbox.shell": ("safe_environment",),
@@ -191,7 +194,7 @@ if _TYPE_CHECKING:
     from swarm.guards.limits import BudgetGuard, RateLimitGuard
     from swarm.guards.paths import PathGuard
     from swarm.guards.policy import Policy, PolicyGuard, apply_policy, load_policy
-    from swarm.guards.prefixes import CommandPrefixGuard
+    from swarm.guards.prefixes import CommandDenyGuard, CommandPrefixGuard
     from swarm.guards.replay import replay_decisions
     from swarm.guards.shell import ShellGuard
     from swarm.mcp.config import McpHttpServer, McpServer, McpStdioServer, load_mcp_servers
@@ -210,6 +213,8 @@ if _TYPE_CHECKING:
     from swarm.sandbox.proxy import ConnectionRecord, EgressProxy, mapped_resolver
     from swarm.sandbox.select import find_sandbox
     from swarm.team.background import agents_tool
+    from swarm.team.commands import Command, CommandTask, read_command
+    from swarm.team.crewai import Crew, CrewTask, load_crew
     from swarm.team.delegation import AgentContext, build_team, make_agent_tools, run_team
     from swarm.team.graph import Team
     from swarm.team.loader import (
@@ -223,6 +228,7 @@ if _TYPE_CHECKING:
         load_specs,
     )
     from swarm.team.references import load_tool_reference
+    from swarm.team.skills import Skill, load_skills
     from swarm.team.spec import AgentSpec, BudgetSettings, CompactionSettings
     from swarm.toolbox import make_toolbox
     from swarm.toolbox.shell import safe_environment
@@ -277,7 +283,10 @@ __all__ = [
     "CallRecord",
     "CeilingGuard",
     "Change",
+    "Command",
+    "CommandDenyGuard",
     "CommandPrefixGuard",
+    "CommandTask",
     "CompactionError",
     "CompactionSettings",
     "CompletionTransport",
@@ -289,6 +298,8 @@ __all__ = [
     "ContextCompacted",
     "ContextStore",
     "ContextStoreError",
+    "Crew",
+    "CrewTask",
     "DEFAULT_MAX_RESULT_CHARS",
     "DEFAULT_OUTPUT_RETRIES",
     "DEFAULT_TOOL_TIMEOUT",
@@ -348,6 +359,7 @@ __all__ = [
     "SessionEndEvent",
     "SessionInfo",
     "ShellGuard",
+    "Skill",
     "StopReason",
     "StreamEvent",
     "SubAgentEvent",
@@ -396,8 +408,10 @@ __all__ = [
     "event_to_dict",
     "find_sandbox",
     "load_agents",
+    "load_crew",
     "load_mcp_servers",
     "load_policy",
+    "load_skills",
     "load_specs",
     "load_tasks",
     "load_tool_reference",
@@ -406,6 +420,7 @@ __all__ = [
     "mapped_resolver",
     "model_spec",
     "on_user_turn",
+    "read_command",
     "register_provider",
     "replay_decisions",
     "run_batch",

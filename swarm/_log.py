@@ -12,13 +12,32 @@ applied only while nobody else has configured structlog (a test capturing logs h
 
 from __future__ import annotations
 
+import contextlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["configure", "logger"]
+__all__ = ["configure", "logger", "quiet"]
 
 _pending: Callable[[], None] | None = None
+_quiet = 0
+_HUSHED = frozenset({"debug", "info", "warning"})
+
+
+def _ignore(*args: Any, **kwargs: Any) -> None:
+    return None
+
+
+@contextlib.contextmanager
+def quiet() -> Iterator[None]:
+    """Within it, ``logger`` lines below error are not written: for a command that prints
+    every warning itself (``swarm validate``), so none is shown twice."""
+    global _quiet
+    _quiet += 1
+    try:
+        yield
+    finally:
+        _quiet -= 1
 
 
 def configure(setup: Callable[[], None]) -> None:
@@ -52,6 +71,8 @@ class _Logger:
         self._real: Any = None
 
     def __getattr__(self, attribute: str) -> Any:
+        if _quiet and attribute in _HUSHED:
+            return _ignore
         if self._real is None:
             self._real = _structlog().get_logger(self._name)
         return getattr(self._real, attribute)

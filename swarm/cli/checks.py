@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import re
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -25,25 +26,36 @@ from swarm.contracts import FINAL_ANSWER
 from swarm.errors import ConfigError
 from swarm.guards.policy import Policy, check_policy, load_policy
 from swarm.guards.reach import Reach, ToolNames, idle, unreachable
-from swarm.mcp.config import load_mcp_servers
 from swarm.scenario import Scenario, Script, scenario_from_document
 from swarm.scenario.policies import policy_refs
 from swarm.scenario.tooling import scenario_tools
 from swarm.team import DEFAULT_MAX_DEPTH, AgentSpec, MultiFormatLoader, Team
+from swarm.team.layout import team_layout
+from swarm.team.loader import crew_specs
 from swarm.team.reach import team_reach
+from swarm.team.skills import Skill, load_skills
 from swarm.team.spec import check_name, index_specs, role_spec
-from swarm.team.teamfile import TeamFile, load_team_file, mcp_warnings, model_aliases
+from swarm.team.teamfile import (
+    TeamFile,
+    load_team_file,
+    load_team_mcp,
+    mcp_file_warnings,
+    mcp_unset,
+    mcp_warnings,
+    model_aliases,
+)
 from swarm.toolbox import TOOL_NAMES
 from swarm.tools import Tool
 from swarm.transports.resolver import missing_key, model_spec
 from swarm.transports.spec import transport_from_spec
 
-__all__ = ["is_policy_file", "validate"]
+__all__ = ["is_policy_file", "needed_keys", "validate"]
 
 # Stand-ins for required fields while checking the rest of a file that lacks them.
 _ROLE_FILL = {"system": "(stand-in: the file's prompt has a problem)"}
 _SCENARIO_FILL = {"task": "(stand-in: the file's task has a problem)"}
 _NO_ENTRY = "cannot tell the entry role"
+_UNSET = re.compile(r"variable '([^']+)' is not set")
 
 # Keys only a policy file has, and keys only a scenario file has.
 _POLICY_KEYS = frozenset({"rules", "guards", "extend", "sandbox", "default"})
@@ -90,6 +102,8 @@ def validate(target: Path, entry: str | None = None) -> tuple[list[ConfigError],
     team: Team | None = None
     warnings: list[str] = []
     servers, settings = _team_settings(directory, scenario, problems)
+    skills = _skills(directory, problems)
+    warnings += [w for skill in skills.values() for w in skill.warnings]
     if specs:
         try:
             team = Team(
@@ -99,8 +113,10 @@ def validate(target: Path, entry: str | None = None) -> tuple[list[ConfigError],
                 directory=directory,
                 mcp_servers=servers,
                 models=model_aliases(settings.models),
+                skills=skills,
             )
             warnings += team.warnings
+            warnings += mcp_file_warnings(servers)
             warnings += mcp_warnings(team.specs.values(), set(servers))
         except ConfigError as exc:
             # A role read without its delegates leaves more roles no one delegates to:
@@ -163,6 +179,9 @@ def _role_specs(directory: Path, problems: list[ConfigError]) -> dict[str, Agent
     stays in the team as well as it can (without its bad keys, or as a bare stand-in)."""
     loader = MultiFormatLoader()
     try:
+        crew = crew_specs(directory)
+        if crew is not None:
+            return crew
         files = loader.role_files(directory)
     except ConfigError as exc:
         problems += exc.problems
@@ -211,6 +230,17 @@ def _renamed(spec: AgentSpec, name: str) -> AgentSpec | None:
     return dataclasses.replace(spec, name=name) if name else None
 
 
+def _skills(directory: Path, problems: list[ConfigError]) -> dict[str, Skill]:
+    """The team's skills (``swarm.team.skills``); bad ``SKILL.md`` files to ``problems``."""
+    if not directory.is_dir():
+        return {}
+    try:
+        return load_skills(team_layout(directory).skills)
+    except ConfigError as exc:
+        problems += exc.problems
+        return {}
+
+
 def _toolbox() -> dict[str, Tool[Any]]:
     from swarm.toolbox import make_toolbox
 
@@ -231,7 +261,7 @@ def _team_settings(
     settings = TeamFile()
     if directory.is_dir():
         try:
-            servers.update(load_mcp_servers(directory))
+            servers.update(load_team_mcp(directory))
         except ConfigError as exc:
             problems += exc.problems
         try:
@@ -264,29 +294,43 @@ def _tool_problems(
 
 
 def _role_model_problems(team: Team, scenario: Scenario | None) -> list[ConfigError]:
-    """Each role model that names no provider, or whose provider's key is not set (not
-    checked for a scripted scenario, which calls no provider)."""
+    """Each role model that names no provider (a missing key is not a problem here: see
+    ``needed_keys``)."""
     aliases = {**team.models, **(scenario.models if scenario else {})}
-    keys_needed = scenario is None or not isinstance(scenario.model, Script)
     problems: list[ConfigError] = []
     for spec in team.specs.values():
         if not spec.model:
             continue
         try:
             resolved = model_spec(spec.model, aliases)
-            if resolved is None:
-                continue
-            transport_from_spec(resolved, api_key="")  # the key: below
+            if resolved is not None:
+                transport_from_spec(resolved, api_key="")  # the key: needed_keys
         except ConfigError as exc:
             problems.append(spec.error(exc.message, "model"))
-            continue
-        variable = missing_key(resolved) if keys_needed else None
-        if variable is not None:
-            shown = spec.model if spec.model == resolved else f"{spec.model} ({resolved})"
-            problems.append(
-                spec.error(f"the model {shown} needs {variable}, which is not set", "model")
-            )
     return problems
+
+
+def needed_keys(team: Team, scenario: Scenario | None = None) -> list[str]:
+    """The provider key variables the team's role models need, and the ``${VAR}``s of
+    the MCP servers its roles use, that are not set, each once (no provider key for a
+    scripted scenario, which calls none). Validation only notes them: a missing secret
+    is an error when running, never when checking files."""
+    servers = {**team.mcp_servers, **(scenario.mcp_servers if scenario else {})}
+    variables = [e.message.split("'")[1] for e in mcp_unset(team.specs.values(), servers)]
+    if scenario is not None and isinstance(scenario.model, Script):
+        return list(dict.fromkeys(variables))
+    aliases = {**team.models, **(scenario.models if scenario else {})}
+    for spec in team.specs.values():
+        if not spec.model:
+            continue
+        try:
+            resolved = model_spec(spec.model, aliases)
+        except ConfigError:
+            continue  # reported by _role_model_problems
+        variable = missing_key(resolved) if resolved is not None else None
+        if variable is not None and variable not in variables:
+            variables.append(variable)
+    return variables
 
 
 def _policy_problems(

@@ -46,7 +46,15 @@ def add_commands(sub: Any) -> None:
     from swarm.cli.init import add_commands as _add_init
     from swarm.cli.local import add_commands as _add_local
 
-    for add in (_add_running, _add_batch, _add_inspect, _add_records, _add_local, _add_mcp):
+    for add in (
+        _add_running,
+        _add_batch,
+        _add_inspect,
+        _add_import,
+        _add_records,
+        _add_local,
+        _add_mcp,
+    ):
         add(sub)
     _add_init(sub)
 
@@ -91,13 +99,38 @@ def _add_running(sub: Any) -> None:
         " line (swarm run --team DIR --entry ROLE --model SPEC 'task'), which works in"
         " the current directory unless --workspace says otherwise.",
     )
-    run.add_argument("target", nargs="*", help="a scenario file, or the task with --team")
-    run.add_argument("--team", type=Path, help="a directory of role files")
+    run.add_argument(
+        "target",
+        nargs="*",
+        help="a scenario file, or the task with --team (with --command: its arguments)",
+    )
+    run.add_argument(
+        "--command",
+        type=Path,
+        metavar="FILE",
+        help="a slash command file (.claude/commands/*.md) as the task, filled with the"
+        " arguments given; its !`cmd` lines run first under the entry role's policy",
+    )
+    run.add_argument(
+        "--team",
+        type=Path,
+        help="a directory of role files, a Claude Code project, or a CrewAI crew (with no"
+        " task given, a crew runs its tasks.yaml)",
+    )
     run.add_argument("--entry", help="the role that takes the task")
     run.add_argument(
-        "--model", help="a model spec, e.g. openai:gpt-4.1-mini (overrides the scenario)"
+        "--model",
+        help="a model spec, e.g. openai:gpt-4.1-mini (overrides the scenario), or"
+        " script:FILE.yaml for a scripted model",
     )
     run.add_argument("--policy", help="the guard policy for roles that name none")
+    run.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="fill {KEY} in the roles' prompts and a crew's tasks (a CrewAI crew's inputs)",
+    )
     run.add_argument(
         "--workspace",
         type=Path,
@@ -243,6 +276,23 @@ def _add_inspect(sub: Any) -> None:
     graph.add_argument("--format", choices=("mermaid", "dot"), default="mermaid")
     graph.add_argument("--entry", help="the entry role")
     graph.set_defaults(handler=_later("swarm.cli.inspect", "cmd_graph"))
+
+
+def _add_import(sub: Any) -> None:
+    """Add ``swarm import crewai``."""
+    importing = sub.add_parser("import", help="write swarm role files from another framework's")
+    kinds = importing.add_subparsers(dest="import_command", required=True)
+    crewai = kinds.add_parser(
+        "crewai",
+        help="a CrewAI crew's agents.yaml as swarm role files",
+        description="Write one YAML role file per agent of a CrewAI crew (agents.yaml and"
+        " tasks.yaml, in config/ or not). Nothing is overwritten.",
+    )
+    crewai.add_argument("source", type=Path, help="the crew's folder")
+    crewai.add_argument(
+        "-o", "--output", type=Path, required=True, metavar="DIR", help="where to write them"
+    )
+    crewai.set_defaults(handler=_later("swarm.cli.importing", "cmd_import_crewai"))
 
 
 def _add_records(sub: Any) -> None:

@@ -6,9 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
+from swarm._log import quiet
 from swarm._text import plural
 from swarm._visible import visible
-from swarm.cli.checks import is_policy_file, validate
+from swarm.cli.checks import is_policy_file, needed_keys, validate
 from swarm.cli.exits import BAD_INPUT, OK
 from swarm.errors import ConfigError
 from swarm.guards.policy import Policy, load_policy
@@ -32,6 +33,11 @@ def _team_of(target: Path, entry: str | None) -> tuple[Team, Scenario | None]:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    with quiet():  # every warning is printed below, each once: not logged as well
+        return _validate(args)
+
+
+def _validate(args: argparse.Namespace) -> int:
     if not args.target.exists():
         raise ConfigError("no such file or directory", path=args.target)
     if not (args.target.is_dir() or args.target.is_file()):
@@ -55,9 +61,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
             return replay_exit(result, args.fail_on)
         return OK
     team, scenario = _team_of(args.target, args.entry)
+    keys = needed_keys(team, scenario)
+    # a missing provider key is the run's error, never the check's: CI has none
+    needs = f"; running needs {', '.join(keys)} (not set here)" if keys else ""
     print(
         f"ok: {args.target}: {plural(len(team), 'role')}, entry '{team.entry}',"
-        f" delegation depth {team.depth}"
+        f" delegation depth {team.depth}{needs}"
     )
     if getattr(args, "against", None):
         return _against(team, scenario, args.against, args.fail_on)

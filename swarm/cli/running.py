@@ -16,7 +16,9 @@ from rich.console import Console
 
 from swarm._text import plural
 from swarm._visible import visible
+from swarm.batch.tasks import load_script_model
 from swarm.cli.batch import test_on_executor
+from swarm.cli.crew import crew_to_run, parse_inputs, run_crew_command
 from swarm.cli.exits import FAILED, OK, Stopped, run_until_stopped
 from swarm.cli.prompt import TerminalPrompt, interactive
 from swarm.cli.records import resume_command
@@ -34,6 +36,8 @@ from swarm.scenario.record import default_runs_dir, new_run_id
 from swarm.scenario.runner import NO_MODEL_HELP, RunOutcome, default_workspace
 from swarm.scenario.sandboxing import sandbox_line, swarm_code_line
 from swarm.team import Team
+from swarm.team.commands import CommandTask, read_command
+from swarm.team.crewai import crew_files
 from swarm.types import StopReason
 
 __all__ = ["cmd_run", "cmd_test"]
@@ -49,9 +53,15 @@ def _with_tool_timeout(scenario: Scenario, seconds: float | None) -> Scenario:
 
 
 def _scenario_from_args(args: argparse.Namespace) -> Scenario:
+    inputs = parse_inputs(args.input)
+    command = None
+    if args.command is not None:
+        if args.team is None:
+            raise ConfigError("--command runs with --team DIR: give the team too")
+        command = CommandTask(read_command(args.command), tuple(args.target))
     if args.team is not None:
-        task = " ".join(args.target).strip()
-        if not task:
+        task = command.title if command is not None else " ".join(args.target).strip()
+        if not task and crew_files(args.team) is None:
             raise ConfigError("give the task after the options: swarm run --team DIR ... 'task'")
         if args.model is None:
             raise ConfigError(NO_MODEL_HELP)
@@ -65,7 +75,9 @@ def _scenario_from_args(args: argparse.Namespace) -> Scenario:
         name = "run"
         return Scenario(
             name=name,
-            task=task,
+            task=task or "(the crew's tasks)",
+            inputs=inputs,
+            command=command,
             team=args.team,
             entry=args.entry,
             policy=args.policy,
@@ -83,13 +95,28 @@ def _scenario_from_args(args: argparse.Namespace) -> Scenario:
             policy=args.policy or scenario.policy,
             entry=args.entry or scenario.entry,
         )
+    if inputs:
+        from dataclasses import replace
+
+        scenario = replace(scenario, inputs={**scenario.inputs, **inputs})
     return scenario
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     scenario = _with_tool_timeout(_scenario_from_args(args), args.tool_timeout)
+    if isinstance(args.model, str) and args.model.startswith("script:"):
+        # a scripted model from a file, as `swarm batch --model script:FILE` takes it
+        from dataclasses import replace
+
+        scenario = replace(scenario, model=load_script_model(args.model.removeprefix("script:")))
+        args.model = None
     if args.replay is None and args.model is None and scenario.model is None:
         raise ConfigError(NO_MODEL_HELP, path=scenario.path, field="model")
+    crew = crew_to_run(
+        scenario, task_given=args.team is None or bool(" ".join(args.target).strip())
+    )
+    if crew is not None:
+        return run_crew_command(args, scenario, crew)
     console = Console(stderr=args.json)
     prompt = TerminalPrompt() if interactive() and not args.json else None
     team = Team.load(scenario.team, entry=scenario.entry)

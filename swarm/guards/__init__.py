@@ -53,6 +53,7 @@ if TYPE_CHECKING:
         shipped_policies,
     )
     from swarm.guards.prefixes import (
+        CommandDenyGuard,
         CommandPrefixGuard,
     )
     from swarm.guards.registry import (
@@ -93,6 +94,7 @@ __all__ = [
     "CeilingGuard",
     "ChangedCall",
     "CommandPattern",
+    "CommandDenyGuard",
     "CommandPrefixGuard",
     "ConcurrentGuard",
     "Decision",
@@ -157,7 +159,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "load_policy",
         "shipped_policies",
     ),
-    "swarm.guards.prefixes": ("CommandPrefixGuard",),
+    "swarm.guards.prefixes": ("CommandDenyGuard", "CommandPrefixGuard"),
     "swarm.guards.registry": (
         "GuardContext",
         "guard_names",

@@ -25,7 +25,7 @@ from swarm.guards.shellparse import Invocation
 if TYPE_CHECKING:
     from swarm.tools import Tool
 
-__all__ = ["CommandPrefixGuard"]
+__all__ = ["CommandDenyGuard", "CommandPrefixGuard"]
 
 
 def _starts_with(invocation: Invocation, words: tuple[str, ...]) -> bool:
@@ -35,6 +35,16 @@ def _starts_with(invocation: Invocation, words: tuple[str, ...]) -> bool:
     if any(index in unknown for index in range(len(words))):
         return False  # a word of the prefix is only known at run time
     return tuple(invocation.argv[: len(words)]) == words
+
+
+def _may_start_with(invocation: Invocation, words: tuple[str, ...]) -> bool:
+    """Whether ``invocation`` starts with ``words`` or might at run time (a word of the
+    prefix only known then: refused, as the guard cannot tell)."""
+    if len(invocation.argv) < len(words):
+        return False
+    unknown = {word.index for word in invocation.unknown}
+    said = (invocation.program, *invocation.argv[1:])  # /bin/rm is rm
+    return all(index in unknown or said[index] == word for index, word in enumerate(words))
 
 
 class CommandPrefixGuard(PermissionGuard):
@@ -70,4 +80,35 @@ class CommandPrefixGuard(PermissionGuard):
                     guard=self.name,
                     rule="command prefixes",
                 )
+        return kwargs
+
+
+class CommandDenyGuard(PermissionGuard):
+    """Denies a shell command when any program it would run starts with one of
+    ``prefixes`` (each a string of words, ``"git push"``), or might at run time
+    (``git $(echo push)``). What Claude Code's ``permissions.deny`` ``Bash(git push:*)``
+    and ``disallowedTools`` ``Bash(rm:*)`` become. It only narrows the role's policy.
+    """
+
+    def __init__(self, prefixes: Iterable[str], *, argument: str = "command") -> None:
+        self.prefixes = tuple(words for p in prefixes if (words := tuple(p.split())))
+        self.argument = argument
+
+    def __repr__(self) -> str:
+        shown = ", ".join(repr(" ".join(words)) for words in self.prefixes)
+        return f"CommandDenyGuard([{shown}])"
+
+    async def check(self, tool: Tool[Any], **kwargs: Any) -> dict[str, Any]:
+        command = kwargs.get(self.argument)
+        if command is None:
+            return kwargs
+        for invocation in judged_invocations(command, self.name):
+            for words in self.prefixes:
+                if _may_start_with(invocation, words):
+                    raise GuardError(
+                        f"'{invocation}' is refused for this role: commands starting with"
+                        f" {' '.join(words)!r} are denied",
+                        guard=self.name,
+                        rule="denied command prefixes",
+                    )
         return kwargs

@@ -27,6 +27,7 @@ import anyio
 import anyio.abc
 import mcp_types as types
 from mcp import ClientSession
+from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
@@ -311,6 +312,10 @@ class McpConnections:
     @contextlib.asynccontextmanager
     async def _transport(self, connection: _Connection) -> AsyncIterator[Any]:
         server = connection.server
+        if isinstance(server, McpHttpServer) and server.transport == "sse":
+            async with sse_client(server.url, headers=dict(server.headers)) as streams:
+                yield streams
+            return
         if isinstance(server, McpHttpServer):
             client = create_mcp_http_client(headers=dict(server.headers))
             async with client, streamable_http_client(server.url, http_client=client) as streams:

@@ -200,7 +200,8 @@ async def mcp_toolbox(
 
     Starts each server named, side by side (tools are listed once per server). Raises
     ``ConfigError`` naming the role file and line for an entry naming a tool the server
-    lacks (an optional entry is dropped with a warning), or a server that does not start.
+    lacks (an optional entry is dropped with a warning), a server that does not start, or
+    an ``${VAR}`` of a server some role uses that is not set (before any server starts).
     """
     specs, readonly = list(specs), tuple(readonly)
     wanted_servers = {
@@ -209,6 +210,9 @@ async def mcp_toolbox(
         for entry in spec.tools
         if (parsed := parse_mcp_entry(entry)) is not None and parsed[0] in connections.servers
     }
+    unset = [e for name in sorted(wanted_servers) for e in connections.servers[name].unset]
+    if unset:
+        raise ConfigError.collect(unset)
     listed: dict[str, dict[str, Tool[Any]]] = {}
     failed: dict[str, str] = {}
 

@@ -11,8 +11,12 @@ from pathlib import Path
 
 from swarm.errors import ConfigError
 from swarm.guards.policy import Policy
+from swarm.mcp.config import MCP_FILES
 from swarm.scenario.record import file_hash
 from swarm.scenario.spec import Scenario
+from swarm.team.crewai import crew_files
+from swarm.team.layout import team_layout
+from swarm.team.teamfile import TEAM_FILES
 
 __all__ = ["ChangedFile", "changed_files", "check_unchanged", "defining_files"]
 
@@ -21,11 +25,30 @@ def _real(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
 
+def _files_under(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+
+
 def _team_files(team: Path) -> list[Path]:
     team = _real(team)
     if not team.is_dir():
         return [team]
-    return sorted(p for p in team.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    crew = crew_files(team)
+    if crew is not None:  # a CrewAI project: its crew files, not its code or virtualenv
+        near = [crew[0].parent, crew[0].parent.parent]
+        extra = [d / n for d in near for n in ("crew.yaml", "crew.py") if (d / n).is_file()]
+        return [*crew, *extra]
+    layout = team_layout(team)
+    if layout.roles == layout.root == team:
+        return _files_under(team)
+    # a project root: its team is its role, skill and command folders and its settings,
+    # not the project's own files (which the run may change)
+    files = _files_under(layout.roles)
+    for folder in (*layout.skills, *([layout.commands] if layout.commands else [])):
+        files += _files_under(folder)
+    for folder in layout.settings_dirs:
+        files += [folder / n for n in (*MCP_FILES, *TEAM_FILES) if (folder / n).is_file()]
+    return files
 
 
 def defining_files(scenario: Scenario, policies: Iterable[Policy]) -> dict[str, str | None]:

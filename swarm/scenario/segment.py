@@ -17,15 +17,18 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from swarm.agent import AgentStream
+from swarm._log import logger
+from swarm.agent import Agent, AgentStream
 from swarm.audit import AuditLog, environment_secrets, read_key, redact
 from swarm.budget import BudgetLimits
 from swarm.context.sqlite import SQLiteContextStore
+from swarm.dispatch import call_tool
 from swarm.event_codec import event_to_dict
 from swarm.events import StreamEvent
 from swarm.guards.policy import Policy
 from swarm.guards.protect import ProtectedPaths
-from swarm.run import Approver, CallObserver, current_scope
+from swarm.messages import ToolUseBlock
+from swarm.run import Approver, CallObserver, RunScope, current_scope
 from swarm.scenario.changes import attributed, snapshot, workspace_changes
 from swarm.scenario.manifest import RunConfig
 from swarm.scenario.outcome import CallTally, EventTally, RunOutcome, build_outcome
@@ -39,6 +42,8 @@ from swarm.scenario.spec import Scenario
 from swarm.scenario.summary import RunSummary
 from swarm.scenario.tooling import scenario_team, scenario_tools
 from swarm.team import DEFAULT_MAX_DEPTH, Team
+from swarm.team.commands import CommandTask
+from swarm.team.crewai import fill
 from swarm.team.delegation import (
     build_team,
     compacting_context,
@@ -47,6 +52,7 @@ from swarm.team.delegation import (
     team_scope,
 )
 from swarm.team.prices import check_dollar_budgets, team_registry
+from swarm.team.skills import LOAD_SKILL, SkillShelf
 from swarm.toolbox import make_toolbox
 from swarm.tools import Tool
 from swarm.transports.base import CompletionTransport, model_name
@@ -54,7 +60,9 @@ from swarm.transports.options import for_cache
 from swarm.transports.resolver import ModelResolver
 from swarm.undo import UndoCapture
 
-__all__ = ["RunSetup", "Segment", "load_team", "run_segment"]
+__all__ = ["RunSetup", "Segment", "command_message", "load_team", "run_segment"]
+
+log = logger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +117,16 @@ def load_team(scenario: Scenario) -> Team:
             for spec in team.specs.values()
         ]
         team = team.replaced(specs=specs)
+    if scenario.inputs:
+        filled = [
+            dataclasses.replace(
+                s,
+                system=fill(s.system, scenario.inputs),
+                description=fill(s.description, scenario.inputs),
+            )
+            for s in team.specs.values()
+        ]
+        team = team.replaced(specs=filled)
     return scenario_team(scenario, team)
 
 
@@ -141,6 +159,8 @@ async def run_segment(
         ),
         **scenario_tools(run.scenario),
     }
+    if run.team.skills:
+        toolbox[LOAD_SKILL] = SkillShelf(run.team.skills, run.workspace).tool()
     capture = await anyio.to_thread.run_sync(lambda: _capture(run, protected, policy.undo))
     try:
         if not run.team.mcp_servers:
@@ -300,6 +320,8 @@ async def _run_with(
         restored = await _background_to_restore(record, root_store, sessions, segment)
         if restored:
             scope = scope.child(restore_subagents=restore_background(entry, restored))
+        if scenario.command is not None and segment.number == 1 and message is not None:
+            message = await command_message(scenario.command, entry, scope, run.workspace)
         try:
             if not segment.run_model:  # the crash came after the last turn: nothing to run
                 final.finish_from(await root_store.get_history())
@@ -359,6 +381,27 @@ async def _background_to_restore(
         return {}
     paths = unfinished_background(record, await root.get_history())
     return {p: SQLiteContextStore(record.sessions, sessions[p]) for p in paths if p in sessions}
+
+
+async def command_message(
+    command: CommandTask, entry: Agent, scope: RunScope, workspace: Path
+) -> str:
+    """The command's task, its ``!`cmd``` lines run first as calls of the entry role's
+    ``shell`` (guarded, sandboxed, audited); a refusal is said in the task's text and
+    logged, so it is never silent."""
+    tools = {t.name: t for t in entry.tools}
+    outputs: list[str] = []
+    for number, line in enumerate(command.shell_lines, start=1):
+        if "shell" not in tools:
+            said = f"(not run: the role '{entry.name}' has no shell tool)"
+        else:
+            use = ToolUseBlock(f"command_{number}", "shell", {"command": line})
+            block = await call_tool(tools, use, scope)
+            said = f"(refused: {block.text})" if block.is_error else block.text.rstrip()
+        if said.startswith("("):
+            log.warning(f"command /{command.command.name}: !`{line}` {said}")
+        outputs.append(said)
+    return await anyio.to_thread.run_sync(command.render, workspace, outputs)
 
 
 def _first(value: Any, fallback: Any) -> Any:

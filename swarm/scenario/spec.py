@@ -46,6 +46,7 @@ from swarm.config import Document, load_document, validate_document
 from swarm.errors import ConfigError
 from swarm.mcp.config import McpServer, parse_mcp_servers
 from swarm.scenario.output_checks import condition_problems
+from swarm.team.commands import CommandTask, read_command
 from swarm.team.teamfile import ModelsField, model_aliases, model_prices
 
 __all__ = [
@@ -186,6 +187,15 @@ class Expectations(pydantic.BaseModel):
         return value
 
 
+class CommandFile(pydantic.BaseModel):
+    """``task: {command: FILE, args: [...]}``: a slash command file (relative to the
+    scenario) run with its arguments."""
+
+    model_config = _STRICT
+    command: str = pydantic.Field(min_length=1)
+    args: list[str] = pydantic.Field(default_factory=list)
+
+
 class ScenarioFile(pydantic.BaseModel):
     model_config = _STRICT
     name: str | None = None
@@ -196,7 +206,7 @@ class ScenarioFile(pydantic.BaseModel):
     workspace: str | None = None
     runs_dir: str | None = None
     files: dict[str, str] = pydantic.Field(default_factory=dict)
-    task: str = pydantic.Field(min_length=1)
+    task: Annotated[str, pydantic.Field(min_length=1)] | CommandFile
     model: str | Script | None = None
     models: ModelsField = pydantic.Field(default_factory=dict)
     cache: bool | Literal["5m", "1h"] | None = None
@@ -204,6 +214,7 @@ class ScenarioFile(pydantic.BaseModel):
     expect: Expectations | None = None
     tools: dict[str, str] = pydantic.Field(default_factory=dict)
     mcp_servers: dict[str, Any] = pydantic.Field(default_factory=dict)
+    inputs: dict[str, str] = pydantic.Field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,7 +223,9 @@ class Scenario:
 
     ``tools`` names Python tools for its roles (``{name: "module:attr"}``, a role lists
     ``name``); ``mcp_servers`` adds MCP servers to the team's (a server of one name
-    replaces the team's)."""
+    replaces the team's); ``command`` is a slash command whose text is the task (its
+    shell lines run first: ``swarm.team.commands``); ``inputs`` fill the
+    ``{placeholders}`` of the roles' prompts (a CrewAI crew's, ``swarm.team.crewai``)."""
 
     name: str
     task: str
@@ -233,6 +246,8 @@ class Scenario:
     document: Document | None = field(default=None, compare=False, repr=False)
     tools: dict[str, str] = field(default_factory=dict)
     mcp_servers: dict[str, McpServer] = field(default_factory=dict)
+    inputs: dict[str, str] = field(default_factory=dict)
+    command: CommandTask | None = None
 
     def error(self, message: str, *key: str | int) -> ConfigError:
         """A ``ConfigError`` about ``key`` of this scenario's file."""
@@ -267,9 +282,19 @@ def scenario_from_document(document: Document) -> Scenario:
     runs_dir = Path(data.runs_dir).expanduser() if data.runs_dir else None
     if runs_dir is not None and not runs_dir.is_absolute():
         runs_dir = base / runs_dir
+    command = None
+    if isinstance(data.task, CommandFile):
+        where = Path(data.task.command)
+        try:
+            found = read_command(where if where.is_absolute() else base / where)
+        except ConfigError as exc:
+            raise ConfigError(
+                exc.message, path=document.path, line=document.line_of(("task",)), field="task"
+            ) from None
+        command = CommandTask(found, tuple(data.task.args))
     return Scenario(
         name=data.name or document.path.stem,
-        task=data.task,
+        task=command.title if command is not None else str(data.task),
         team=team if team.is_absolute() else base / team,
         description=data.description,
         path=document.path,
@@ -289,6 +314,8 @@ def scenario_from_document(document: Document) -> Scenario:
         mcp_servers=parse_mcp_servers(data.mcp_servers, document, key=("mcp_servers",))
         if data.mcp_servers
         else {},
+        inputs=dict(data.inputs),
+        command=command,
     )
 
 

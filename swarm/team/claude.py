@@ -71,9 +71,21 @@ NO_EQUIVALENT = frozenset(
         "KillBash",
         "ExitPlanMode",
         "SlashCommand",
-        "Skill",
         "ListMcpResourcesTool",
         "ReadMcpResourceTool",
+        "TaskOutput",
+        "TaskStop",
+        "TaskCreate",
+        "TaskGet",
+        "TaskList",
+        "TaskUpdate",
+        "EnterPlanMode",
+        "EnterWorktree",
+        "ExitWorktree",
+        "LSP",
+        "ToolSearch",
+        "MCPSearch",
+        "Computer",
     }
 )
 
@@ -82,17 +94,34 @@ WHOLE_TOOLBOX = TOOL_NAMES
 when the toolbox in use lacks it."""
 
 IGNORED = frozenset({"color", "effort", "background", "isolation"})
+# Keys people write in agent files that Claude Code itself ignores (catalogue metadata):
+# accepted, with one warning each saying they mean nothing to swarm.
+METADATA = frozenset(
+    {"version", "author", "tags", "category", "license", "metadata", "examples", "when_to_use"}
+)
+# Other spellings of Claude Code's own keys, read as those keys.
+SPELLINGS: Mapping[str, str] = {
+    "allowed_tools": "allowed-tools",
+    "allowedTools": "allowed-tools",
+    "permission-mode": "permissionMode",
+    "permission_mode": "permissionMode",
+    "disallowed-tools": "disallowedTools",
+    "disallowed_tools": "disallowedTools",
+}
 UNSUPPORTED = {
-    "skills": "not supported, ignored",
     "hooks": "not supported, ignored (its commands are never run)",
     "mcpServers": "not supported, ignored (declare MCP servers for the team)",
     "memory": "not supported, ignored",
 }
 CLAUDE_KEYS = frozenset(
-    {"tools", "disallowedTools", "allowed-tools", "permissionMode", "maxTurns"}
+    {"tools", "disallowedTools", "allowed-tools", "permissionMode", "maxTurns", "permissions"}
+    | {"skills"}
     | IGNORED
+    | METADATA
+    | set(SPELLINGS)
     | set(UNSUPPORTED)
 )
+_MODE = "permissionMode"
 _NUMBERS = frozenset({"maxTurns", "max_iterations"})
 _CLOSING = re.compile(r"-{3,}\s*")
 _KEY_LINE = re.compile(r"([A-Za-z_][\w.-]*)\s*:(?:\s+(.*))?")
@@ -163,16 +192,14 @@ def _lenient(lines: list[str], offset: int) -> tuple[dict[str, Any], dict[Key, i
 def read_markdown(content: str, path: Path) -> tuple[Document, list[str]]:
     """Parse a Markdown role: front matter (YAML, else the lenient reading) and body.
 
-    Returns the document and its warnings. Raises ``ConfigError`` when the file does not
-    open with ``---`` or its front matter is never closed.
+    A file that does not open with ``---`` has no front matter: the whole of it is the
+    body, and the role is named after the file (a warning says so). Returns the document
+    and its warnings. Raises ``ConfigError`` when the front matter is never closed.
     """
     lines = content.removeprefix("\ufeff").splitlines(keepends=True)
     if not lines or lines[0].strip() != "---":
-        raise ConfigError(
-            "a Markdown role starts with YAML front matter between '---' lines",
-            path=path,
-            line=1,
-        )
+        message = "no front matter: the whole file is the prompt, the role is named after the file"
+        return Document(path, {}, {}, "".join(lines).strip()), [_where(path, 1, message)]
     end = next((i for i in range(1, len(lines)) if _CLOSING.fullmatch(lines[i].strip())), None)
     if end is None:
         raise ConfigError("front matter opened with '---' is never closed", path=path, line=1)
@@ -211,7 +238,9 @@ class ClaudeFields:
     lines: dict[Key, int] = field(default_factory=dict)
     optional_tools: set[str] = field(default_factory=set)
     shell_commands: list[str] = field(default_factory=list)
+    shell_denied: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    spelled: dict[str, str] = field(default_factory=dict)
     problems: list[ConfigError] = field(default_factory=list)
 
     @property
@@ -236,6 +265,8 @@ class _Tools:
         self.names: list[str] = []
         self.lines: list[int | None] = []
         self.prefixes: list[str] = []
+        self.allowed_prefixes: list[str] = []
+        self.denied_prefixes: list[str] = []
         self.plain_shell = False
 
     def add(self, name: str, line: int | None, *, optional: bool = False) -> None:
@@ -300,9 +331,9 @@ def _tools(data: Mapping[str, Any], where: Mapping[Key, int], out: ClaudeFields)
             collected.add(name, None, optional=True)
     else:
         if key == "allowed-tools":
-            out.warnings.append(
-                _where(path, where.get((key,)), "read as 'tools' (a slash-command field)", key)
-            )
+            written = out.spelled.get(key, key)
+            message = "read as 'tools' (a slash-command field)"
+            out.warnings.append(_where(path, where.get((key,)), message, written))
         entries = _entries(data[key])
         if entries is None or not all(isinstance(e, str) for e in entries):
             out.data["tools"] = data[key]  # RoleFile reports the type
@@ -311,33 +342,96 @@ def _tools(data: Mapping[str, Any], where: Mapping[Key, int], out: ClaudeFields)
             collected.entry(entry, where.get((key, index), where.get((key,))))
     removed = _entries(data.get("disallowedTools")) or []
     for entry in removed:
-        pattern = _PATTERN.fullmatch(str(entry).strip())
-        base = pattern[1] if pattern else str(entry).strip()
-        name = CLAUDE_TOOLS.get(base, base)
-        if base.startswith("mcp__"):
-            server, _, tool = base[len("mcp__") :].partition("__")
-            name = f"mcp:{server}/{tool}" if tool else f"mcp:{server}"
-        if pattern is not None:
-            out.warnings.append(
-                _where(
-                    path,
-                    where.get(("disallowedTools",)),
-                    f"swarm cannot refuse only some uses of '{base}': '{entry}' removes"
-                    f" '{name}' altogether",
-                    "disallowedTools",
-                )
-            )
-        if name in collected.names:
-            at = collected.names.index(name)
-            del collected.names[at], collected.lines[at]
-        if name == "shell":
-            collected.prefixes.clear()
-    if collected.prefixes and not collected.plain_shell and "shell" in collected.names:
-        out.shell_commands = collected.prefixes
+        _remove(str(entry), where.get(("disallowedTools",)), "disallowedTools", collected)
+    permissions = data.get("permissions")
+    if isinstance(permissions, dict):
+        _permissions(permissions, where, collected)
+    narrowed = collected.allowed_prefixes or (
+        collected.prefixes if not collected.plain_shell else []
+    )
+    if narrowed and "shell" in collected.names:
+        out.shell_commands = narrowed
+    if collected.denied_prefixes and "shell" in collected.names:
+        out.shell_denied = collected.denied_prefixes
     out.data["tools"] = collected.names
     for index, line in enumerate(collected.lines):
         if line is not None:
             out.lines[("tools", index)] = line
+
+
+def _tool_name(base: str) -> str:
+    """The swarm tool a Claude Code tool name (or ``mcp__server__tool``) stands for."""
+    if base.startswith("mcp__"):
+        server, _, tool = base[len("mcp__") :].partition("__")
+        return f"mcp:{server}/{tool}" if tool else f"mcp:{server}"
+    return CLAUDE_TOOLS.get(base, base)
+
+
+def _command(inner: str) -> str:
+    """``git log:*`` (Claude Code's prefix pattern) as the prefix ``git log``."""
+    inner = inner.strip()
+    for suffix in (":*", " *", "*"):
+        inner = inner.removesuffix(suffix)
+    return inner.strip()
+
+
+def _remove(entry: str, line: int | None, key: str, collected: _Tools) -> None:
+    """Take the tool ``entry`` names away from the role; a pattern other than a shell
+    prefix cannot be refused in part, so it removes the whole tool (said once)."""
+    out, path = collected.out, collected.path
+    pattern = _PATTERN.fullmatch(entry.strip())
+    base = pattern[1] if pattern else entry.strip()
+    name = _tool_name(base)
+    if pattern is not None and name == "shell":
+        command = _command(pattern[2])
+        if command:
+            collected.denied_prefixes.append(command)
+            return
+    if pattern is not None:
+        message = (
+            f"swarm cannot refuse only some uses of '{base}': '{entry}' removes '{name}' altogether"
+        )
+        out.warnings.append(_where(path, line, message, key))
+    if name in collected.names:
+        at = collected.names.index(name)
+        del collected.names[at], collected.lines[at]
+    if name == "shell":
+        collected.prefixes.clear()
+        collected.allowed_prefixes.clear()
+
+
+def _permissions(value: Mapping[str, Any], where: Mapping[Key, int], collected: _Tools) -> None:
+    """Claude Code's ``permissions`` (settings.json's format) as far as it maps: ``deny``
+    (and ``ask``: nobody is asked in a run) removes tools, ``Bash(cmd:*)`` refuses the
+    commands starting with ``cmd``; ``allow``'s ``Bash(cmd:*)`` entries limit the shell to
+    them (what is not allowed would be asked, and a run asks nobody)."""
+    out, path = collected.out, collected.path
+    line = where.get(("permissions",))
+    for kind in ("deny", "ask"):
+        entries = _entries(value.get(kind)) or []
+        if kind == "ask" and entries:
+            message = "'ask' entries are refused: nobody is asked during a run"
+            out.warnings.append(_where(path, line, message, "permissions.ask"))
+        for index, entry in enumerate(entries):
+            at = where.get(("permissions", kind, index), line)
+            _remove(str(entry), at, "permissions.deny", collected)
+    for index, entry in enumerate(_entries(value.get("allow")) or []):
+        pattern = _PATTERN.fullmatch(str(entry).strip())
+        if pattern is None:
+            continue  # a tool allowed as a whole: the role's tools say whether it has it
+        at = where.get(("permissions", "allow", index), line)
+        if _tool_name(pattern[1]) == "shell" and _command(pattern[2]):
+            collected.allowed_prefixes.append(_command(pattern[2]))
+        else:
+            message = f"the pattern of '{entry}' is not enforced: the role's policy limits it"
+            out.warnings.append(_where(path, at, message, "permissions.allow"))
+    for key in value:
+        if key not in ("allow", "deny", "ask", "defaultMode"):
+            message = f"'{key}' means nothing to swarm: ignored"
+            out.warnings.append(_where(path, line, message, "permissions"))
+    mode = value.get("defaultMode")
+    if mode is not None:
+        _permission_mode(mode, {}, line, out)
 
 
 def _permission_mode(
@@ -347,19 +441,23 @@ def _permission_mode(
     if value == "plan":
         if "policy" in data:
             message = "'plan' asks for the readonly policy; the role's own 'policy' is kept"
-            out.warnings.append(_where(path, line, message, "permissionMode"))
+            out.warnings.append(_where(path, line, message, out.spelled.get(_MODE, _MODE)))
         else:
             out.data["policy"] = "readonly"
         return
     message = (
         f"'{value}' is ignored: swarm's guards and the role's policy still apply to every call"
     )
-    out.warnings.append(_where(path, line, message, "permissionMode"))
+    out.warnings.append(_where(path, line, message, out.spelled.get(_MODE, _MODE)))
 
 
 def _other_key(key: str, line: int | None, out: ClaudeFields) -> None:
     path = out.path
     if key in IGNORED:
+        return
+    if key in METADATA:
+        message = "Claude Code ignores it and it means nothing to swarm: ignored"
+        out.warnings.append(_where(path, line, message, key))
         return
     if key in UNSUPPORTED:
         out.warnings.append(_where(path, line, UNSUPPORTED[key], key))
@@ -389,19 +487,44 @@ def _name(value: Any, line: int | None, out: ClaudeFields) -> None:
     out.warnings.append(_where(out.path, line, message, "name"))
 
 
-def claude_fields(document: Document, warnings: Iterable[str] = ()) -> ClaudeFields:
-    """Translate a Markdown role's front matter into swarm's fields (see the module)."""
-    data = document.data
-    where: dict[Key, int] = dict(document.lines)
-    out = ClaudeFields(document.path, document.body, warnings=list(warnings))
-    if not isinstance(data, dict):
-        out.data, out.lines = data, where  # RoleFile reports that it is not a mapping
-        return out
-    out.lines = {k: v for k, v in where.items() if k and k[0] != "tools"}
+def _spelled(data: Mapping[str, Any], where: dict[Key, int], out: ClaudeFields) -> dict[str, Any]:
+    """``data`` with other spellings of Claude Code's keys (``allowed_tools``,
+    ``permission-mode``) read as its own; both spellings is an error."""
+    result: dict[str, Any] = {}
     for raw_key, value in data.items():
         key = str(raw_key)
+        canonical = SPELLINGS.get(key)
+        if canonical is None:
+            result[key] = value
+            continue
         line = where.get((key,))
-        if key in ("tools", "allowed-tools", "disallowedTools"):
+        if canonical in data:
+            message = f"'{key}' and '{canonical}' are the same setting; keep one"
+            out.problems.append(ConfigError(message, path=out.path, line=line, field=key))
+            continue
+        out.spelled[canonical] = key  # read silently: warnings name the key as written
+        result[canonical] = value
+        for located, number in list(where.items()):
+            if located and located[0] == key:
+                where[(canonical, *located[1:])] = number
+    return result
+
+
+def claude_fields(document: Document, warnings: Iterable[str] = ()) -> ClaudeFields:
+    """Translate a Markdown role's front matter into swarm's fields (see the module)."""
+    where: dict[Key, int] = dict(document.lines)
+    out = ClaudeFields(document.path, document.body, warnings=list(warnings))
+    if not isinstance(document.data, dict):
+        out.data, out.lines = document.data, where  # RoleFile reports that it is not a mapping
+        return out
+    data = _spelled(document.data, where, out)
+    out.lines = {k: v for k, v in where.items() if k and k[0] != "tools"}
+    for key, value in data.items():
+        line = where.get((key,))
+        if key in ("tools", "allowed-tools", "disallowedTools", "permissions"):
+            if key == "permissions" and not isinstance(value, dict):
+                message = "expected a mapping of 'allow' and 'deny' lists"
+                out.problems.append(ConfigError(message, path=out.path, line=line, field=key))
             continue
         if key == "name":
             _name(value, line, out)

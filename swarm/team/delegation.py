@@ -363,14 +363,18 @@ def build_team(
 ) -> dict[str, Agent]:
     """Build every role's agent: its toolbox tools plus agent tools for exactly its
     delegates (and the ``agents`` tool, for background and continued sub-agents), so
-    sub-agents delegate further and no role can call a role it did not declare.
-    ``guard_tools(spec, tools)`` may wrap a role's tools (its policy).
+    sub-agents delegate further and no role can call a role it did not declare. A role
+    with skills gets its own ``load_skill`` and its other tools limited by the skill in
+    use (``scoped_skill_tools``). ``guard_tools(spec, tools)`` may wrap a role's tools
+    (its policy).
 
     Each role's ``model`` goes through ``resolve_model`` (default: a ``ModelResolver`` of
     ``transport`` with the team's ``models`` aliases). Raises ``ConfigError`` for unknown
     tool names and for role models no provider understands (naming the role's file).
     """
     import networkx as nx  # a Team has imported it already; make_agent_tools never needs it
+
+    from swarm.team.skills import scoped_skill_tools  # the team loader has imported it
 
     prototypes = team.agents(toolbox)
     if resolve_model is None:
@@ -403,6 +407,7 @@ def build_team(
             tools.append(agents_tool(on_exit=spec.on_exit))
         elif spec.delegates:  # lean: the delegation tools without what needs `agents`
             tools = [*prototype.tools, *map(_lean, agent_tools)]
+        tools = scoped_skill_tools(spec, tools)
         if guard_tools is not None:
             tools = guard_tools(spec, tools)
         built[name] = prototype.copy(

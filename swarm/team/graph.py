@@ -19,13 +19,16 @@ import networkx as nx
 from swarm._log import logger
 from swarm.agent import Agent
 from swarm.errors import ConfigError
-from swarm.mcp.config import McpServer, load_mcp_servers
+from swarm.mcp.config import McpServer
 from swarm.team.implicit import implicit_orchestrator, needs_orchestrator
+from swarm.team.layout import team_layout
 from swarm.team.loader import MultiFormatLoader, agents_from_specs, load_specs
+from swarm.team.skills import Skill, load_skills, with_skills
 from swarm.team.spec import AgentSpec, check_name, index_specs
 from swarm.team.teamfile import (
-    TeamFile,
     load_team_file,
+    load_team_mcp,
+    mcp_file_warnings,
     mcp_warnings,
     model_aliases,
     model_prices,
@@ -206,14 +209,17 @@ class Team:
         directory: Path | None = None,
         mcp_servers: Mapping[str, McpServer] | None = None,
         models: Mapping[str, str] = MappingProxyType({}),
+        skills: Mapping[str, Skill] | None = None,
     ) -> None:
         if max_depth < 0:
             raise ValueError(f"max_depth must be 0 or more, not {max_depth}")
         index = index_specs(specs.values() if isinstance(specs, Mapping) else specs)
         if not index:
             raise ConfigError("a team needs at least one role", path=directory)
+        self.skills: Mapping[str, Skill] = MappingProxyType(dict(skills or {}))
+        index, skill_notes = with_skills(index, self.skills)
         self.implicit = needs_orchestrator(index, entry)
-        notes: list[str] = [w for spec in index.values() for w in spec.warnings]
+        notes: list[str] = [w for spec in index.values() for w in spec.warnings] + skill_notes
         if self.implicit:
             main = implicit_orchestrator(index)
             index[main.name] = main
@@ -265,8 +271,9 @@ class Team:
         """
         directory = Path(directory)
         specs = load_specs(directory, loader=loader)
-        servers = load_mcp_servers(directory)
-        settings = load_team_file(directory) if directory.is_dir() else TeamFile()
+        servers = load_team_mcp(directory)
+        settings = load_team_file(directory)
+        skills = load_skills(team_layout(directory).skills) if directory.is_dir() else {}
         team = cls(
             specs,
             entry=entry,
@@ -274,9 +281,14 @@ class Team:
             directory=directory,
             mcp_servers=servers,
             models=model_aliases(settings.models),
+            skills=skills,
         )
         team.prices = model_prices(settings.models)
-        dropped = mcp_warnings(team.specs.values(), set(servers))
+        dropped = [
+            *(w for skill in skills.values() for w in skill.warnings),
+            *mcp_file_warnings(servers),
+            *mcp_warnings(team.specs.values(), set(servers)),
+        ]
         for warning in dropped:
             log.info("team: " + warning, directory=str(directory))
         team.warnings = (*team.warnings, *dropped)
@@ -297,6 +309,7 @@ class Team:
             directory=self.directory,
             mcp_servers=self.mcp_servers if mcp_servers is None else mcp_servers,
             models=self.models,
+            skills=self.skills,
         )
 
     def __repr__(self) -> str:

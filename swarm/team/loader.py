@@ -23,6 +23,8 @@ from swarm.config import parse_document
 from swarm.errors import ConfigError
 from swarm.mcp.config import MCP_FILES
 from swarm.team.claude import claude_fields, read_markdown, slug
+from swarm.team.crewai import crew_files, load_crew
+from swarm.team.layout import team_layout
 from swarm.team.spec import AgentSpec, check_name, index_specs, role_spec
 from swarm.team.teamfile import TEAM_FILES
 from swarm.tools import Tool
@@ -197,6 +199,7 @@ class MarkdownAgentLoader(_DocumentLoader):
             spec,
             optional_tools=spec.optional_tools | fields.optional_tools,
             shell_commands=tuple(fields.shell_commands),
+            shell_denied=tuple(fields.shell_denied),
             warnings=(*spec.warnings, *fields.warnings),
         )
 
@@ -236,7 +239,8 @@ class MultiFormatLoader:
         return loader.load_file(path)
 
     def role_files(self, directory: str | Path) -> list[Path]:
-        """The role files in ``directory`` (not its subdirectories), sorted by name.
+        """The role files in ``directory`` (not its subdirectories), sorted by name; for a
+        Claude Code project root, those of its ``.claude/agents`` (``team_layout``).
 
         Hidden files, the team file (``team.yaml``), ``mcp.json``, a ``README.md`` and
         files no loader handles are left out. Raises ``ConfigError`` when the directory
@@ -245,6 +249,8 @@ class MultiFormatLoader:
         directory = Path(directory)
         if not directory.exists():
             raise ConfigError("role directory not found", path=directory)
+        if directory.is_dir():
+            directory = team_layout(directory).roles
         if not directory.is_dir():
             raise ConfigError("expected a directory of role files, found a file", path=directory)
         files = []
@@ -264,8 +270,12 @@ class MultiFormatLoader:
         """Load every role file in ``directory``, keyed by role name.
 
         Raises one ``ConfigError`` with every bad file's problems in ``.problems``; two
-        files defining one name are an error naming both.
+        files defining one name are an error naming both. A CrewAI crew folder
+        (``agents.yaml`` and ``tasks.yaml``) gives its agents (``swarm.team.crewai``).
         """
+        crew = crew_specs(Path(directory))
+        if crew is not None:
+            return crew
         specs: list[AgentSpec] = []
         problems: list[ConfigError] = []
         for path in self.role_files(directory):
@@ -276,6 +286,21 @@ class MultiFormatLoader:
         if problems:
             raise ConfigError.collect(problems)
         return index_specs(specs)
+
+
+def crew_specs(directory: Path) -> dict[str, AgentSpec] | None:
+    """The roles of the CrewAI crew in ``directory`` (``None`` when it holds none); what
+    did not map rides on the first role's ``warnings``."""
+    found = crew_files(directory) if directory.is_dir() else None
+    if found is None:
+        return None
+    crew = load_crew(*found)
+    specs = dict(crew.specs)
+    first = next(iter(specs))
+    specs[first] = dataclasses.replace(
+        specs[first], warnings=(*crew.warnings, *specs[first].warnings)
+    )
+    return specs
 
 
 def load_specs(

@@ -26,7 +26,7 @@ from swarm.background import OnExit
 from swarm.config import Document, validate_document
 from swarm.contracts import DEFAULT_OUTPUT_RETRIES, OutputContract
 from swarm.errors import ConfigError
-from swarm.guards.prefixes import CommandPrefixGuard
+from swarm.guards.prefixes import CommandDenyGuard, CommandPrefixGuard
 from swarm.team.outputs import role_output
 from swarm.team.tool_entries import resolve_entries
 from swarm.tools import Tool
@@ -141,8 +141,9 @@ class RoleFile(pydantic.BaseModel):
     """What a role file may say. Every field but ``system`` is optional.
 
     ``system`` is a string or ``{text: ...}`` (in Markdown, the body). ``maxTurns`` is
-    accepted for ``max_iterations``; ``tools`` and ``delegates`` may be comma-separated
-    strings; ``model: inherit`` (or ``default``) means no model of its own.
+    accepted for ``max_iterations``; ``tools``, ``delegates`` and ``skills`` (the team's
+    skills the role may load: ``swarm.team.skills``) may be comma-separated strings;
+    ``model: inherit`` (or ``default``) means no model of its own.
     """
 
     model_config = _FIELDS
@@ -153,6 +154,7 @@ class RoleFile(pydantic.BaseModel):
     model: str | None = None
     tools: list[str] = pydantic.Field(default_factory=list)
     delegates: list[str] = pydantic.Field(default_factory=list)
+    skills: list[str] = pydantic.Field(default_factory=list)
     max_iterations: int = pydantic.Field(
         DEFAULT_MAX_ITERATIONS,
         ge=1,
@@ -189,7 +191,7 @@ class RoleFile(pydantic.BaseModel):
     def _inherit_model(cls, value: str | None) -> str | None:
         return None if value in ("inherit", "default") else value
 
-    @pydantic.field_validator("tools", "delegates", mode="before")
+    @pydantic.field_validator("tools", "delegates", "skills", mode="before")
     @classmethod
     def _split_names(cls, value: Any) -> Any:
         return _names_list(value)
@@ -223,7 +225,9 @@ class AgentSpec:
     cannot be resolved (a Claude Code file naming a server the team does not declare).
     ``shell_commands``, when not empty, limits the role's ``shell`` to commands whose
     programs start with one of these words (Claude Code's ``Bash(git log:*)``; ``"*"``:
-    any). ``warnings`` are what loading changed or ignored, each naming file and line.
+    any); ``shell_denied`` refuses the commands starting with one of these
+    (``Bash(rm:*)`` in ``permissions.deny``). ``warnings`` are what loading changed or
+    ignored, each naming file and line.
     ``output`` is the schema the role's final answer must meet (``None``: free text),
     with ``output_retries`` invalid answers sent back before it fails ``invalid_output``;
     set it with ``OutputContract.of(Model)`` or ``OutputContract.of(json_schema)``.
@@ -241,6 +245,7 @@ class AgentSpec:
     tools: tuple[str, ...] = ()
     model: str | None = None
     delegates: tuple[str, ...] = ()
+    skills: tuple[str, ...] = ()
     policy: str | None = None
     compaction: CompactionSettings | None = None
     budget: BudgetSettings = BudgetSettings()
@@ -255,6 +260,7 @@ class AgentSpec:
     source: Path | None = None
     optional_tools: frozenset[str] = frozenset()
     shell_commands: tuple[str, ...] = ()
+    shell_denied: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     locations: Mapping[Key, int] = field(
         default_factory=lambda: MappingProxyType({}), compare=False, repr=False
@@ -301,14 +307,19 @@ class AgentSpec:
         ``agent.copy(transport=...)`` before running it. Delegation tools are not added
         here (that needs a transport). Raises ``ConfigError`` for every entry that cannot
         be resolved, pointing at it. ``shell_commands`` become a
-        ``CommandPrefixGuard`` on the role's ``shell``, after the tool's own guards.
+        ``CommandPrefixGuard`` and ``shell_denied`` a ``CommandDenyGuard`` on the role's
+        ``shell``, after the tool's own guards.
         """
         tools, problems = resolve_entries(self, toolbox, mcp_servers=mcp_servers)
         if problems:
             raise ConfigError.collect(problems)
+        limits: list[CommandPrefixGuard | CommandDenyGuard] = []
         if self.shell_commands:
-            limit = CommandPrefixGuard(self.shell_commands)
-            tools = [t.copy(guards=(*t.guards, limit)) if t.name == "shell" else t for t in tools]
+            limits.append(CommandPrefixGuard(self.shell_commands))
+        if self.shell_denied:
+            limits.append(CommandDenyGuard(self.shell_denied))
+        if limits:
+            tools = [t.copy(guards=(*t.guards, *limits)) if t.name == "shell" else t for t in tools]
         agent = Agent(
             system=self.system,
             transport=DummyCompletionTransport(),
@@ -407,6 +418,7 @@ def role_spec(document: Document, *, source: Path | None = None) -> AgentSpec:
         tools=tuple(role.tools),
         model=role.model,
         delegates=tuple(role.delegates),
+        skills=tuple(role.skills),
         policy=role.policy,
         compaction=None if compaction is None else CompactionSettings(**compaction.model_dump()),
         budget=BudgetSettings() if budget is None else BudgetSettings(**budget.model_dump()),

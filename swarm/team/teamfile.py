@@ -27,6 +27,9 @@ import pydantic
 from pydantic import ConfigDict
 
 from swarm.config import load_document, validate_document
+from swarm.errors import ConfigError
+from swarm.mcp.config import McpServer, load_mcp_servers
+from swarm.team.layout import team_layout
 from swarm.team.spec import AgentSpec
 
 __all__ = [
@@ -34,6 +37,9 @@ __all__ = [
     "ModelEntry",
     "TeamFile",
     "load_team_file",
+    "load_team_mcp",
+    "mcp_file_warnings",
+    "mcp_unset",
     "mcp_warnings",
     "model_aliases",
     "model_prices",
@@ -107,15 +113,30 @@ class TeamFile(pydantic.BaseModel):
 
 
 def load_team_file(directory: Path) -> TeamFile:
-    """The team file of ``directory`` (an empty one when there is none).
+    """The team file of ``directory`` (its role folder, else its project root: see
+    ``team_layout``; an empty one when there is none).
 
     Raises ``ConfigError`` naming the file, line and field for a bad one.
     """
-    for name in TEAM_FILES:
-        path = directory / name
-        if path.is_file():
-            return validate_document(TeamFile, load_document(path))
+    if not directory.is_dir():
+        return TeamFile()
+    for folder in team_layout(directory).settings_dirs:
+        for name in TEAM_FILES:
+            path = folder / name
+            if path.is_file():
+                return validate_document(TeamFile, load_document(path))
     return TeamFile()
+
+
+def load_team_mcp(directory: Path) -> dict[str, McpServer]:
+    """The MCP servers of the team in ``directory``: the project root's ``.mcp.json``,
+    then the role folder's (a server named in both is the role folder's)."""
+    if not directory.is_dir():
+        return load_mcp_servers(directory)
+    servers: dict[str, McpServer] = {}
+    for folder in reversed(team_layout(directory).settings_dirs):
+        servers.update(load_mcp_servers(folder))
+    return servers
 
 
 def mcp_warnings(specs: Iterable[AgentSpec], declared: set[str] | None) -> list[str]:
@@ -135,3 +156,19 @@ def mcp_warnings(specs: Iterable[AgentSpec], declared: set[str] | None) -> list[
             message = f"mcp server '{server}' not declared by the team: tool dropped ({names})"
             found.append(str(spec.error(message, "tools", entries[0][0])))
     return found
+
+
+def mcp_unset(specs: Iterable[AgentSpec], servers: Mapping[str, McpServer]) -> list[ConfigError]:
+    """The unset ``${VAR}``s of the servers some role of ``specs`` uses: a run refuses to
+    start with them; the servers no role uses are never started, so theirs do not count."""
+    used: set[str] = set()
+    for spec in specs:
+        for entry in spec.tools:
+            if entry.startswith("mcp:"):
+                used.add(entry[len("mcp:") :].partition("/")[0])
+    return [error for name in sorted(used & set(servers)) for error in servers[name].unset]
+
+
+def mcp_file_warnings(servers: Mapping[str, McpServer]) -> list[str]:
+    """What reading the team's MCP files ignored or renamed, each once."""
+    return list(dict.fromkeys(w for server in servers.values() for w in server.warnings))

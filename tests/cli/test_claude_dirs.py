@@ -49,13 +49,13 @@ def test_validate_accepts_a_claude_directory_and_shows_the_implicit_orchestrator
     assert "Traceback" not in done.stderr
 
 
-def test_validate_names_the_key_a_role_model_needs(swarm: Swarm, agents: Path) -> None:
+def test_validate_needs_no_provider_key_and_notes_the_one_running_needs(
+    swarm: Swarm, agents: Path
+) -> None:
     done = swarm("validate", agents)  # the test environment has no API keys
-    assert done.returncode == 2
-    assert (
-        f"{agents / 'code-reviewer.md'}:5: field 'model': the model haiku"
-        " (anthropic:claude-haiku-4-5) needs ANTHROPIC_API_KEY, which is not set"
-    ) in done.stderr
+    assert done.returncode == 0, done.stderr
+    assert "ok:" in done.stdout
+    assert "running needs ANTHROPIC_API_KEY (not set here)" in done.stdout
     assert "Traceback" not in done.stderr
 
 

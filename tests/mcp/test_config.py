@@ -50,26 +50,44 @@ def test_a_team_without_a_file_declares_no_server(tmp_path: Path) -> None:
     assert load_mcp_servers(tmp_path) == {}
 
 
-def test_an_unset_variable_is_an_error_at_its_line(
+def test_an_unset_variable_is_kept_on_its_server_with_its_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("SWARM_TEST_TOKEN", raising=False)
     (tmp_path / "mcp.json").write_text(CLAUDE_CODE_FILE)
-    with pytest.raises(ConfigError) as caught:
-        load_mcp_servers(tmp_path)
-    lines = [(p.line, p.field) for p in caught.value.problems]
+    servers = load_mcp_servers(tmp_path)  # no role uses them yet: not an error
+    lines = [(p.line, p.field) for s in servers.values() for p in s.unset]
     assert lines == [
         (6, "mcpServers.git.env.GIT_TOKEN"),
         (11, "mcpServers.docs.headers.Authorization"),
     ]
-    assert "the environment variable 'SWARM_TEST_TOKEN' is not set" in str(caught.value)
+    assert "the environment variable 'SWARM_TEST_TOKEN' is not set" in str(servers["git"].unset[0])
+
+
+def test_client_only_keys_are_ignored_with_one_warning(tmp_path: Path) -> None:
+    entry = {"command": "x", "alwaysAllow": ["a"], "disabled": False, "description": "d"}
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"fs": entry}}, indent=2))
+    server = load_mcp_servers(tmp_path)["fs"]
+    assert server == McpStdioServer("fs", "x")
+    assert len(server.warnings) == 1
+    assert (
+        "ignored (what MCP clients do, not the server): alwaysAllow, description, disabled"
+        in (server.warnings[0])
+    )
+
+
+def test_an_sse_server_is_declared_with_type_sse(tmp_path: Path) -> None:
+    entry = {"type": "sse", "url": "http://127.0.0.1:9/sse"}
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"old": entry}}))
+    server = load_mcp_servers(tmp_path)["old"]
+    assert isinstance(server, McpHttpServer) and server.transport == "sse"
 
 
 @pytest.mark.parametrize(
     ("server", "message"),
     [
         ({"args": ["x"]}, "give 'command' (a stdio server) or 'type: http' with 'url'"),
-        ({"type": "sse", "url": "http://x"}, "type 'sse' is not supported"),
+        ({"type": "websocket", "url": "ws://x"}, "type 'websocket' is not supported"),
         ({"command": "x", "comand": "y"}, "unknown key"),
         ({"command": "x", "args": "--flag"}, "expected a list of strings"),
         ({"type": "http"}, "an http server needs a 'url'"),
@@ -89,9 +107,20 @@ def test_a_bad_server_is_an_error_naming_the_file_and_the_server(
     assert caught.value.line is not None
 
 
-def test_a_server_name_that_would_break_tool_names_is_refused(tmp_path: Path) -> None:
-    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"a__b": {"command": "x"}}}))
-    with pytest.raises(ConfigError, match="mcp__SERVER__TOOL"):
+@pytest.mark.parametrize(("written", "named"), [("a__b", "a_b"), ("My Server", "My_Server")])
+def test_a_server_name_that_would_break_tool_names_is_made_safe(
+    tmp_path: Path, written: str, named: str
+) -> None:
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {written: {"command": "x"}}}))
+    servers = load_mcp_servers(tmp_path)
+    assert list(servers) == [named]
+    assert f"named '{named}' in tool names" in servers[named].warnings[0]
+
+
+def test_two_names_made_the_same_are_refused(tmp_path: Path) -> None:
+    both = {"a b": {"command": "x"}, "a_b": {"command": "y"}}
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": both}))
+    with pytest.raises(ConfigError, match="two servers are named 'a_b'"):
         load_mcp_servers(tmp_path)
 
 

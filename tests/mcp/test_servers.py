@@ -358,6 +358,37 @@ async def test_a_streamable_http_server_is_called_with_its_headers(
     assert echo.content == "echo: over http"
 
 
+async def test_an_sse_server_is_reached_as_type_sse_says(
+    tmp_path: Path, start_http: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = start_http(lambda port: [sys.executable, str(LITTLE_SERVER), "--sse", str(port)])
+    monkeypatch.setenv("SWARM_TEST_TOKEN", "s5e")
+    old = {
+        "old web": {
+            "type": "sse",
+            "url": url.removesuffix("/mcp") + "/sse",
+            "headers": {"Authorization": "Bearer ${SWARM_TEST_TOKEN}"},
+            "alwaysAllow": ["echo"],
+        }
+    }
+    path = _scenario(
+        tmp_path,
+        ["mcp:old_web/visitor", "mcp:old_web/echo"],
+        [
+            {"call": "mcp__old_web__visitor", "args": {}},
+            {"call": "mcp__old_web__echo", "args": {"text": "over sse"}},
+            {"text": "done"},
+        ],
+        old,
+    )
+    outcome, events = await _run(path, tmp_path)
+    visitor, echo = _results(events)
+    assert visitor.content == "Bearer s5e"
+    assert echo.content == "echo: over sse"
+    audited = {e.get("tool") for e in _audit(outcome)}
+    assert {"mcp__old_web__visitor", "mcp__old_web__echo"} <= audited
+
+
 async def test_an_optional_entry_naming_a_tool_the_server_lacks_is_dropped(
     tmp_path: Path,
 ) -> None:

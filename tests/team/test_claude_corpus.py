@@ -95,18 +95,17 @@ def test_fields_are_mapped_or_warned() -> None:
     assert loaded.specs["migration-specialist"].model == "claude-sonnet-4-5-20250929"
     assert loaded.specs["accessibility-auditor"].max_iterations == 20
     assert "write_file" not in loaded.specs["data-scientist"].tools
-    assert "shell" not in loaded.specs["dependency-auditor"].tools
+    assert loaded.specs["dependency-auditor"].shell_denied == ("rm",)
     for fragment in (
         "'WebFetch' has no equivalent",
         "'WebSearch' has no equivalent",
         "'Task' has no equivalent",
         "field 'hooks': not supported",
         "field 'memory': not supported",
-        "field 'skills': not supported",
         "field 'allowed-tools': read as 'tools'",
         "'acceptEdits' is ignored",
-        "field 'version': unknown field",
-        "field 'category': unknown field",
+        "field 'version': Claude Code ignores it",
+        "field 'category': Claude Code ignores it",
         "'Issue Planner' cannot name a tool",
     ):
         assert warnings_about(fragment), fragment

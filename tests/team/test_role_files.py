@@ -285,11 +285,10 @@ def test_markdown_errors_count_lines_in_the_whole_file(write_role: WriteRole) ->
     assert (error.line, error.field) == (3, "maxTurns")
 
 
-def test_markdown_without_front_matter_is_refused_when_loaded(write_role: WriteRole) -> None:
+def test_markdown_without_front_matter_is_its_prompt_alone(write_role: WriteRole) -> None:
     path = write_role("notes.md", "# Just notes\n")
-    error = load_error(path)
-    assert (error.path, error.line) == (str(path), 1)
-    assert "front matter" in error.message
+    spec = MultiFormatLoader().load_file(path)
+    assert (spec.name, spec.system) == ("notes", "# Just notes")
 
 
 def test_markdown_with_system_twice_is_refused(write_role: WriteRole) -> None:

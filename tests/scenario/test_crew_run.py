@@ -1,0 +1,145 @@
+"""A CrewAI crew's scripted run: three agents, four tasks with ``context``; the tasks run
+in order, each from its agent, with the outputs its context names, each run audited."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from swarm.scenario import Scenario
+from swarm.scenario.crew import crew_of, run_crew
+from swarm.scenario.spec import Script
+
+pytestmark = pytest.mark.anyio
+
+AGENTS = """\
+researcher:
+  role: >
+    {topic} Senior Data Researcher
+  goal: >
+    Uncover cutting-edge developments in {topic}
+  backstory: >
+    You find the most relevant information.
+  llm: openai/gpt-4o-mini
+  verbose: true
+analyst:
+  role: Reporting Analyst
+  goal: Turn research into numbers
+  backstory: You are meticulous.
+writer:
+  role: Writer
+  goal: Write clearly about {topic}
+  backstory: You write for a wide audience.
+  tools: [FileReadTool, SerperDevTool]
+"""
+
+TASKS = """\
+research_task:
+  description: Research {topic}.
+  expected_output: A list of 3 findings about {topic}.
+  agent: researcher
+analysis_task:
+  description: Count what the research found.
+  expected_output: One number.
+  agent: analyst
+  context: [research_task]
+outline_task:
+  description: Outline an article.
+  expected_output: Three headings.
+  agent: writer
+  context: [research_task]
+report_task:
+  description: Write the report.
+  expected_output: A short report in markdown.
+  agent: writer
+  context: [analysis_task, outline_task]
+  output_file: report.md
+"""
+
+SCRIPT = {
+    "researcher": [{"text": "F1; F2; F3"}],
+    "analyst": [{"text": "3 findings"}],
+    "writer": [{"text": "# A\n# B\n# C"}, {"text": "REPORT: 3 findings under A, B, C"}],
+}
+
+
+@pytest.fixture
+def crew_dir(tmp_path: Path) -> Path:
+    config = tmp_path / "crew" / "config"
+    config.mkdir(parents=True)
+    (config / "agents.yaml").write_text(AGENTS)
+    (config / "tasks.yaml").write_text(TASKS)
+    return tmp_path / "crew"
+
+
+async def test_a_crew_runs_its_tasks_in_order_passing_outputs_audited(
+    crew_dir: Path, tmp_path: Path
+) -> None:
+    scenario = Scenario(
+        name="crew",
+        task="(the crew's tasks)",
+        team=crew_dir,
+        model=Script(script=SCRIPT),
+        inputs={"topic": "AI agents"},
+    )
+    crew = crew_of(scenario)
+    assert crew is not None
+    seen: list[str] = []
+    events: list[object] = []
+    steps = await run_crew(
+        scenario,
+        crew,
+        workspace=tmp_path / "ws",
+        runs_dir=tmp_path / "runs",
+        on_task=lambda task, role: seen.append(f"{task.name}:{role}"),
+        on_event=events.append,
+    )
+    assert seen == [
+        "research_task:researcher",
+        "analysis_task:analyst",
+        "outline_task:writer",
+        "report_task:writer",
+    ]
+    assert [s.outcome.final_text for s in steps][-1] == "REPORT: 3 findings under A, B, C"
+    # each task's text: placeholders filled, expected output, the outputs of its context
+    tasks = []
+    for step in steps:
+        manifest = json.loads((step.outcome.record_dir / "manifest.json").read_text())
+        tasks.append(manifest["config"]["task"])
+        assert manifest["team"]["entry"] == step.role
+    assert tasks[0].startswith("Research AI agents.")
+    assert "A list of 3 findings about AI agents." in tasks[0]
+    assert "Context from the task 'research_task':\nF1; F2; F3" in tasks[1]
+    assert "F1; F2; F3" in tasks[2] and "3 findings" not in tasks[2]
+    assert "Context from the task 'analysis_task':\n3 findings" in tasks[3]
+    assert "Context from the task 'outline_task':\n# A\n# B\n# C" in tasks[3]
+    # every task is a run with its own audited record, entered by the task's agent
+    for step in steps:
+        assert (step.outcome.record_dir / "audit.jsonl").is_file()
+    assert len({s.outcome.record_dir for s in steps}) == 4
+
+
+def test_the_prompt_is_made_of_role_goal_and_backstory_and_filled(crew_dir: Path) -> None:
+    from swarm.team import Team
+
+    crew = crew_of(Scenario(name="c", task="t", team=crew_dir, inputs={"topic": "bees"}))
+    assert crew is not None
+    researcher = crew.filled({"topic": "bees"})[0]
+    assert researcher.system.startswith("You are bees Senior Data Researcher.")
+    assert "Your goal: Uncover cutting-edge developments in bees" in researcher.system
+    assert researcher.model == "openai:gpt-4o-mini"
+    team = Team.load(crew_dir)
+    assert team.specs["writer"].tools == ("read_file",)
+    said = "\n".join(team.warnings)
+    assert "'SerperDevTool' has no equivalent in swarm: dropped" in said
+    assert "agents.yaml:9: field 'researcher.verbose'" in said
+    assert "tasks.yaml:20: field 'report_task.output_file'" in said
+
+
+def test_a_missing_input_is_named(crew_dir: Path) -> None:
+    from swarm import ConfigError
+
+    with pytest.raises(ConfigError, match=r"needs inputs for \{topic\}: give --input topic="):
+        crew_of(Scenario(name="c", task="t", team=crew_dir))
