@@ -54,7 +54,9 @@ class CallRecord:
     names the after-call hooks that replaced the result; ``saved_output`` is the file a
     too-large result was saved to. ``protect`` are the ``protect:`` globs of the policies
     in force for the call (noted by ``swarm.guards.protect.ProtectGuard``); ``protected``
-    says what a command did to protected paths that was undone after it.
+    says what a command did to protected paths that was undone after it. ``approval``
+    is the receipt of a person's (or an approver's) answer to an ``ask`` about the call:
+    who answered, when, through what, and the arguments as approved.
     """
 
     call_id: str
@@ -75,6 +77,7 @@ class CallRecord:
     saved_output: str | None = None
     protect: tuple[str, ...] | None = None
     protected: tuple[str, ...] = ()
+    approval: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,21 +96,36 @@ class ApprovalRequest:
 
 @dataclass(frozen=True, slots=True)
 class ApprovalDecision:
-    """An approver's answer. ``arguments`` (when approved) replaces the call's arguments."""
+    """An approver's answer. ``arguments`` (when approved) replaces the call's arguments.
+
+    ``who`` answered, ``via`` what (``terminal``, ``cli``, ``mcp``, ``python``, ...) and
+    ``at`` what time (ISO 8601) go into the receipt in the audit log; empty, the receipt
+    names the approver itself and the time the answer came.
+    """
 
     approved: bool
     reason: str = ""
     arguments: dict[str, Any] | None = field(default=None)
+    who: str = ""
+    via: str = ""
+    at: str = ""
 
     @classmethod
-    def approve(cls, arguments: dict[str, Any] | None = None, *, reason: str = "") -> Self:
+    def approve(
+        cls,
+        arguments: dict[str, Any] | None = None,
+        *,
+        reason: str = "",
+        who: str = "",
+        via: str = "",
+    ) -> Self:
         """Approve the call, optionally with changed arguments."""
-        return cls(True, reason, arguments)
+        return cls(True, reason, arguments, who, via)
 
     @classmethod
-    def deny(cls, reason: str = "") -> Self:
+    def deny(cls, reason: str = "", *, who: str = "", via: str = "") -> Self:
         """Refuse the call; ``reason`` is shown to the model."""
-        return cls(False, reason)
+        return cls(False, reason, None, who, via)
 
 
 Approver: TypeAlias = Callable[[ApprovalRequest], Awaitable[ApprovalDecision | bool]]

@@ -46,7 +46,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import translate
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import pydantic
 
@@ -139,6 +139,8 @@ class _PolicyFile(_Model):
     sandbox: SandboxFile | None = None
     protect: list[ProtectGlob] = []
     protect_swarm: bool | None = None
+    on_ask: Literal["deny", "hold"] | None = None
+    ask_timeout: float | None = pydantic.Field(None, gt=0)
 
     @pydantic.field_validator("sandbox", mode="before")
     @classmethod
@@ -179,7 +181,9 @@ class Policy:
     settings apply). ``protect`` are the path globs no tool may change (its own and those
     of the policies it extends); ``protect_swarm`` whether swarm's own code is protected
     when the workspace holds it; ``files`` every file it was loaded from (``extend`` chain
-    first)."""
+    first). ``on_ask`` says what an ``ask`` does when nobody can be asked now (``deny``,
+    or ``hold`` the call in the run record for a later answer) and ``ask_timeout`` how many
+    seconds a held request waits before it counts as denied (``None``: no limit)."""
 
     name: str
     rules: tuple[Rule, ...] = ()
@@ -192,6 +196,8 @@ class Policy:
     protect: tuple[str, ...] = ()
     protect_swarm: bool = True
     files: tuple[Path, ...] = ()
+    on_ask: Literal["deny", "hold"] = "deny"
+    ask_timeout: float | None = None
     _by_tool: dict[str, tuple[Rule, ...]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
@@ -348,6 +354,8 @@ def _build(
         protect=tuple(dict.fromkeys((*inherited.protect, *spec.protect))),
         protect_swarm=inherited.protect_swarm if spec.protect_swarm is None else spec.protect_swarm,
         files=(*inherited.files, path) if path is not None else inherited.files,
+        on_ask=spec.on_ask or inherited.on_ask,
+        ask_timeout=spec.ask_timeout if spec.ask_timeout is not None else inherited.ask_timeout,
     )
 
 

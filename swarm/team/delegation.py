@@ -199,7 +199,7 @@ def _agent_tool(tool_name: str, description: str, ctx: AgentContext) -> Tool[Age
             if ctx.on_event is not None and not isinstance(event, SubAgentEvent):
                 ctx.on_event(ctx.agent_name, event)
 
-        scope = parent.child(path=path, budget=budget, approver=None, sink=sink)
+        scope = parent.child(path=path, budget=budget, sink=sink)  # asks go to the run's approver
         with use_scope(scope):  # a context factory may name the session after the path
             store = _context_for(ctx)
         end, error, text = await _run_child(ctx.agent, task, store, scope, sink)
