@@ -121,9 +121,10 @@ class _Walk:
             found = root
         else:
             agent = self.run.agents[role_of(path)]
+            above = self.scope(path.rsplit("/", 1)[0]).budget  # usage rolls up the tree
             budget = None
-            if root.budget is not None:
-                budget = root.budget.child(
+            if above is not None:
+                budget = above.child(
                     path, self.run.limits(role_of(path)), model=model_name(agent.transport)
                 )
 

@@ -31,6 +31,7 @@ from swarm.audit import (
     verify_log,
 )
 from swarm.cli.exits import FAILED, OK, Stopped, run_until_stopped
+from swarm.cli.held import held_message, outcome_code
 from swarm.cli.prompt import TerminalPrompt, interactive
 from swarm.cli.view import AgentBoard, LineView, LiveView, print_summary
 from swarm.context.sqlite import SQLiteContextStore
@@ -363,6 +364,8 @@ def cmd_sessions_resume(args: argparse.Namespace) -> int:
                 ask_user=prompt.ask_user if prompt else None,
                 on_event=view,
                 accept_changed_team=args.accept_changed_team,
+                on_ask=args.on_ask,
+                ask_timeout=args.ask_timeout,
             )
 
     try:
@@ -372,7 +375,10 @@ def cmd_sessions_resume(args: argparse.Namespace) -> int:
         sys.stderr.write(f"\n{stop.how} again: the record is written; resume with:\n  {command}\n")
         return stop.code
     print_summary(console, outcome, board)
-    return OK if outcome.stop_reason == StopReason.end_turn else FAILED
+    if outcome.stop_reason == StopReason.awaiting_approval:
+        resume = resume_command(run, str(summary.get("run_id") or run.name))
+        sys.stderr.write(held_message(run, outcome.run_id, resume))
+    return outcome_code(outcome)
 
 
 # -- runs ------------------------------------------------------------------------------

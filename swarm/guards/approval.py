@@ -98,7 +98,10 @@ async def ask(
         call.reason = "approved" + (f": {decision.reason}" if decision.reason else "")
     if decision.arguments is None or decision.arguments == arguments:
         return arguments
-    return await _recheck(tool, guard, decision.arguments)
+    checked = await _recheck(tool, guard, decision.arguments)
+    if call is not None and call.approval is not None:  # as approved, once validated
+        call.approval = {**call.approval, "arguments": checked}
+    return checked
 
 
 def _receipt(

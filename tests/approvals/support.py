@@ -44,7 +44,7 @@ rules:
   - id: no-rm
     deny: shell
     args:
-      command: {{shell: "rm *"}}
+      command: {{shell: rm}}
 """
 SCENARIO = """\
 name: counting
