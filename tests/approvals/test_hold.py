@@ -21,6 +21,7 @@ from swarm.scenario.runner import resume_run, run_scenario
 from swarm.scenario.spec import load_scenario
 from swarm.testing import history_problems
 from swarm.types import StopReason
+
 from .support import make_project
 
 
