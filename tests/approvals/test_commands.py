@@ -59,6 +59,8 @@ def test_held_run_exits_75_with_the_commands_and_goes_on_after_approve(tmp_path:
     assert run.returncode == 75, run.stderr
     [record] = (tmp_path / "runs").iterdir()
     run_id = record.name
+    assert "held 1: boss/lead#1/worker#1 shell" in run.stdout
+    assert "Stop reason: awaiting_approval." in run.stdout
     assert "waiting for approval: 1 call held" in run.stderr
     assert f"swarm approve {run_id} ID" in run.stderr
     assert f"swarm sessions resume {run_id}" in run.stderr
@@ -80,6 +82,13 @@ def test_held_run_exits_75_with_the_commands_and_goes_on_after_approve(tmp_path:
     assert resumed.returncode == 0, resumed.stderr
     assert "all done" in resumed.stdout
     assert (tmp_path / "ws" / "count.txt").read_text() == "x\n"
+    assert "approved 1: boss/lead#1/worker#1 shell by" in resumed.stdout
+    assert "via cli" in resumed.stdout
+    report = _swarm(tmp_path, "runs", "report", run_id, "--runs-dir", "runs")
+    assert report.returncode == 0, report.stderr
+    html = (record / "report.html").read_text()
+    assert '<table id="approvals">' in html
+    assert "ask-shell" in html.split('id="approvals"', 1)[1]
 
 
 def test_kill_9_while_held_loses_nothing(tmp_path: Path) -> None:
