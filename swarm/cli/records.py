@@ -111,8 +111,9 @@ def _runs_dir(runs_dir: Path | None) -> Path:
 
 
 def find_run(ref: str | Path, runs_dir: Path | None = None) -> Path:
-    """A run directory from a path or a run id (or its start) in the runs directory, or
-    under the current directory's old places. Raises ``ConfigError``."""
+    """A run directory from a path or a run id (or its start, or ``last``: the newest)
+    in the runs directory, or under the current directory's old places. Raises
+    ``ConfigError``."""
     runs_dir = _runs_dir(runs_dir)
     path = Path(ref)
     if not str(ref).strip():
@@ -123,6 +124,8 @@ def find_run(ref: str | Path, runs_dir: Path | None = None) -> Path:
         what = "not a run record (no manifest.json or summary.json)" if path.is_dir() else None
         raise ConfigError(what or "no such run directory", path=path)
     runs = [*_run_dirs(None, runs_dir), *_run_dirs(Path.cwd(), runs_dir)]
+    if str(ref) == "last" and runs:  # run ids start with the time: the newest sorts last
+        return max(runs, key=lambda d: d.name)
     matches = list(dict.fromkeys(d for d in runs if d.name.startswith(str(ref))))
     exact = [d for d in matches if d.name == str(ref)]
     if len(exact) == 1 or len(matches) == 1:
