@@ -96,6 +96,8 @@ from swarm.types import (
 )
 
 _LAZY: dict[str, tuple[str, ...]] = {
+    "swarm.approvals.approver": ("RunApprover",),
+    "swarm.approvals.store": ("ApprovalStore",),
     "swarm.audit.anchor": ("AuditHead",),
     "swarm.audit.log": ("AuditLog",),
     "swarm.audit.show": ("audit_table",),
@@ -159,6 +161,8 @@ _LAZY: dict[str, tuple[str, ...]] = {
 name does not import the rest of its package)."""
 
 if _TYPE_CHECKING:
+    from swarm.approvals.approver import RunApprover
+    from swarm.approvals.store import ApprovalStore
     from swarm.audit.anchor import AuditHead
     from swarm.audit.log import AuditLog
     from swarm.audit.show import audit_table
@@ -233,6 +237,7 @@ __all__ = [
     "ApprovalDecision",
     "ApprovalGuard",
     "ApprovalRequest",
+    "ApprovalStore",
     "Approver",
     "ArchivedSegment",
     "AuditGuard",
@@ -305,6 +310,7 @@ __all__ = [
     "ReplayTransport",
     "ResourceLimits",
     "RetryPolicy",
+    "RunApprover",
     "RunScope",
     "SQLiteContextStore",
     "Sandbox",
