@@ -193,3 +193,39 @@ async def _problems(record: Path) -> list[str]:
             async with SQLiteContextStore(record / "sessions.db", info.session_id) as one:
                 problems += history_problems(await one.get_history())
     return problems
+
+
+SOLO = """\
+name: solo
+team: team
+entry: worker
+policy: careful.yaml
+task: Count once.
+model:
+  script:
+    worker:
+      - call: shell
+        args: {command: "echo x >> count.txt"}
+      - text: counted
+"""
+
+
+def test_the_entry_agents_own_held_call_resumes_too(tmp_path: Path) -> None:
+    make_project(tmp_path)
+    policy = tmp_path / "careful.yaml"
+    policy.write_text(policy.read_text().replace("roles: [worker]", "roles: ['*']"))
+    (tmp_path / "solo.yaml").write_text(SOLO)
+    scenario = load_scenario(tmp_path / "solo.yaml")
+    outcome = anyio.run(
+        lambda: run_scenario(scenario, workspace=tmp_path / "ws", runs_dir=tmp_path / "runs")
+    )
+    assert outcome.stop_reason == StopReason.awaiting_approval
+    [request] = ApprovalStore(outcome.record_dir / "approvals.jsonl").pending()
+    assert request.path == "worker"
+    ApprovalStore(outcome.record_dir / "approvals.jsonl").answer(
+        request.id, approved=True, who="ana", via="cli"
+    )
+    resumed = anyio.run(resume_run, outcome.record_dir)
+    assert (resumed.stop_reason, resumed.final_text) == (StopReason.end_turn, "counted")
+    assert (tmp_path / "ws" / "count.txt").read_text() == "x\n"
+    assert anyio.run(_problems, outcome.record_dir) == []
