@@ -39,6 +39,7 @@ from swarm.errors import (
 )
 from swarm.events import (
     AgentStart,
+    ApprovalRequested,
     ContextCompacted,
     Error,
     IterationEnd,
@@ -236,6 +237,7 @@ __all__ = [
     "AnthropicTransport",
     "ApprovalDecision",
     "ApprovalGuard",
+    "ApprovalRequested",
     "ApprovalRequest",
     "ApprovalStore",
     "Approver",

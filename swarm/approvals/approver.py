@@ -19,7 +19,8 @@ import anyio
 import anyio.to_thread
 
 from swarm.approvals.store import ApprovalStore, Pending, os_user
-from swarm.run import ApprovalDecision, ApprovalRequest, Approver
+from swarm.events import ApprovalRequested
+from swarm.run import ApprovalDecision, ApprovalRequest, Approver, emit
 
 __all__ = ["OnAsk", "RunApprover", "decision_of"]
 
@@ -40,6 +41,12 @@ def decision_of(answer: dict[str, Any]) -> ApprovalDecision:
         str(answer.get("via") or ""),
         str(answer.get("time") or ""),
     )
+
+
+def _tell(request: ApprovalRequest, pending: Pending, *, held: bool) -> None:
+    """Say on the asking agent's stream that its call waits for an answer."""
+    if request.call_id is not None:
+        emit(ApprovalRequested(request.call_id, request.tool, pending.id, request.reason, held))
 
 
 class RunApprover:
@@ -91,6 +98,7 @@ class RunApprover:
         pending = await anyio.to_thread.run_sync(store.add, request)
         if self.on_held is not None:
             self.on_held(request)
+        _tell(request, pending, held=True)
         self.waiting += 1
         self.held += 1
         self._changed()
@@ -104,6 +112,7 @@ class RunApprover:
     async def _ask_person(self, request: ApprovalRequest) -> ApprovalDecision:
         assert self.person is not None
         pending = await anyio.to_thread.run_sync(self.store.add, request)
+        _tell(request, pending, held=False)
         answer = await self.person(request)
         decision = (
             answer if isinstance(answer, ApprovalDecision) else ApprovalDecision(bool(answer))

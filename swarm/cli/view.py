@@ -26,6 +26,7 @@ from swarm.approvals import APPROVALS_FILE, ApprovalStore
 from swarm.budget import UsageNode
 from swarm.cli.board import DENIED_PREFIX, AgentBoard, AgentState, one_line
 from swarm.events import (
+    ApprovalRequested,
     ContextCompacted,
     Error,
     SessionEndEvent,
@@ -189,6 +190,9 @@ class LineView:
                 line = f"DENIED {inner.name}: {content}"
             case ToolResult(is_error=True, name=name, content=content):
                 line = f"{name} failed: {content.splitlines()[0] if content else ''}"
+            case ApprovalRequested(name=name, request_id=number, reason=reason, held=held):
+                how = "held for approval" if held else "asks for approval"
+                line = f"{name} {how} (request {number}): {one_line(reason, 120)}"
             case ContextCompacted(messages_before=before, messages_after=after):
                 line = f"compacted its context: {before} -> {plural(after, 'message')}"
             case Error():

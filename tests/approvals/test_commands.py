@@ -60,6 +60,7 @@ def test_held_run_exits_75_with_the_commands_and_goes_on_after_approve(tmp_path:
     [record] = (tmp_path / "runs").iterdir()
     run_id = record.name
     assert "held 1: boss/lead#1/worker#1 shell" in run.stdout
+    assert "[boss/lead#1/worker#1] shell held for approval (request 1)" in run.stdout
     assert "Stop reason: awaiting_approval." in run.stdout
     assert "waiting for approval: 1 call held" in run.stderr
     assert f"swarm approve {run_id} ID" in run.stderr
