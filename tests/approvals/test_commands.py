@@ -71,6 +71,10 @@ def test_held_run_exits_75_with_the_commands_and_goes_on_after_approve(tmp_path:
     assert f"{run_id}  1  pending  boss/lead#1/worker#1  shell" in listed.stdout
     assert "rule ask-shell" in listed.stdout
 
+    unknown = _swarm(tmp_path, "approve", run_id, "7", "--runs-dir", "runs")
+    assert unknown.returncode == 2
+    assert "this run never asked request '7'" in unknown.stderr
+    assert "Traceback" not in unknown.stderr
     approved = _swarm(tmp_path, "approve", run_id, "1", "--runs-dir", "runs")
     assert approved.returncode == 0, approved.stderr
     assert "approved 1: boss/lead#1/worker#1 shell" in approved.stdout
