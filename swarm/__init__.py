@@ -41,6 +41,7 @@ from swarm.errors import (
 )
 from swarm.events import (
     AgentStart,
+    ApprovalRequested,
     ContextCompacted,
     Error,
     IterationEnd,
@@ -100,6 +101,8 @@ from swarm.types import (
 )
 
 _LAZY: dict[str, tuple[str, ...]] = {
+    "swarm.approvals.approver": ("RunApprover",),
+    "swarm.approvals.store": ("ApprovalStore",),
     "swarm.audit.anchor": ("AuditHead",),
     "swarm.audit.log": ("AuditLog",),
     "swarm.audit.show": ("audit_table",),
@@ -175,6 +178,8 @@ _LAZY: dict[str, tuple[str, ...]] = {
 name does not import the rest of its package)."""
 
 if _TYPE_CHECKING:
+    from swarm.approvals.approver import RunApprover
+    from swarm.approvals.store import ApprovalStore
     from swarm.audit.anchor import AuditHead
     from swarm.audit.log import AuditLog
     from swarm.audit.show import audit_table
@@ -262,6 +267,8 @@ __all__ = [
     "ApprovalDecision",
     "ApprovalGuard",
     "ApprovalRequest",
+    "ApprovalRequested",
+    "ApprovalStore",
     "Approver",
     "ArchivedSegment",
     "AuditGuard",
@@ -351,6 +358,7 @@ __all__ = [
     "ReplayTransport",
     "ResourceLimits",
     "RetryPolicy",
+    "RunApprover",
     "RunScope",
     "SQLiteContextStore",
     "Sandbox",

@@ -21,6 +21,7 @@ from swarm.types import StopReason, ToolCallID, ToolName, Usage, UsageNode
 
 __all__ = [
     "AgentStart",
+    "ApprovalRequested",
     "ContextCompacted",
     "Error",
     "IterationEnd",
@@ -228,6 +229,20 @@ class TurnEnd:
 
 
 @dataclass(frozen=True, slots=True)
+class ApprovalRequested:
+    """A call waits for a person's answer: asked now (``held`` false) or held in the run
+    record for ``swarm approve`` (``request_id`` names it there; ``reason`` says why it
+    needs asking). Its ``ToolCallStart`` or ``ToolResult`` ends the wait."""
+
+    type: ClassVar[str] = "approval_requested"
+    tool_use_id: ToolCallID
+    name: ToolName
+    request_id: str
+    reason: str
+    held: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class SubAgentEvent:
     """An event of an agent further down the tree, tagged with that agent's path
     (``orchestrator/architect#2``)."""
@@ -255,4 +270,5 @@ StreamEvent: TypeAlias = (
     | OutputInvalid
     | SessionEndEvent
     | SubAgentEvent
+    | ApprovalRequested
 )

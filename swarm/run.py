@@ -63,6 +63,8 @@ class CallRecord:
     says what a command did to protected paths that was undone after it.
     ``network_ceiling`` are the network allow-lists of the policies of the roles above
     the caller (noted by ``swarm.guards.ceiling.CeilingGuard``), which narrow its own.
+    ``approval`` is the receipt of a person's (or an approver's) answer to an ``ask``
+    about the call: who answered, when, through what, and the arguments as approved.
     """
 
     call_id: str
@@ -84,6 +86,7 @@ class CallRecord:
     protect: tuple[str, ...] | None = None
     protected: tuple[str, ...] = ()
     network_ceiling: Egress | None = None
+    approval: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,21 +105,36 @@ class ApprovalRequest:
 
 @dataclass(frozen=True, slots=True)
 class ApprovalDecision:
-    """An approver's answer. ``arguments`` (when approved) replaces the call's arguments."""
+    """An approver's answer. ``arguments`` (when approved) replaces the call's arguments.
+
+    ``who`` answered, ``via`` what (``terminal``, ``cli``, ``mcp``, ``python``, ...) and
+    ``at`` what time (ISO 8601) go into the receipt in the audit log; empty, the receipt
+    names the approver itself and the time the answer came.
+    """
 
     approved: bool
     reason: str = ""
     arguments: dict[str, Any] | None = field(default=None)
+    who: str = ""
+    via: str = ""
+    at: str = ""
 
     @classmethod
-    def approve(cls, arguments: dict[str, Any] | None = None, *, reason: str = "") -> Self:
+    def approve(
+        cls,
+        arguments: dict[str, Any] | None = None,
+        *,
+        reason: str = "",
+        who: str = "",
+        via: str = "",
+    ) -> Self:
         """Approve the call, optionally with changed arguments."""
-        return cls(True, reason, arguments)
+        return cls(True, reason, arguments, who, via)
 
     @classmethod
-    def deny(cls, reason: str = "") -> Self:
+    def deny(cls, reason: str = "", *, who: str = "", via: str = "") -> Self:
         """Refuse the call; ``reason`` is shown to the model."""
-        return cls(False, reason)
+        return cls(False, reason, None, who, via)
 
 
 Approver: TypeAlias = Callable[[ApprovalRequest], Awaitable[ApprovalDecision | bool]]

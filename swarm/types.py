@@ -17,7 +17,8 @@ ToolCallID: TypeAlias = str
 
 
 class StopReason(StrEnum):
-    """Why a model turn or a whole session ended."""
+    """Why a model turn or a whole session ended (``awaiting_approval``: a run stopped
+    with calls held until a person answers them)."""
 
     end_turn = "end_turn"
     tool_use = "tool_use"
@@ -27,6 +28,7 @@ class StopReason(StrEnum):
     budget = "budget"
     max_iterations = "max_iterations"
     invalid_output = "invalid_output"
+    awaiting_approval = "awaiting_approval"
 
 
 @dataclass(frozen=True, slots=True)

@@ -452,7 +452,14 @@ async def test_an_approved_ask_is_recorded_with_its_rule(tmp_path: Path) -> None
     )
     with AuditLog(path) as log, use_scope(RunScope(path="a", observers=(log,), approver=approver)):
         await agent.run("go", MemoryContextStore())
-    decision, finish = lines(path)
+    receipt, decision, finish = lines(path)
+    assert (receipt["event"], receipt["approved"], receipt["who"], receipt["via"]) == (
+        "approval",
+        True,
+        "test_an_approved_ask_is_recorded_with_its_rule.<locals>.approver",
+        "python",
+    )
+    assert decision["asked"] is True
     assert (decision["decision"], decision["rule"], decision["policy"], decision["reason"]) == (
         "allow",
         "ask-everything",

@@ -15,6 +15,9 @@ handler runs (written and fsynced first, so a crash mid-call leaves it on disk) 
     connection: (a command's connection through the egress proxy; no call_id nor tool)
                 host, port, address, method, decision (allow or deny), rule
                 "network-allow-list", reason, sent, received (bytes), duration
+    approval:   (written just before the decision of a call that was asked about, whose
+                record then says ``asked: true``) approved, who, via, at, arguments (as
+                approved), args_hash, reason, rule: the receipt of the answer
     prev, hash, mac (with a key)
 
 ``hash`` is the SHA-256 of the record's canonical JSON (sorted keys, no spaces, without
@@ -224,7 +227,7 @@ class AuditLog:
 
     def _write(
         self,
-        event: Literal["decision", "finish", "resume", "connection", "undo"],
+        event: Literal["approval", "decision", "finish", "resume", "connection", "undo"],
         fields: dict[str, Any],
     ) -> tuple[int, str]:
         """Render and append one record; return how many records the log then holds,
@@ -267,7 +270,9 @@ class AuditLog:
                 done.set()
 
     async def _append(
-        self, event: Literal["decision", "finish", "resume", "undo"], fields: dict[str, Any]
+        self,
+        event: Literal["approval", "decision", "finish", "resume", "undo"],
+        fields: dict[str, Any],
     ) -> str:
         records, digest = self._write(event, fields)
         if self.fsync:
@@ -287,10 +292,22 @@ class AuditLog:
         """Write the decision record; it is on disk when this returns. The record's hash
         goes on the call (``audit_hash``) for observers after this one."""
         arguments = call.arguments if call.arguments is not None else call.input
+        receipt = call.approval
+        if receipt is not None:  # the answer to an ask: its receipt comes first
+            approved = receipt.get("arguments")
+            await self._append(
+                "approval",
+                {
+                    **self._common(call),
+                    **receipt,
+                    "args_hash": args_hash(approved) if approved is not None else None,
+                },
+            )
         call.audit_hash = await self._append(
             "decision",
             {
                 **self._common(call),
+                **({"asked": True} if receipt is not None else {}),
                 "arguments": arguments,
                 "args_hash": args_hash(arguments),
                 "decision": call.decision,

@@ -3,7 +3,9 @@
 It checks every record's hash and its link to the one before (the plain chain), every
 record's MAC when given the run's key, and the log's end against its anchored head
 (``AuditHead``) when given one. Records are parsed strictly: a record with a key twice
-(a JSON parser would keep only one of the values) is a problem, not a record.
+(a JSON parser would keep only one of the values) is a problem, not a record. A call
+that was asked about (its decision says ``asked``) and allowed must follow a receipt
+(an ``approval`` record) approving it.
 """
 
 from __future__ import annotations
@@ -144,11 +146,12 @@ def verify_log(
     if anchor is not None and key is not None and not anchor.seal_ok(key):
         return report(0, GENESIS, AuditProblem(0, 0, "the anchored head's seal does not match"))
     prev, count, line_number, ends = GENESIS, 0, 0, [("", "")]
+    receipts = _Receipts()
     with path.open("rb") as file:
         for line_number, raw in enumerate(file, start=1):
             record, problem = _parse(raw)
             if problem is None:
-                problem = _check(record, count, prev, key)
+                problem = _check(record, count, prev, key) or receipts.check(record)
             if problem is not None:
                 if count == 0 and anchor is None and b'"prev"' not in raw and b'"hash"' not in raw:
                     raise NotALog(f"{path} is not an audit log: line 1: {problem}")
@@ -182,6 +185,31 @@ def verify_log(
             count, prev, _at(AuditProblem(anchor.records + 1, anchor.records, ""), reason)
         )
     return report(count, prev)
+
+
+class _Receipts:
+    """Each approval receipt seen so far, to check that every call that was asked about
+    and allowed follows a receipt approving it."""
+
+    def __init__(self) -> None:
+        self.seen: dict[tuple[Any, Any], dict[str, Any]] = {}
+
+    def check(self, record: dict[str, Any]) -> str | None:
+        key = (record.get("path"), record.get("call_id"))
+        if record.get("event") == "approval":
+            self.seen[key] = record
+            return None
+        if record.get("event") != "decision" or not record.get("asked"):
+            return None
+        receipt = self.seen.pop(key, None)
+        if record.get("decision") != "allow":
+            return None
+        if receipt is None or receipt.get("approved") is not True:
+            return (
+                "a call that needed approval was allowed without a receipt approving it:"
+                " the receipt was removed, or the call ran unapproved"
+            )
+        return None
 
 
 def _at(where: AuditProblem, reason: str) -> AuditProblem:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from swarm._visible import visible
 from swarm.events import (
+    ApprovalRequested,
     ContextCompacted,
     Error,
     IterationEnd,
@@ -27,6 +28,7 @@ from swarm.events import (
     StreamEvent,
     SubAgentEvent,
     TextDelta,
+    ToolCallStart,
     ToolInputDelta,
     ToolOutputDelta,
     ToolResult,
@@ -93,6 +95,7 @@ class AgentState:
     progress: str = ""
     denied_at: float | None = None
     calls: dict[str, _Call] = field(default_factory=dict)
+    waiting: dict[str, str] = field(default_factory=dict)
 
     @property
     def role(self) -> str:
@@ -163,7 +166,13 @@ class AgentBoard:
             case ToolOutputDelta(delta=delta):
                 line = one_line(delta.splitlines()[-1] if delta.strip() else "", 100)
                 state.progress = line or state.progress
+            case ApprovalRequested(tool_use_id=call_id, name=name, request_id=number):
+                call = state.calls.get(call_id)
+                state.waiting[call_id] = f"{call.label() if call else visible(name)} #{number}"
+            case ToolCallStart(tool_use_id=call_id):
+                state.waiting.pop(call_id, None)
             case ToolResult(tool_use_id=call_id, is_error=is_error, content=content):
+                state.waiting.pop(call_id, None)
                 state.calls.pop(call_id, None)
                 if not state.calls:
                     state.progress = ""
@@ -193,6 +202,7 @@ class AgentBoard:
         state.finished = reason
         state.ended = self.clock()
         state.calls.clear()
+        state.waiting.clear()
         state.progress = ""
         state.status = "done" if reason == "end_turn" else f"stopped: {reason}"
 
@@ -205,7 +215,8 @@ class AgentBoard:
 
     def activity(self, state: AgentState) -> str:
         """What the agent is doing, in a few words: ``thinking``, ``calling
-        shell(pytest -q)``, ``waiting on tester#1``, ``denied: <rule>`` (for a few
+        shell(pytest -q)``, ``waiting for approval: shell(make) #1``, ``waiting on
+        tester#1``, ``denied: <rule>`` (for a few
         seconds after a denial), ``done``, ``error: <reason>``, ``budget``, ``cancelled``;
         what the model chose in it (a tool's name, an argument) made ``visible``."""
         return visible(self._activity(state))
@@ -218,6 +229,10 @@ class AgentBoard:
         now = self.clock()
         if state.denied_at is not None and now - state.denied_at < FLASH_SECONDS:
             return f"denied: {state.denial_rule()}"
+        if state.waiting:
+            labels = list(state.waiting.values())
+            more = f" +{len(labels) - 1}" if len(labels) > 1 else ""
+            return f"waiting for approval: {labels[0]}{more}"
         waiting = [self.agents[c].name for c in state.children if self.agents[c].finished is None]
         if waiting:
             more = f" +{len(waiting) - 2}" if len(waiting) > 2 else ""

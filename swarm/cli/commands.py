@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Later", "add_commands", "add_executor_options"]
+__all__ = ["Later", "add_approval_options", "add_commands", "add_executor_options"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +67,22 @@ def _seconds(text: str) -> float:
     if not value > 0 or value == math.inf:
         raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, not {text!r}")
     return value
+
+
+def add_approval_options(parser: argparse.ArgumentParser) -> None:
+    """``--on-ask`` and ``--ask-timeout``: what an ``ask`` does with nobody to ask."""
+    parser.add_argument(
+        "--on-ask",
+        choices=("deny", "hold"),
+        help="with nobody at the terminal, deny calls the policy asks about, or hold them"
+        " in the run record for 'swarm approve' (default: the policy's on_ask, else deny)",
+    )
+    parser.add_argument(
+        "--ask-timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="deny a held call nobody answered within this time (default: the policy's)",
+    )
 
 
 def add_executor_options(parser: argparse.ArgumentParser, *, default: str | None) -> None:
@@ -166,6 +182,7 @@ def _add_running(sub: Any) -> None:
         action="store_true",
         help="write the run's HTML report (report.html in the record) at the end",
     )
+    add_approval_options(run)
     run.set_defaults(handler=_later("swarm.cli.running", "cmd_run"))
 
     test = sub.add_parser(
@@ -332,7 +349,25 @@ def _add_records(sub: Any) -> None:
         " the run started (recorded in the audit log)",
     )
     resume.add_argument("--runs-dir", type=Path, help=_RUNS_DIR_HELP)
+    add_approval_options(resume)
     resume.set_defaults(handler=_later("swarm.cli.records", "cmd_sessions_resume"))
+
+    approvals = sub.add_parser(
+        "approvals", help="list the calls a run holds for approval (every run's without RUN)"
+    )
+    approvals.add_argument("run", nargs="?", help="a run directory or run id")
+    approvals.add_argument("--all", action="store_true", help="answered requests too")
+    approvals.add_argument("--runs-dir", type=Path, help=_RUNS_DIR_HELP)
+    approvals.set_defaults(handler=_later("swarm.cli.approvals", "cmd_approvals"))
+    for name, verb in (("approve", "approve"), ("deny", "deny")):
+        answer = sub.add_parser(name, help=f"{verb} calls a run holds (from any shell)")
+        answer.add_argument("run", help="a run directory or run id")
+        answer.add_argument("ids", nargs="*", metavar="ID", help="request ids (swarm approvals)")
+        answer.add_argument("--all", action="store_true", help=f"{verb} every pending request")
+        answer.add_argument("--runs-dir", type=Path, help=_RUNS_DIR_HELP)
+        if name == "deny":
+            answer.add_argument("--reason", default="", help="what the model is told")
+        answer.set_defaults(handler=_later("swarm.cli.approvals", f"cmd_{name}"))
 
     runs = sub.add_parser("runs", help="list or show run records")
     runs_sub = runs.add_subparsers(dest="runs_command", required=True)

@@ -16,6 +16,7 @@ from typing import TypeVar
 import anyio
 
 __all__ = [
+    "AWAITING_APPROVAL",
     "BAD_INPUT",
     "FAILED",
     "INTERRUPTED",
@@ -28,6 +29,7 @@ __all__ = [
 T = TypeVar("T")
 
 OK, FAILED, BAD_INPUT = 0, 1, 2
+AWAITING_APPROVAL = 75  # EX_TEMPFAIL: the run waits for a person; answer and resume
 INTERRUPTED = 128 + signal.SIGINT  # 130, as a shell reports a process stopped by Ctrl-C
 TERMINATED = 128 + signal.SIGTERM  # 143
 

@@ -31,6 +31,7 @@ from swarm.audit import (
     verify_log,
 )
 from swarm.cli.exits import FAILED, OK, Stopped, run_until_stopped
+from swarm.cli.held import held_message, outcome_code
 from swarm.cli.prompt import TerminalPrompt, interactive
 from swarm.cli.view import AgentBoard, LineView, LiveView, print_summary
 from swarm.context.sqlite import SQLiteContextStore
@@ -110,8 +111,9 @@ def _runs_dir(runs_dir: Path | None) -> Path:
 
 
 def find_run(ref: str | Path, runs_dir: Path | None = None) -> Path:
-    """A run directory from a path or a run id (or its start) in the runs directory, or
-    under the current directory's old places. Raises ``ConfigError``."""
+    """A run directory from a path or a run id (or its start, or ``last``: the newest)
+    in the runs directory, or under the current directory's old places. Raises
+    ``ConfigError``."""
     runs_dir = _runs_dir(runs_dir)
     path = Path(ref)
     if not str(ref).strip():
@@ -122,6 +124,8 @@ def find_run(ref: str | Path, runs_dir: Path | None = None) -> Path:
         what = "not a run record (no manifest.json or summary.json)" if path.is_dir() else None
         raise ConfigError(what or "no such run directory", path=path)
     runs = [*_run_dirs(None, runs_dir), *_run_dirs(Path.cwd(), runs_dir)]
+    if str(ref) == "last" and runs:  # run ids start with the time: the newest sorts last
+        return max(runs, key=lambda d: d.name)
     matches = list(dict.fromkeys(d for d in runs if d.name.startswith(str(ref))))
     exact = [d for d in matches if d.name == str(ref)]
     if len(exact) == 1 or len(matches) == 1:
@@ -363,6 +367,8 @@ def cmd_sessions_resume(args: argparse.Namespace) -> int:
                 ask_user=prompt.ask_user if prompt else None,
                 on_event=view,
                 accept_changed_team=args.accept_changed_team,
+                on_ask=args.on_ask,
+                ask_timeout=args.ask_timeout,
             )
 
     try:
@@ -372,7 +378,10 @@ def cmd_sessions_resume(args: argparse.Namespace) -> int:
         sys.stderr.write(f"\n{stop.how} again: the record is written; resume with:\n  {command}\n")
         return stop.code
     print_summary(console, outcome, board)
-    return OK if outcome.stop_reason == StopReason.end_turn else FAILED
+    if outcome.stop_reason == StopReason.awaiting_approval:
+        resume = resume_command(run, str(summary.get("run_id") or run.name))
+        sys.stderr.write(held_message(run, outcome.run_id, resume))
+    return outcome_code(outcome)
 
 
 # -- runs ------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from swarm.batch.tasks import load_script_model
 from swarm.cli.batch import test_on_executor
 from swarm.cli.crew import crew_to_run, parse_inputs, run_crew_command
 from swarm.cli.exits import FAILED, OK, Stopped, run_until_stopped
+from swarm.cli.held import held_message, outcome_code
 from swarm.cli.prompt import TerminalPrompt, interactive
 from swarm.cli.records import resume_command
 from swarm.cli.view import AgentBoard, LineView, LiveView, print_summary
@@ -167,6 +168,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                 ask_user=prompt.ask_user if prompt else None,
                 on_event=view if tracing is None else _both(view, tracing[0]),
                 observers=() if tracing is None else (tracing[0],),
+                on_ask=args.on_ask,
+                ask_timeout=args.ask_timeout,
             )
 
     try:
@@ -188,7 +191,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             console.print(head, markup=False, soft_wrap=True)
     _end_tracing(tracing)
     _report(args, outcome.record_dir)
-    return OK if outcome.stop_reason == StopReason.end_turn else FAILED
+    if outcome.stop_reason == StopReason.awaiting_approval:
+        resume = resume_command(outcome.record_dir, outcome.run_id)
+        sys.stderr.write(held_message(outcome.record_dir, outcome.run_id, resume))
+    return outcome_code(outcome)
 
 
 def _tracing(args: argparse.Namespace, root: str, scenario: Scenario) -> tuple[Any, Any] | None:

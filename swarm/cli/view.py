@@ -22,9 +22,11 @@ from rich.tree import Tree
 
 from swarm._text import cost_text, plural
 from swarm._visible import visible
+from swarm.approvals import APPROVALS_FILE, ApprovalStore
 from swarm.budget import UsageNode
 from swarm.cli.board import DENIED_PREFIX, AgentBoard, AgentState, one_line
 from swarm.events import (
+    ApprovalRequested,
     ContextCompacted,
     Error,
     OutputInvalid,
@@ -198,6 +200,9 @@ class LineView:
                 line = f"final answer invalid ({attempt} of {retries} retries): " + "; ".join(
                     problems
                 )
+            case ApprovalRequested(name=name, request_id=number, reason=reason, held=held):
+                how = "held for approval" if held else "asks for approval"
+                line = f"{name} {how} (request {number}): {one_line(reason, 120)}"
             case ContextCompacted(messages_before=before, messages_after=after):
                 line = f"compacted its context: {before} -> {plural(after, 'message')}"
             case Error():
@@ -275,6 +280,7 @@ def print_summary(console: Console, outcome: RunOutcome, board: AgentBoard | Non
         parts.append(Text(f"Denied calls ({len(outcome.denied_calls)}):", style="bold red"))
     for path, tool, reason in outcome.denied_calls:
         parts.append(Text(visible(f"  denied: {path} {tool}: {reason}"), style="red"))
+    parts += _approvals(outcome)
     parts.append(_files(outcome))
     cost = tree_cost(outcome.usage_tree)
     shown_cost = cost_text(cost, failed=outcome.stop_reason != StopReason.end_turn)
@@ -301,6 +307,23 @@ def _errors(outcome: RunOutcome, board: AgentBoard | None) -> list[tuple[str, st
     for path, reason in board.errors() if board is not None else ():
         found.setdefault(path, reason)
     return list(found.items())
+
+
+def _approvals(outcome: RunOutcome) -> list[RenderableType]:
+    """Every call asked about in the run: held, approved or denied, and who answered."""
+    requests = ApprovalStore(outcome.record_dir / APPROVALS_FILE).requests()
+    if not requests:
+        return []
+    parts: list[RenderableType] = [Text(f"Approvals ({len(requests)}):", style="bold")]
+    styles = {"pending": "yellow", "approved": "green", "denied": "red"}
+    for request in requests:
+        answer = request.answer or {}
+        state = "held" if request.state == "pending" else request.state
+        said = f" by {answer.get('who')} via {answer.get('via')}" if answer else ""
+        why = f": {answer.get('reason')}" if answer.get("reason") else ""
+        line = f"  {state} {request.id}: {request.path} {request.tool}{said}{why}"
+        parts.append(Text(visible(line), style=styles[request.state]))
+    return parts
 
 
 def _files(outcome: RunOutcome) -> Text:

@@ -2,10 +2,12 @@
 ``swarm.run`` with the run scope that carries the approver, are re-exported here).
 
 An ``ask`` decision (from ``ApprovalGuard`` or a policy rule) goes to an approver: the
-guard's own, else the run scope's ``approver``. With none (a non-interactive run, or a
-sub-agent whose scope has no approver) the call is denied. An approver may approve a
-changed set of arguments; they are validated and the guards up to the one that asked run
-again on them, so an edit cannot slip past a rule that would deny it.
+guard's own, else the run scope's ``approver``, which every sub-agent shares, so a call
+at any depth is asked about (and only that call waits). With none (a non-interactive run
+whose policy does not ``hold``) the call is denied. An approver may approve a changed
+set of arguments; they are validated and the guards up to the one that asked run again
+on them, so an edit cannot slip past a rule that would deny it. Every answer becomes a
+receipt on the call (``CallRecord.approval``), which the audit log writes.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from swarm.errors import GuardError, ToolError
@@ -86,6 +89,8 @@ async def ask(
     )
     answer = await approver(request)
     decision = answer if isinstance(answer, ApprovalDecision) else ApprovalDecision(bool(answer))
+    if call is not None:
+        call.approval = _receipt(request, decision, approver)
     if not decision.approved:
         why = f": {decision.reason}" if decision.reason else ""
         raise GuardError(f"{reason}; approval was refused{why}", guard=name, rule=rule)
@@ -93,7 +98,28 @@ async def ask(
         call.reason = "approved" + (f": {decision.reason}" if decision.reason else "")
     if decision.arguments is None or decision.arguments == arguments:
         return arguments
-    return await _recheck(tool, guard, decision.arguments)
+    checked = await _recheck(tool, guard, decision.arguments)
+    if call is not None and call.approval is not None:  # as approved, once validated
+        call.approval = {**call.approval, "arguments": checked}
+    return checked
+
+
+def _receipt(
+    request: ApprovalRequest, decision: ApprovalDecision, approver: Approver
+) -> dict[str, Any]:
+    """What the audit log keeps of an answer: who gave it, when, through what, and the
+    arguments as approved."""
+    who = decision.who or getattr(approver, "__qualname__", None) or type(approver).__name__
+    approved = decision.arguments if decision.arguments is not None else request.arguments
+    return {
+        "approved": decision.approved,
+        "who": who,
+        "via": decision.via or "python",
+        "at": decision.at or datetime.now(UTC).isoformat(timespec="milliseconds"),
+        "arguments": dict(approved) if decision.approved else None,
+        "reason": decision.reason,
+        "rule": request.rule,
+    }
 
 
 async def _recheck(

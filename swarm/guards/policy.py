@@ -157,6 +157,8 @@ class _PolicyFile(_Model):
     protect: list[ProtectGlob] = []
     protect_swarm: bool | None = None
     undo: _UndoFile | None = None
+    on_ask: Literal["deny", "hold"] | None = None
+    ask_timeout: float | None = pydantic.Field(None, gt=0)
 
     @pydantic.field_validator("sandbox", mode="before")
     @classmethod
@@ -198,7 +200,10 @@ class Policy:
     of the policies it extends); ``protect_swarm`` whether swarm's own code is protected
     when the workspace holds it; ``undo`` the budget of the pre-images a run keeps
     (``None``: the defaults of ``UndoSettings``); ``files`` every file it was loaded from
-    (``extend`` chain first)."""
+    (``extend`` chain first). ``on_ask`` says what an ``ask`` does when nobody can be asked
+    now (``deny``, or ``hold`` the call in the run record for a later answer) and
+    ``ask_timeout`` how many seconds a held request waits before it counts as denied
+    (``None``: no limit)."""
 
     name: str
     rules: tuple[Rule, ...] = ()
@@ -212,6 +217,8 @@ class Policy:
     protect_swarm: bool = True
     files: tuple[Path, ...] = ()
     undo: UndoSettings | None = None
+    on_ask: Literal["deny", "hold"] = "deny"
+    ask_timeout: float | None = None
     _by_tool: dict[str, tuple[Rule, ...]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
@@ -371,6 +378,8 @@ def _build(
         undo=UndoSettings(spec.undo.max_bytes, spec.undo.over_budget)
         if spec.undo is not None
         else inherited.undo,
+        on_ask=spec.on_ask or inherited.on_ask,
+        ask_timeout=spec.ask_timeout if spec.ask_timeout is not None else inherited.ask_timeout,
     )
 
 

@@ -5,7 +5,9 @@
 with its policy, its run record and its audit log, exactly as ``swarm run`` would. What the
 agents do while it runs (their calls, sub-agents starting and ending) is sent to the client
 as progress notifications; a client that cancels the request stops the run, whose record
-is then written as interrupted. So Claude Code, or any MCP client, can delegate to a team.
+is then written as interrupted. A call a policy asks about, at any depth, goes to the
+client as an elicitation when it supports them (``swarm.mcp.elicit``). So Claude Code,
+or any MCP client, can delegate to a team.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pydantic import Field
 
 from swarm.errors import ToolError
 from swarm.events import SessionEndEvent, StreamEvent, SubAgentEvent, ToolResult, ToolUseStart
+from swarm.mcp.elicit import elicit_approver
 from swarm.scenario.runner import run_scenario
 from swarm.scenario.spec import Scenario
 from swarm.team import Team
@@ -77,7 +80,12 @@ def _role_tool(
             group.start_soon(forward)
             try:
                 outcome = await run_scenario(
-                    run, model=model, workspace=workspace, runs_dir=runs_dir, on_event=on_event
+                    run,
+                    model=model,
+                    workspace=workspace,
+                    runs_dir=runs_dir,
+                    on_event=on_event,
+                    approver=elicit_approver(ctx),
                 )
             finally:
                 send.close()

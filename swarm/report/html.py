@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 from html import escape
 from typing import Any
 
@@ -225,6 +226,33 @@ def _files(run: RunData) -> str:
     return f'<h2>Files</h2><div id="files">{"".join(items)}</div>'
 
 
+def _approvals(summary: dict[str, Any]) -> str:
+    """Every call asked about: held, approved or denied, who answered, through what."""
+    requests = [r for r in summary.get("approvals") or () if isinstance(r, dict)]
+    if not requests:
+        return ""
+    rows = []
+    for request in requests:
+        found = request.get("answer")
+        answer: dict[str, Any] = found if isinstance(found, dict) else {}
+        state = str(request.get("state") or "")
+        cls = {"approved": "", "denied": "bad"}.get(state, "bad")
+        rows.append(
+            f'<tr><td>{_e(request.get("id"))}</td><td class="{cls}">'
+            f"{_e('held' if state == 'pending' else state)}</td>"
+            f"<td>{_e(request.get('path'))}</td><td>{_e(request.get('tool'))}</td>"
+            f"<td><code>{_e(json.dumps(request.get('arguments'), default=str))}</code></td>"
+            f"<td>{_e(request.get('rule') or '-')}</td>"
+            f"<td>{_e(answer.get('who') or '-')}</td><td>{_e(answer.get('via') or '-')}</td>"
+            f"<td>{_e(answer.get('reason') or '')}</td></tr>"
+        )
+    head = (
+        "<tr><th>id</th><th>state</th><th>agent</th><th>tool</th><th>arguments</th>"
+        "<th>rule</th><th>who</th><th>via</th><th>reason</th></tr>"
+    )
+    return f'<h2>Approvals</h2><table id="approvals">{head}{"".join(rows)}</table>'
+
+
 def _usage(summary: dict[str, Any]) -> str:
     tree = summary.get("usage_tree")
     if not isinstance(tree, dict):
@@ -281,6 +309,7 @@ def render_html(run: RunData) -> str:
         f'<meta http-equiv="Content-Security-Policy" content="{policy}">'
         f'<meta name="viewport" content="width=device-width"><title>{_e(title)}</title>'
         f"<style>{_CSS}</style></head><body>{_header(run)}<main>{final}{tools}"
-        f"{_timeline(run, agents, ids)}{_files(run)}{_usage(run.summary)}"
+        f"{_timeline(run, agents, ids)}{_approvals(run.summary)}{_files(run)}"
+        f"{_usage(run.summary)}"
         f"{_agents(agents, ids)}</main><script>{_JS}</script></body></html>\n"
     )

@@ -152,6 +152,11 @@ class RunRecord:
         return self.dir / JOURNAL
 
     @property
+    def approvals_file(self) -> Path:
+        """``approvals.jsonl``: the calls held for approval, and their answers."""
+        return self.dir / "approvals.jsonl"
+
+    @property
     def summary(self) -> Path:
         """``summary.json``: every segment and the totals; absent while a run is going or
         after a crash."""
@@ -418,6 +423,20 @@ class Journal:
                 "tool": call.tool,
                 "input": call.input,
                 "idempotent": self._idempotent.get(call.tool, False),
+            }
+        )
+
+    def held(self, path: str, call_id: str | None, tool: str, arguments: dict[str, Any]) -> None:
+        """Record a call held for approval as decided, so a resume after a crash puts it
+        in its agent's history (with a result once it is answered)."""
+        self._line(
+            {
+                "decided": call_id,
+                "path": path,
+                "tool": tool,
+                "input": arguments,
+                "idempotent": self._idempotent.get(tool, False),
+                "held": True,
             }
         )
 

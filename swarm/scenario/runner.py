@@ -17,6 +17,7 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 
+from swarm.approvals import ApprovalStore, OnAsk, check_answered
 from swarm.audit import create_key
 from swarm.context.sqlite import SQLiteContextStore
 from swarm.errors import ConfigError
@@ -106,11 +107,16 @@ async def run_scenario(
     on_event: Callable[[StreamEvent], None] | None = None,
     run_id: str | None = None,
     observers: tuple[CallObserver, ...] = (),
+    on_ask: OnAsk | None = None,
+    ask_timeout: float | None = None,
 ) -> RunOutcome:
     """Run ``scenario`` to its end and write its record; returns the outcome.
 
     ``on_event`` sees every event as it comes; ``observers`` see every tool call after the
-    audit log did (for example ``swarm.otel.OtelObserver``).
+    audit log did (for example ``swarm.otel.OtelObserver``). ``on_ask`` and
+    ``ask_timeout`` (default: as the scenario's policy says) choose what an ``ask`` does
+    with no ``approver``: ``deny``, or ``hold`` the call until it is answered in the
+    record (the run may end ``awaiting_approval``, to be resumed).
 
     Raises ``ConfigError`` (before anything runs) for bad files, an unknown model spec,
     a provider whose API key is not set, no model at all, a ``replay`` cassette that is
@@ -183,6 +189,8 @@ async def run_scenario(
         root_session,
         resolver,
         policies,
+        on_ask,
+        ask_timeout,
     )
     try:
         return await run_segment(
@@ -202,14 +210,19 @@ async def resume_run(
     ask_user: Callable[[str], Awaitable[str]] | None = None,
     on_event: Callable[[StreamEvent], None] | None = None,
     accept_changed_team: bool = False,
+    on_ask: OnAsk | None = None,
+    ask_timeout: float | None = None,
 ) -> RunOutcome:
     """Continue a stopped run (Ctrl-C, or a crash at any instant) from its record, as a
     new segment of the same run.
 
     With no ``message`` the entry agent picks up where it stopped: each call a crash cut
     short gets a result saying so (and is not re-run), and is recorded ``interrupted`` in
-    the audit log. Raises ``ConfigError`` when the record cannot be read, when its audit
-    log does not verify, or when the run had finished and no message is given.
+    the audit log. Calls held for approval and answered since (``swarm approve``) run
+    first, and the agents waiting on them go on from where they stopped. Raises
+    ``ConfigError`` when the record cannot be read, when its audit log does not verify,
+    when the run had finished and no message is given, or when held calls still wait for
+    an answer (unless ``ask_timeout`` has passed: then they are denied).
     """
     record = RunRecord(record_dir)
     summary = record.read_summary()
@@ -236,6 +249,12 @@ async def resume_run(
         transport,
         run_spec=run_spec if isinstance(run_spec, str) else None,
         owns_transport=isinstance(run_spec, str),
+    )
+    held = check_answered(
+        ApprovalStore(record.approvals_file),
+        ask_timeout if ask_timeout is not None else run_policy(scenario).ask_timeout,
+        manifest.run_id,
+        record.approvals_file,
     )
     state = read_journal(record.journal)
     if isinstance(transport, ScriptedModel):
@@ -273,6 +292,7 @@ async def resume_run(
         interrupted_calls(record),
         run_model=not (message is None and finished),
         accepted_changes=tuple(accepted),
+        held=held,
     )
     run = RunSetup(
         scenario,
@@ -285,6 +305,8 @@ async def resume_run(
         manifest.root_session,
         resolver,
         policies,
+        on_ask,
+        ask_timeout,
     )
     try:
         return await run_segment(run, message, segment, approver, ask_user, on_event)

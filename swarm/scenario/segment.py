@@ -19,8 +19,18 @@ import anyio.to_thread
 
 from swarm._log import logger
 from swarm.agent import Agent, AgentStream
+from swarm.approvals import (
+    Activity,
+    ApprovalStore,
+    HeldRun,
+    OnAsk,
+    RunApprover,
+    continue_held,
+    until_stuck,
+)
 from swarm.audit import AuditLog, environment_secrets, read_key, redact
 from swarm.budget import BudgetLimits
+from swarm.context.base import ContextStore
 from swarm.context.sqlite import SQLiteContextStore
 from swarm.dispatch import call_tool
 from swarm.event_codec import event_to_dict
@@ -28,7 +38,7 @@ from swarm.events import StreamEvent
 from swarm.guards.policy import Policy
 from swarm.guards.protect import ProtectedPaths
 from swarm.messages import ToolUseBlock
-from swarm.run import Approver, CallObserver, RunScope, current_scope
+from swarm.run import Approver, CallObserver, RunScope, current_scope, role_of
 from swarm.scenario.changes import attributed, snapshot, workspace_changes
 from swarm.scenario.manifest import RunConfig
 from swarm.scenario.outcome import CallTally, EventTally, RunOutcome, build_outcome
@@ -58,6 +68,7 @@ from swarm.tools import Tool
 from swarm.transports.base import CompletionTransport, model_name
 from swarm.transports.options import for_cache
 from swarm.transports.resolver import ModelResolver
+from swarm.types import StopReason
 from swarm.undo import UndoCapture
 
 __all__ = ["RunSetup", "Segment", "command_message", "load_team", "run_segment"]
@@ -69,7 +80,9 @@ log = logger(__name__)
 class RunSetup:
     """What every segment of a run shares: the scenario and its team, the model, the
     workspace, the record, the run's id and config, the entry agent's session, and each
-    role's policy as checked before the run (``None``: loaded when the team is built)."""
+    role's policy as checked before the run (``None``: loaded when the team is built),
+    and what an ``ask`` with nobody to ask does (``on_ask``, ``ask_timeout``: ``None``,
+    as the run's policy says)."""
 
     scenario: Scenario
     team: Team
@@ -81,6 +94,8 @@ class RunSetup:
     root_session: str
     resolver: ModelResolver
     policies: Mapping[str, Policy] | None = None
+    on_ask: OnAsk | None = None
+    ask_timeout: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +104,8 @@ class Segment:
     lists them), the agents' sessions so far, the audit decisions a crash left
     unfinished, whether the model is asked at all (not when a crash came after the
     run's last turn), and the files that define the run and changed since it started,
-    which the resume accepted (recorded in the audit log)."""
+    which the resume accepted (recorded in the audit log), and whether answered held
+    calls are to be run first (``held``)."""
 
     number: int
     before: list[dict[str, Any]] = field(default_factory=list)
@@ -97,6 +113,7 @@ class Segment:
     interrupted: list[dict[str, Any]] = field(default_factory=list)
     run_model: bool = True
     accepted_changes: tuple[ChangedFile, ...] = ()
+    held: bool = False
 
 
 def load_team(scenario: Scenario) -> Team:
@@ -143,6 +160,11 @@ async def run_segment(
     write its summary, also when it is cancelled (which is re-raised)."""
     protected = protected_paths(run.record.dir, run.workspace)
     policy = run_policy(run.scenario)
+    run = dataclasses.replace(
+        run,
+        on_ask=run.on_ask or policy.on_ask,
+        ask_timeout=run.ask_timeout if run.ask_timeout is not None else policy.ask_timeout,
+    )
     policies = (
         dict(run.policies) if run.policies is not None else role_policies(run.scenario, run.team)
     )
@@ -307,11 +329,19 @@ async def _run_with(
             await audit.record_interrupted(decision)
         if segment.accepted_changes:
             await audit.record_resume(run.run_id, [c.to_dict() for c in segment.accepted_changes])
+        store = ApprovalStore(record.approvals_file)
+        approvals = RunApprover(
+            store,
+            person=approver,
+            on_ask=run.on_ask or "deny",
+            timeout=run.ask_timeout,
+            on_held=lambda r: journal.held(r.path, r.call_id, r.tool, dict(r.arguments)),
+        )
         scope = team_scope(
             team.entry,
             limits=limits,
             observers=(journal, audit, tally, *observers),
-            approver=approver,
+            approver=approvals,
             run_id=run.run_id,
             model=model_name(entry.transport),
             registry=registry,
@@ -322,16 +352,36 @@ async def _run_with(
             scope = scope.child(restore_subagents=restore_background(entry, restored))
         if scenario.command is not None and segment.number == 1 and message is not None:
             message = await command_message(scenario.command, entry, scope, run.workspace)
+        activity = Activity(frozenset(team.specs))  # delegation tools are named for roles
+
+        def take(event: StreamEvent) -> None:
+            activity.see(event, team.entry)
+            final.see(event)
+            log.write(json.dumps(_logged(event, secrets)) + "\n")
+            if on_event is not None:
+                on_event(event)
+
+        held_stop = False
         try:
+            if segment.held:
+                await continue_held(_held_run(run, agents, sessions, scope, take, record), store)
             if not segment.run_model:  # the crash came after the last turn: nothing to run
                 final.finish_from(await root_store.get_history())
             else:
-                async with entry.run_stream(message, context, scope=scope) as stream:
-                    async for event in stream:
-                        final.see(event)
-                        log.write(json.dumps(_logged(event, secrets)) + "\n")
-                        if on_event is not None:
-                            on_event(event)
+                async with anyio.create_task_group() as group:
+
+                    async def stop_when_stuck() -> None:
+                        nonlocal held_stop
+                        await until_stuck(activity, approvals)
+                        held_stop = True  # every branch waits on a person: end, resumable
+                        group.cancel_scope.cancel()
+
+                    if approvals.on_ask == "hold" and approvals.person is None:
+                        group.start_soon(stop_when_stuck)
+                    async with entry.run_stream(message, context, scope=scope) as stream:
+                        async for event in stream:
+                            take(event)
+                    group.cancel_scope.cancel()
         finally:
             with anyio.CancelScope(shield=True):
                 outcome = build_outcome(
@@ -351,6 +401,8 @@ async def _run_with(
                     ),
                     cut_text=stream.final_text if stream is not None else "",
                 )
+                if held_stop:
+                    outcome = dataclasses.replace(outcome, stop_reason=StopReason.awaiting_approval)
                 record.write_changes(outcome.changes.to_dict())
                 summary = RunSummary(
                     outcome,
@@ -364,11 +416,13 @@ async def _run_with(
                     if isinstance(run.transport, ScriptedModel)
                     else None,
                 )
-                record.write_summary(summary.to_dict())
+                written = summary.to_dict()
+                written["approvals"] = [p.to_dict() for p in store.requests()]
+                record.write_summary(written)
                 journal.close()
                 await context.close()
-                for store in restored.values():
-                    await store.close()
+                for child in restored.values():
+                    await child.close()
     return outcome
 
 
@@ -402,6 +456,29 @@ async def command_message(
             log.warning(f"command /{command.command.name}: !`{line}` {said}")
         outputs.append(said)
     return await anyio.to_thread.run_sync(command.render, workspace, outputs)
+
+
+def _held_run(
+    run: RunSetup,
+    agents: Mapping[str, Agent],
+    sessions: Mapping[str, str],
+    scope: RunScope,
+    emit: Callable[[StreamEvent], None],
+    record: RunRecord,
+) -> HeldRun:
+    """What going on from the run's answered held calls needs of this segment."""
+    specs = run.team.specs
+
+    def open_context(path: str, session: str) -> ContextStore:
+        role = role_of(path)
+        stored = SQLiteContextStore(record.sessions, session)
+        return compacting_context(stored, agents[role].transport, specs[role].compaction)
+
+    def limits(role: str) -> BudgetLimits:
+        b = specs[role].budget
+        return BudgetLimits(b.tokens, b.seconds, b.delegations, b.depth, b.usd)
+
+    return HeldRun(run.team.entry, agents, dict(sessions), open_context, limits, scope, emit)
 
 
 def _first(value: Any, fallback: Any) -> Any:

@@ -272,7 +272,8 @@ def _child_run(
         if subagents is not None and (child := subagents.children.get(here)) is not None:
             child.last_activity = time.time()
 
-    scope = parent.child(path=path, budget=budget, approver=None, sink=sink, subagents=None)
+    # Asks go to the run's approver, whatever the depth.
+    scope = parent.child(path=path, budget=budget, sink=sink, subagents=None)
     if store is None:
         with use_scope(scope):  # a context factory may name the session after the path
             store = _context_for(ctx)

@@ -203,7 +203,7 @@ def test_approval_prompt_pauses_the_live_region(monkeypatch: pytest.MonkeyPatch)
             assert console.file.getvalue() == asked  # type: ignore[attr-defined]
     after = console.file.getvalue()[len(asked) :]  # type: ignore[attr-defined]
     assert decision.approved
-    assert asked.rstrip().endswith("allow? [y/N]")
+    assert asked.rstrip().endswith("allow? [y/a/e/N]")
     # the region resumes below the prompt: no cursor movement up over the typed answer
     assert "\x1b[1A" not in after.split("lead", 1)[0]
     assert "waiting on worker#1" in after
