@@ -111,7 +111,7 @@ THEIRS: list[Case] = [
         "openai",
         "",
         [("get_time", {"city": "Tokyo"}), ("get_weather", {"city": "Tokyo"})],
-        Usage(283, 69),
+        Usage(283, 69, cache_read_tokens=264),
         StopReason.tool_use,
     ),
     (
@@ -205,7 +205,7 @@ THEIRS: list[Case] = [
             ("get_weather", {"city": "Takayama"}),
             ("get_weather", {"city": "Takayama"}),
         ],
-        Usage(264, 110),
+        Usage(264, 110, cache_read_tokens=6),
         StopReason.tool_use,
     ),
     (
