@@ -10,6 +10,7 @@ damaged line is skipped, as a crash can leave one.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -70,6 +71,7 @@ class AgentData:
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+    background: bool = False
     model_calls: list[ModelCall] = field(default_factory=list)
     calls: list[CallData] = field(default_factory=list)
     conversation: list[tuple[str, str]] = field(default_factory=list)
@@ -207,8 +209,28 @@ def load_run(run: Path) -> RunData:
     _attach_audit(agents, _lines(run / "audit.jsonl"))
     changes = WorkspaceChanges.from_dict(_read_json(run / "changes.json"))
     ok, audit = verify_record(run)
+    for path in _started_in_background(agents.values()):
+        if path in agents:
+            agents[path].background = True
     start = first if first is not None else 0.0
     return RunData(run, manifest, summary, agents, changes, audit, ok, start, max(last, start))
+
+
+def _started_in_background(agents: Iterable[AgentData]) -> list[str]:
+    """The paths of the sub-agents a delegation started in the background: its result
+    (what the caller read) is ``{"path": ..., "status": "running"}``."""
+    paths = []
+    for agent in agents:
+        for call in agent.calls:
+            if not call.result.startswith("{"):
+                continue
+            try:
+                said = json.loads(call.result)
+            except ValueError:
+                continue
+            if isinstance(said, dict) and said.get("status") == "running" and "path" in said:
+                paths.append(str(said["path"]))
+    return paths
 
 
 def _apply(agent: AgentData, event: dict[str, Any], now: float) -> None:

@@ -197,7 +197,9 @@ def _agents(agents: list[AgentData], ids: dict[str, str]) -> str:
         tokens = agent.input_tokens + agent.output_tokens
         parts.append(
             f'<details class="agent" id="{ids[agent.path]}" data-agent="{_e(agent.path)}">'
-            f"<summary><b>{_e(agent.path)}</b> — {_e(status)} — {tokens:,} tokens,"
+            f"<summary><b>{_e(agent.path)}</b>"
+            + (' <span class="dim">(background)</span>' if agent.background else "")
+            + f" — {_e(status)} — {tokens:,} tokens,"
             f" {len(agent.model_calls)} model calls, {len(agent.calls)} tool calls"
             + (f', <span class="bad">{denied} denied</span>' if denied else "")
             + f'</summary><div class="body">{"".join(body)}</div></details>'

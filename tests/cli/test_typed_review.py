@@ -31,6 +31,14 @@ def test_the_typed_review_passes_retry_exhaustion_and_outputs(
     assert "templates" in data["outputs"]["lead/reviewer#3"]["findings"][0]["note"]
     assert data["delegation_ends"]["lead/reviewer#3"] == "end_turn"
     assert "lead/reviewer#2" not in data["outputs"]  # no placeholder for the failed one
+    # the report shows the reviewers as started in the background, and the lead not
+    report = summary.parent / "report.html"
+    done = swarm("runs", "report", summary.parent.name, "-o", report)
+    assert done.returncode == 0, done.stdout + done.stderr
+    html = report.read_text()
+    for reviewer in ("lead/reviewer#1", "lead/reviewer#2", "lead/reviewer#3"):
+        assert f'<b>{reviewer}</b> <span class="dim">(background)</span>' in html
+    assert '<b>lead</b> <span class="dim">(background)</span>' not in html
 
 
 def test_an_unmet_output_condition_fails_naming_path_and_value(
