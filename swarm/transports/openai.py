@@ -20,7 +20,7 @@ from __future__ import annotations
 import base64
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, assert_never
 
@@ -45,6 +45,7 @@ from swarm.messages import (
 )
 from swarm.tools import Tool
 from swarm.transports._http import HTTPTransport, error_details
+from swarm.transports.grammar import ANSWER_LIMIT, answer_grammar, call_events, call_schema
 from swarm.transports.options import API_KEY_VARIABLES, PerRequest, Timeouts, ToolChoice
 from swarm.transports.retry import ProviderError, RetryPolicy, is_retryable_status
 from swarm.transports.sse import SSEEvent
@@ -323,6 +324,12 @@ class OpenAITransport(HTTPTransport):
     none. ``max_tokens`` is sent as ``max_completion_tokens`` to OpenAI's own API and as
     ``max_tokens`` elsewhere, unless ``max_tokens_field`` says which. ``extra_body`` is
     merged into every request last (e.g. ``{"seed": 1, "parallel_tool_calls": False}``).
+    ``tool_grammar=True`` is for llama.cpp's server and a model too small to follow its
+    chat template's tool format: a forced call (``tool_choice`` ``required``) is exactly one
+    call, sampled under a JSON-schema grammar of the tools, and every other call of an
+    agent with tools is a plain-text answer under a grammar that ends it within
+    ``max_tokens`` (see ``swarm.transports.grammar``); such a model calls tools only when
+    forced.
     See ``swarm.transports.options`` for ``tool_choice``, ``prefill`` and ``timeout``, and
     ``RetryPolicy`` for ``max_retries``/``retry``.
     """
@@ -352,6 +359,7 @@ class OpenAITransport(HTTPTransport):
         retry: RetryPolicy | None = None,
         context_window: int | None = None,
         max_connections: int | None = 512,
+        tool_grammar: bool = False,
     ) -> None:
         args = dict(locals())
         super().__init__(
@@ -377,18 +385,33 @@ class OpenAITransport(HTTPTransport):
             official = self.base_url == OPENAI_BASE_URL
             max_tokens_field = "max_completion_tokens" if official else "max_tokens"
         self.max_tokens_field = max_tokens_field
+        self.tool_grammar = tool_grammar
+
+    def _grammar_call(self, messages: Sequence[Message], tools: Sequence[Tool[Any]]) -> bool:
+        """Whether this request is a forced call made under the tools' JSON schema."""
+        return bool(
+            self.tool_grammar and tools and self._option_tool_choice(messages) == "required"
+        )
 
     def build_request(
         self, messages: Sequence[Message], tools: Sequence[Tool[Any]], system: str
     ) -> dict[str, Any]:
         """The Chat Completions request body for one call."""
+        grammar_call = self._grammar_call(messages, tools)
+        # under the grammar the call starts at once: a prefill would stand before it
+        prefill = None if grammar_call else self._option_prefill(messages)
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": openai_messages(messages, system, prefill=self._option_prefill(messages)),
+            "messages": openai_messages(messages, system, prefill=prefill),
             "stream": True,
             "stream_options": {"include_usage": True},
         }
-        if tools:
+        if grammar_call:
+            body["tools"] = openai_tools(tools)  # the chat template describes them
+            body["json_schema"] = call_schema(tools)
+        elif tools and self.tool_grammar:
+            body["grammar"] = answer_grammar(min(self.max_tokens or ANSWER_LIMIT, ANSWER_LIMIT))
+        elif tools:
             body["tools"] = openai_tools(tools)
             choice = self._option_tool_choice(messages)
             if choice is not None:
@@ -399,6 +422,25 @@ class OpenAITransport(HTTPTransport):
             body["temperature"] = self.temperature
         body.update(self.extra_body)
         return body
+
+    async def stream(
+        self, messages: list[Message], tools: list[Tool[Any]], system: str
+    ) -> AsyncIterator[StreamEvent]:
+        """Stream one model call (see ``HTTPTransport.stream``); a call made under the
+        tools' JSON schema arrives as text and is given back as the tool call it holds."""
+        if not self._grammar_call(messages, tools):
+            async for event in super().stream(messages, tools, system):
+                yield event
+            return
+        text: list[str] = []
+        async for event in super().stream(messages, tools, system):
+            if isinstance(event, TextDelta):
+                text.append(event.delta)
+            elif isinstance(event, IterationEnd):
+                for each in call_events("".join(text), event):
+                    yield each
+            else:
+                yield event
 
     def _auth_headers(self, api_key: str) -> dict[str, str]:
         return {"authorization": f"Bearer {api_key}"}
