@@ -34,6 +34,7 @@ from swarm.scenario.record import default_runs_dir, new_run_id
 from swarm.scenario.runner import NO_MODEL_HELP, RunOutcome, default_workspace
 from swarm.scenario.sandboxing import sandbox_line, swarm_code_line
 from swarm.team import Team
+from swarm.transports.resolver import spec_for
 from swarm.types import StopReason
 
 __all__ = ["cmd_run", "cmd_test"]
@@ -87,6 +88,8 @@ def _scenario_from_args(args: argparse.Namespace) -> Scenario:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    if args.model is not None:  # a bad model is the first thing said, before any work
+        args.model = spec_for(args.model)
     scenario = _with_tool_timeout(_scenario_from_args(args), args.tool_timeout)
     if args.replay is None and args.model is None and scenario.model is None:
         raise ConfigError(NO_MODEL_HELP, path=scenario.path, field="model")
