@@ -506,5 +506,7 @@ def cmd_runs_report(args: argparse.Namespace) -> int:
     if args.open:
         import webbrowser
 
-        webbrowser.open(written.resolve().as_uri())
+        uri = written.resolve().as_uri()
+        if not webbrowser.open(uri):
+            sys.stderr.write(f"no browser found to open it: open {uri} in one (or set BROWSER)\n")
     return OK
