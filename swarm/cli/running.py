@@ -87,6 +87,14 @@ def _scenario_from_args(args: argparse.Namespace) -> Scenario:
     return scenario
 
 
+def _files_in(directory: Path) -> int:
+    """How many files a directory holds (0 when there is none)."""
+    try:
+        return sum(1 for p in directory.rglob("*") if p.is_file() or p.is_symlink())
+    except OSError:
+        return 0
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     if args.model is not None:  # a bad model is the first thing said, before any work
         args.model = spec_for(args.model)
@@ -102,7 +110,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     runs_dir = (args.runs_dir or scenario.runs_dir or default_runs_dir()).absolute()
     board = AgentBoard(team.entry, frozenset(team.specs))
     workspace = (args.workspace or scenario.workspace or default_workspace(scenario)).resolve()
-    console.print(f"workspace: {workspace}", markup=False, highlight=False, soft_wrap=True)
+    chosen = args.workspace or scenario.workspace  # a place given is used as it is
+    left = 0 if chosen else _files_in(workspace)
+    reused = f" (reused: {plural(left, 'file')} of an earlier run still in it)" if left else ""
+    console.print(f"workspace: {workspace}{reused}", markup=False, highlight=False, soft_wrap=True)
     tracing = _tracing(args, team.entry, scenario)
     console.print(f"sandbox: {sandbox_line(scenario)}", markup=False, highlight=False)
     own_code = swarm_code_line(scenario, team, workspace)
