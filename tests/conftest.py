@@ -22,13 +22,15 @@ _GROUPS = {"local_model": "local_model", "ray": "ray"}
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests on the local model or on Ray are slow and run in their group's worker."""
+    grouped = config.pluginmanager.hasplugin("xdist")  # `-p no:xdist` knows no groups
     for item in items:
         for marker, group in _GROUPS.items():
             if item.get_closest_marker(marker) is not None:
                 item.add_marker(pytest.mark.slow)
-                item.add_marker(pytest.mark.xdist_group(group))
+                if grouped:
+                    item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture
