@@ -19,7 +19,7 @@ from swarm._visible import visible
 from swarm.cli.batch import test_on_executor
 from swarm.cli.exits import FAILED, OK, Stopped, run_until_stopped
 from swarm.cli.prompt import TerminalPrompt, interactive
-from swarm.cli.records import resume_command
+from swarm.cli.records import audit_head_line, resume_command
 from swarm.cli.view import AgentBoard, LineView, LiveView, print_summary
 from swarm.errors import ConfigError
 from swarm.event_codec import event_to_dict
@@ -170,7 +170,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps({"type": "summary", **outcome.summary()}) + "\n")
     else:
         print_summary(console, outcome, board)
-        head = _audit_head(outcome.record_dir)
+        head = audit_head_line(outcome.record_dir)
         if head:
             console.print(head, markup=False, soft_wrap=True)
     _end_tracing(tracing)
@@ -216,16 +216,6 @@ def _report(args: argparse.Namespace, record: Path) -> None:
 
     written = write_report(record)
     (sys.stderr if args.json else sys.stdout).write(f"Report: {written}\n")
-
-
-def _audit_head(record: Path) -> str:
-    """The audit log's head as the run left it, to keep somewhere else: with it, any
-    later rewrite of the log is found, even by someone holding the key."""
-    try:
-        audit = json.loads((record / "summary.json").read_text(encoding="utf-8"))["audit"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return ""
-    return f"Audit head: {plural(audit['records'], 'record')}, MAC {audit['mac'] or '-'}"
 
 
 class _Null:
