@@ -213,13 +213,66 @@ def _fields_at(model: type[pydantic.BaseModel], loc: Key) -> set[str]:
     return names
 
 
-def _describe(error: Mapping[str, Any], model: type[pydantic.BaseModel]) -> str:
+_SHOWN_FIELDS = 8
+"""An unknown field's message lists the known ones only when there are this few."""
+
+# pydantic names the member of a union it tried in an error's location: `str`,
+# `list[str]`, `function-after[...]`, or a model's class name (checked separately)
+_TAG = re.compile(r"(str|int|float|bool|none|(list|dict|tuple|set|literal|function-\w+)\[.*\])")
+
+
+def _model_names(model: type[pydantic.BaseModel], seen: set[str] | None = None) -> set[str]:
+    """The class names of ``model`` and of every model its fields hold."""
+    seen = set() if seen is None else seen
+    if model.__name__ not in seen:
+        seen.add(model.__name__)
+        for info in model.model_fields.values():
+            for inner in _models_in(info.annotation):
+                _model_names(inner, seen)
+    return seen
+
+
+def _union_tag(part: str | int, names: set[str]) -> bool:
+    return isinstance(part, str) and (part in names or _TAG.fullmatch(part) is not None)
+
+
+def _user_errors(
+    errors: list[Any], model: type[pydantic.BaseModel]
+) -> list[tuple[Key, dict[str, Any]]]:
+    """pydantic's errors as the user's file has them: the union members pydantic tried
+    taken out of each location, a member's "not this type" error dropped when another
+    member of that union got further into the value (``model: {script: ...}`` is a
+    script with a typo, not a string), and the duplicates that leaves removed."""
+    names = _model_names(model)
+    found: list[tuple[Key, Key | None, bool, dict[str, Any]]] = []
+    further: set[Key] = set()  # unions a member of which got further into the value
+    for error in errors:
+        raw = tuple(p for p in error["loc"] if isinstance(p, str | int))
+        tags = [i for i, p in enumerate(raw) if _union_tag(p, names)]
+        plain = tuple(p for i, p in enumerate(raw) if i not in tags)
+        union = raw[: tags[-1]] if tags else None  # where the innermost union's value is
+        whole = bool(tags) and tags[-1] == len(raw) - 1  # "the value is not this member"
+        further.update(raw[:i] for i in tags if i < len(raw) - 1)
+        found.append((plain, union, whole, error))
+    kept: list[tuple[Key, dict[str, Any]]] = []
+    seen: set[tuple[Key, str]] = set()
+    for plain, union, whole, error in found:
+        if whole and union in further:
+            continue  # another member of this union got further into the value
+        key = (plain, _describe(error, model, plain))
+        if key not in seen:
+            seen.add(key)
+            kept.append((plain, error))
+    return kept
+
+
+def _describe(error: Mapping[str, Any], model: type[pydantic.BaseModel], loc: Key) -> str:
     kind = error["type"]
     if kind == "extra_forbidden":
-        loc = tuple(p for p in error["loc"] if isinstance(p, str | int))
         fields = _fields_at(model, loc[:-1])
         hint = did_you_mean(str(loc[-1]), fields) if loc else ""
-        known = f" (fields: {', '.join(sorted(fields))})" if fields else ""
+        shown = not hint and 0 < len(fields) <= _SHOWN_FIELDS
+        known = f" (fields: {', '.join(sorted(fields))})" if shown else ""
         return f"unknown field{hint}{known}"
     if kind == "missing":
         return "required field is missing"
@@ -250,12 +303,11 @@ def validate_document(model: type[M], document: Document, data: Any = None) -> M
         return model.model_validate(data)
     except pydantic.ValidationError as exc:
         problems = []
-        for error in exc.errors(include_url=False):
-            loc: Key = tuple(p for p in error["loc"] if isinstance(p, str | int))
+        for loc, error in _user_errors(exc.errors(include_url=False), model):
             field_name = ".".join(str(p) for p in loc) or None
             problems.append(
                 ConfigError(
-                    _describe(error, model),
+                    _describe(error, model, loc),
                     path=document.path,
                     line=document.line_of(loc),
                     field=field_name,

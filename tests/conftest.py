@@ -1,6 +1,14 @@
 """Shared fixtures: every async test runs on asyncio through anyio's pytest plugin, and no
 test writes run records into the real home (``XDG_STATE_HOME`` points into a temporary
-directory)."""
+directory).
+
+The suite runs in parallel (``pytest -n auto --dist loadgroup``), so tests share nothing:
+each has its own directories and ports. What is costly to start is shared within one
+worker: the local model's server (one per session) and Ray (one per module) run their
+tests in one group each, so one server and one Ray run at a time, as in a serial run.
+Those tests, with the other end-to-end ones, are ``slow``: ``-m "not slow"`` is the fast
+layer.
+"""
 
 import os
 import uuid
@@ -8,6 +16,21 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+# the group of tests that must share a worker, by the marker that says what they start
+_GROUPS = {"local_model": "local_model", "ray": "ray"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests on the local model or on Ray are slow and run in their group's worker."""
+    grouped = config.pluginmanager.hasplugin("xdist")  # `-p no:xdist` knows no groups
+    for item in items:
+        for marker, group in _GROUPS.items():
+            if item.get_closest_marker(marker) is not None:
+                item.add_marker(pytest.mark.slow)
+                if grouped:
+                    item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture

@@ -3,7 +3,7 @@
 ``run_batch`` runs one team over a task dataset (JSON lines) and writes one result line per
 task as it ends; ``run_suite`` runs scenarios (``swarm test``) and returns their reports in
 order. Both take an ``Executor``: ``LocalExecutor`` (this process, a concurrency limit) or
-``RayExecutor`` (one Ray task per run; needs ``swarm[ray]``). Jobs carry specs and paths,
+``RayExecutor`` (one Ray task per run; needs the ``ray`` extra). Jobs carry specs and paths,
 never live objects; records come back to this machine as files.
 """
 

@@ -8,6 +8,7 @@ tasks whose id is already in the file and appends the rest.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -81,6 +82,8 @@ class BatchSummary:
     skipped: int = 0
     done: int = 0
     failed: int = 0
+    failed_before: int = 0
+    """Of the skipped tasks, those whose result (from an earlier run) is a failure."""
     tokens: int = 0
     duration: float = 0.0
     results: list[BatchResult] = field(default_factory=list)
@@ -140,6 +143,21 @@ def finished_ids(results: Path) -> set[str]:
                 line=number,
             ) from None
     return ids
+
+
+def failed_ids(results: Path) -> set[str]:
+    """The ids of the failed results in a results file (read after ``finished_ids``)."""
+    failed: set[str] = set()
+    try:
+        lines = results.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return failed
+    for line in lines:
+        with contextlib.suppress(ValueError, KeyError, TypeError):
+            data = json.loads(line)
+            if data.get("ok") is False:
+                failed.add(str(data["id"]))
+    return failed
 
 
 async def run_batch(
@@ -269,4 +287,8 @@ def _plan(
         )
         for task in todo
     ]
-    return todo, jobs, BatchSummary(total=len(listed), skipped=len(listed) - len(todo))
+    failed_before = len({t.id for t in listed} & failed_ids(out)) if done else 0
+    summary = BatchSummary(
+        total=len(listed), skipped=len(listed) - len(todo), failed_before=failed_before
+    )
+    return todo, jobs, summary

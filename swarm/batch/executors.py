@@ -21,6 +21,7 @@ from typing import Any, Protocol
 
 import anyio
 
+from swarm._dist import install_hint
 from swarm.audit.redact import secret_key
 from swarm.batch.job import Job, JobReport, failed_report, run_job
 from swarm.errors import ConfigError
@@ -30,7 +31,7 @@ __all__ = ["Executor", "LocalExecutor", "RayExecutor", "Work", "executor_from_sp
 Work = Callable[[Job], Awaitable[JobReport]]
 """A coroutine function that runs one job and reports (``run_job`` by default)."""
 
-_NO_RAY = "--executor ray needs Ray on this machine: pip install 'swarm[ray]'"
+_NO_RAY = f"--executor ray needs Ray on this machine: {install_hint('ray')}"
 
 OnReport = Callable[[int, JobReport], None]
 

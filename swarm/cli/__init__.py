@@ -120,12 +120,9 @@ def _flags_of(parser: argparse.ArgumentParser) -> list[str]:
 
 
 def _version() -> str:
-    import importlib.metadata  # a few dozen modules: only for --version
+    from swarm._dist import version
 
-    try:
-        return importlib.metadata.version("swarm")
-    except importlib.metadata.PackageNotFoundError:  # run from a source tree
-        return "(not installed)"
+    return version()
 
 
 class _Version(argparse.Action):

@@ -84,15 +84,19 @@ def cmd_batch(args: argparse.Namespace) -> int:
         )
         return stop.code
     ok = summary.done - summary.failed
+    before = f", {summary.failed_before} of them failed" if summary.failed_before else ""
     print(
         f"{summary.total} tasks: {ok} ok, {summary.failed} failed, {summary.skipped} skipped"
-        f" (already in {args.output}); {summary.tokens:,} tokens; {summary.duration:.1f}s"
+        f" (already in {args.output}{before}); {summary.tokens:,} tokens;"
+        f" {summary.duration:.1f}s"
     )
     for result in summary.results:
         if not result.ok:
             why = result.error or "; ".join(result.problems) or f"ended {result.stop_reason}"
             print(visible(f"  {result.id}: {why.splitlines()[0] if why else ''}"))
-    return OK if summary.failed == 0 else FAILED
+    if summary.failed_before:
+        print(f"  {summary.failed_before} failed in an earlier run: see {args.output}")
+    return OK if summary.failed == 0 and summary.failed_before == 0 else FAILED
 
 
 def test_on_executor(args: argparse.Namespace, files: list[Path]) -> int:

@@ -316,7 +316,10 @@ def _add_records(sub: Any) -> None:
     audit = sub.add_parser("audit", help="show or verify an audit log")
     audit_sub = audit.add_subparsers(dest="audit_command", required=True)
     show = audit_sub.add_parser("show", help="the calls in a log, as a table")
-    show.add_argument("log", type=Path, help="an audit.jsonl, or a run directory")
+    show.add_argument(
+        "log", help="a run id (or its start), last, a run directory, or an audit.jsonl"
+    )
+    show.add_argument("--runs-dir", type=Path, help=_RUNS_DIR_HELP)
     show.add_argument("--role")
     show.add_argument("--tool")
     show.add_argument("--decision", choices=("allow", "deny", "invalid"))
@@ -324,7 +327,9 @@ def _add_records(sub: Any) -> None:
     verify = audit_sub.add_parser(
         "verify", help="check the chain, MACs and head; exit 1 if tampered, 2 if not a log"
     )
-    verify.add_argument("log", help="a run id, a run directory, or an audit.jsonl")
+    verify.add_argument(
+        "log", help="a run id (or its start), last, a run directory, or an audit.jsonl"
+    )
     verify.add_argument("--runs-dir", type=Path, help=_RUNS_DIR_HELP)
     verify.set_defaults(handler=_later("swarm.cli.records", "cmd_audit_verify"))
 

@@ -103,6 +103,9 @@ SCAFFOLD: dict[str, str] = {
 }
 """The files ``swarm init`` writes, by path relative to its directory."""
 
+GITIGNORE = "# swarm: the workspaces of runs started here\n.swarm/\n"
+"""The ``.gitignore`` ``swarm init`` writes when the directory has none."""
+
 
 def add_commands(sub: Any) -> None:
     init = sub.add_parser(
@@ -116,6 +119,14 @@ def add_commands(sub: Any) -> None:
         "directory", nargs="?", type=Path, default=Path("."), help="where (default: here)"
     )
     init.set_defaults(handler=cmd_init)
+
+
+def _ignores_swarm(ignore: Path) -> bool:
+    try:
+        lines = ignore.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return False
+    return any(line.strip().strip("/") in (".swarm", ".swarm/*", "**/.swarm") for line in lines)
 
 
 def _shown(path: Path) -> str:
@@ -142,6 +153,11 @@ def cmd_init(args: argparse.Namespace) -> int:
             with target.open("x", encoding="utf-8") as file:  # "x": never overwrite
                 file.write(text)
             written.append(target)
+        ignore = root / ".gitignore"
+        if not (ignore.exists() or ignore.is_symlink()):
+            with ignore.open("x", encoding="utf-8") as file:
+                file.write(GITIGNORE)
+            written.append(ignore)
     except OSError as exc:
         for done in written:  # nothing half-written: take back what this call wrote
             done.unlink(missing_ok=True)
@@ -152,6 +168,8 @@ def cmd_init(args: argparse.Namespace) -> int:
         raise ConfigError(f"cannot write the team: {exc.strerror or exc}", path=where) from None
     for target in written:
         print(f"wrote {_shown(target)}")
+    if ignore not in written and not _ignores_swarm(ignore):
+        print(f"note: {_shown(ignore)} does not list .swarm/, where runs keep workspaces: add it")
     scenario = _shown(root / "scenario.yaml")
     sys.stdout.write(f"next: swarm test {scenario}\n")
     return OK

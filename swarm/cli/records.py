@@ -124,8 +124,10 @@ def find_run(ref: str | Path, runs_dir: Path | None = None) -> Path:
         what = "not a run record (no manifest.json or summary.json)" if path.is_dir() else None
         raise ConfigError(what or "no such run directory", path=path)
     runs = [*_run_dirs(None, runs_dir), *_run_dirs(Path.cwd(), runs_dir)]
-    if str(ref) == "last" and runs:  # run ids start with the time: the newest sorts last
-        return max(runs, key=lambda d: d.name)
+    if str(ref) == "last":  # run ids start with the time they started
+        if not runs:
+            raise ConfigError(f"no run records in {runs_dir} or here yet")
+        return max(dict.fromkeys(runs), key=lambda d: d.name)
     matches = list(dict.fromkeys(d for d in runs if d.name.startswith(str(ref))))
     exact = [d for d in matches if d.name == str(ref)]
     if len(exact) == 1 or len(matches) == 1:
@@ -149,14 +151,6 @@ def _summary(run: Path) -> dict[str, Any]:
     if not data:
         raise ConfigError("cannot read the run record (no summary or manifest)", path=run)
     return data
-
-
-def _audit_path(ref: Path) -> Path:
-    if ref.is_dir():
-        ref = ref / "audit.jsonl"
-    if not ref.is_file():
-        raise ConfigError("no such audit log", path=ref)
-    return ref
 
 
 def _audit_target(ref: str, runs_dir: Path | None) -> tuple[Path, Path | None]:
@@ -224,7 +218,9 @@ _NUMBERS = frozenset(("msgs", "in", "out", "segs", "tokens", "calls", "denied", 
 
 
 def cmd_audit_show(args: argparse.Namespace) -> int:
-    log = _audit_path(args.log)
+    log, _ = _audit_target(args.log, args.runs_dir)  # the run forms `audit verify` takes
+    if not log.is_file():
+        raise ConfigError("no such audit log", path=log)
     try:
         records, skipped = read_log(log)
     except OSError as exc:
@@ -350,6 +346,13 @@ def cmd_sessions_resume(args: argparse.Namespace) -> int:
     entry = summary.get("config", {}).get("entry") or "agent"
     board = AgentBoard(entry)
     message = " ".join(args.message).strip() or None
+    # what a run says first, so a resumed one reads like it: which run, and where it works
+    run_id = str(summary.get("run_id") or run.name)
+    console.print(f"resuming: {run_id} ({run})", markup=False, highlight=False, soft_wrap=True)
+    if summary.get("workspace"):
+        console.print(
+            f"workspace: {summary['workspace']}", markup=False, highlight=False, soft_wrap=True
+        )
     if args.plain or not console.is_terminal:
         view: Any = LineView(board, sys.stdout)
     else:
@@ -378,10 +381,23 @@ def cmd_sessions_resume(args: argparse.Namespace) -> int:
         sys.stderr.write(f"\n{stop.how} again: the record is written; resume with:\n  {command}\n")
         return stop.code
     print_summary(console, outcome, board)
+    head = audit_head_line(outcome.record_dir)
+    if head:
+        console.print(head, markup=False, soft_wrap=True)
     if outcome.stop_reason == StopReason.awaiting_approval:
         resume = resume_command(run, str(summary.get("run_id") or run.name))
         sys.stderr.write(held_message(run, outcome.run_id, resume))
     return outcome_code(outcome)
+
+
+def audit_head_line(record: Path) -> str:
+    """The audit log's head as the run left it, to keep somewhere else: with it, any
+    later rewrite of the log is found, even by someone holding the key."""
+    try:
+        audit = json.loads((record / "summary.json").read_text(encoding="utf-8"))["audit"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
+    return f"Audit head: {plural(audit['records'], 'record')}, MAC {audit['mac'] or '-'}"
 
 
 # -- runs ------------------------------------------------------------------------------
@@ -522,5 +538,7 @@ def cmd_runs_report(args: argparse.Namespace) -> int:
     if args.open:
         import webbrowser
 
-        webbrowser.open(written.resolve().as_uri())
+        uri = written.resolve().as_uri()
+        if not webbrowser.open(uri):
+            sys.stderr.write(f"no browser found to open it: open {uri} in one (or set BROWSER)\n")
     return OK

@@ -22,7 +22,7 @@ from swarm.cli.crew import crew_to_run, parse_inputs, run_crew_command
 from swarm.cli.exits import FAILED, OK, Stopped, run_until_stopped
 from swarm.cli.held import held_message, outcome_code
 from swarm.cli.prompt import TerminalPrompt, interactive
-from swarm.cli.records import resume_command
+from swarm.cli.records import audit_head_line, resume_command
 from swarm.cli.view import AgentBoard, LineView, LiveView, print_summary
 from swarm.errors import ConfigError
 from swarm.event_codec import event_to_dict
@@ -39,6 +39,7 @@ from swarm.scenario.sandboxing import sandbox_line, swarm_code_line
 from swarm.team import Team
 from swarm.team.commands import CommandTask, read_command
 from swarm.team.crewai import crew_files
+from swarm.transports.resolver import spec_for
 from swarm.types import StopReason
 
 __all__ = ["cmd_run", "cmd_test"]
@@ -103,7 +104,17 @@ def _scenario_from_args(args: argparse.Namespace) -> Scenario:
     return scenario
 
 
+def _files_in(directory: Path) -> int:
+    """How many files a directory holds (0 when there is none)."""
+    try:
+        return sum(1 for p in directory.rglob("*") if p.is_file() or p.is_symlink())
+    except OSError:
+        return 0
+
+
 def cmd_run(args: argparse.Namespace) -> int:
+    if args.model is not None:  # a bad model is the first thing said, before any work
+        args.model = spec_for(args.model)
     scenario = _with_tool_timeout(_scenario_from_args(args), args.tool_timeout)
     if isinstance(args.model, str) and args.model.startswith("script:"):
         # a scripted model from a file, as `swarm batch --model script:FILE` takes it
@@ -127,7 +138,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     runs_dir = (args.runs_dir or scenario.runs_dir or default_runs_dir()).absolute()
     board = AgentBoard(team.entry, frozenset(team.specs))
     workspace = (args.workspace or scenario.workspace or default_workspace(scenario)).resolve()
-    console.print(f"workspace: {workspace}", markup=False, highlight=False, soft_wrap=True)
+    chosen = args.workspace or scenario.workspace  # a place given is used as it is
+    left = 0 if chosen else _files_in(workspace)
+    reused = f" (reused: {plural(left, 'file')} of an earlier run still in it)" if left else ""
+    console.print(f"workspace: {workspace}{reused}", markup=False, highlight=False, soft_wrap=True)
     tracing = _tracing(args, team.entry, scenario)
     console.print(f"sandbox: {sandbox_line(scenario)}", markup=False, highlight=False)
     own_code = swarm_code_line(scenario, team, workspace)
@@ -186,7 +200,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps({"type": "summary", **outcome.summary()}) + "\n")
     else:
         print_summary(console, outcome, board)
-        head = _audit_head(outcome.record_dir)
+        head = audit_head_line(outcome.record_dir)
         if head:
             console.print(head, markup=False, soft_wrap=True)
     _end_tracing(tracing)
@@ -235,16 +249,6 @@ def _report(args: argparse.Namespace, record: Path) -> None:
 
     written = write_report(record)
     (sys.stderr if args.json else sys.stdout).write(f"Report: {written}\n")
-
-
-def _audit_head(record: Path) -> str:
-    """The audit log's head as the run left it, to keep somewhere else: with it, any
-    later rewrite of the log is found, even by someone holding the key."""
-    try:
-        audit = json.loads((record / "summary.json").read_text(encoding="utf-8"))["audit"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return ""
-    return f"Audit head: {plural(audit['records'], 'record')}, MAC {audit['mac'] or '-'}"
 
 
 class _Null:

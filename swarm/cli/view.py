@@ -278,7 +278,7 @@ def print_summary(console: Console, outcome: RunOutcome, board: AgentBoard | Non
         parts += [Text(visible(f"  {path}: {reason}"), style="red") for path, reason in errors]
     if outcome.denied_calls:
         parts.append(Text(f"Denied calls ({len(outcome.denied_calls)}):", style="bold red"))
-    for path, tool, reason in outcome.denied_calls:
+    for path, tool, reason, _ in outcome.denied_calls:
         parts.append(Text(visible(f"  denied: {path} {tool}: {reason}"), style="red"))
     parts += _approvals(outcome)
     parts.append(_files(outcome))

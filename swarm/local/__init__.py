@@ -49,7 +49,12 @@ def shared_server() -> LocalServer:
 
 
 def local_transport(dialect: str = "", **options: Any) -> CompletionTransport:
-    """A transport on the shared local server: ``""``/``"openai"`` or ``"anthropic"``."""
+    """A transport on the shared local server: ``""``/``"openai"`` or ``"anthropic"``.
+
+    The OpenAI dialect constrains tool calls with llama.cpp's grammars
+    (``tool_grammar=True``): a forced call is one schema-valid call, and the answer after
+    tool results is plain text that ends in time; the model calls tools only when forced.
+    """
     if dialect not in ("", "openai", "anthropic"):
         raise ConfigError(
             f"unknown local dialect {dialect!r}: use 'local' (OpenAI) or 'local:anthropic'",
@@ -59,7 +64,7 @@ def local_transport(dialect: str = "", **options: Any) -> CompletionTransport:
     server = shared_server()
     if dialect == "anthropic":
         return server.anthropic_transport(**options)
-    return server.openai_transport(**options)
+    return server.openai_transport(**{"tool_grammar": True, "required_prefill": None, **options})
 
 
 def install_weights() -> int:

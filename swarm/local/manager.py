@@ -67,14 +67,22 @@ class LocalServer:
 
     Use ``with LocalServer() as server:`` or ``async with``, or ``start()``/``stop()``.
     ``openai_transport()``/``anthropic_transport()`` give transports pointing at it with
-    small-model defaults (temperature 0, a fixed seed, the tool-call prefill).
+    small-model defaults (temperature 0, a fixed seed, the tool-call prefill). ``slots``
+    requests are served at once (sharing the ``context``), so parallel sub-agents do not
+    wait for each other.
     """
 
     def __init__(
-        self, *, context: int = 8192, threads: int = 1, startup_timeout: float = 120.0
+        self,
+        *,
+        context: int = 8192,
+        threads: int = 1,
+        slots: int = 2,
+        startup_timeout: float = 120.0,
     ) -> None:
         self.context = context
         self.threads = threads
+        self.slots = slots
         self.startup_timeout = startup_timeout
         self.port: int | None = None
         self._process: subprocess.Popen[str] | None = None
@@ -108,6 +116,7 @@ class LocalServer:
                 "--alias", MODEL_ALIAS,
                 "--ctx", str(self.context),
                 "--threads", str(self.threads),
+                "--slots", str(self.slots),
             ]  # fmt: skip
             process = subprocess.Popen(
                 command,

@@ -22,6 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--alias", default="smollm2-135m-instruct")
     parser.add_argument("--ctx", type=int, default=8192)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--slots", type=int, default=2)
     args = parser.parse_args(argv)
 
     import xllamacpp  # type: ignore[import-untyped]  # only this process needs it
@@ -29,7 +30,10 @@ def main(argv: list[str] | None = None) -> int:
     params = xllamacpp.CommonParams()
     params.model.path = str(args.model)
     params.n_ctx = args.ctx
-    params.n_parallel = 1
+    # parallel sub-agents are served side by side, not queued; the slots share one
+    # context of --ctx tokens, each able to use all of it
+    params.n_parallel = args.slots
+    params.kv_unified = True
     params.hostnames = ["127.0.0.1"]
     params.port = 0
     params.cpuparams.n_threads = args.threads

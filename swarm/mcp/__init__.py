@@ -2,7 +2,8 @@
 
 Importing this package does not import the ``mcp`` SDK: the declarations
 (``load_mcp_servers``) are plain data. ``McpConnections``, ``mcp_toolbox``, ``mcp_tool`` and
-``team_server`` load it when first used, and need ``pip install 'swarm[mcp]'``.
+``team_server`` load it when first used, and need the ``mcp`` extra
+(``pip install -e '.[mcp]'`` in the checkout).
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
+from swarm._dist import version
 from swarm.errors import ToolError
 from swarm.events import SessionEndEvent, StreamEvent, SubAgentEvent, ToolResult, ToolUseStart
 from swarm.mcp.elicit import elicit_approver
@@ -122,6 +123,7 @@ def team_server(
             Team.load(scenario.team, entry=role)  # raises, naming the roles
     server = MCPServer(
         name=f"swarm team {scenario.team.name or scenario.team}",
+        version=version(),
         instructions="Each tool runs a team of agents on a task and returns its answer.",
     )
     for role in chosen:

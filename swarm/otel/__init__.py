@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from swarm._dist import install_hint
 from swarm.otel.observer import OtelObserver
 
 __all__ = ["OtelObserver", "otlp_tracer_provider"]
@@ -24,7 +25,7 @@ def otlp_tracer_provider(service: str = "swarm") -> Any:
         from opentelemetry.sdk.trace import TracerProvider
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
     except ImportError as exc:
-        raise ImportError("OpenTelemetry is not installed: pip install 'swarm[otel]'") from exc
+        raise ImportError(f"OpenTelemetry is not installed: {install_hint('otel')}") from exc
     provider = TracerProvider(resource=Resource.create({"service.name": service}))
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
     return provider

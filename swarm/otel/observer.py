@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from swarm._dist import install_hint
 from swarm.events import (
     Error,
     IterationEnd,
@@ -65,7 +66,7 @@ class OtelObserver:
             from opentelemetry import trace
             from opentelemetry.trace import Status, StatusCode
         except ImportError as exc:  # pragma: no cover - depends on the install
-            raise ImportError("OpenTelemetry is not installed: pip install 'swarm[otel]'") from exc
+            raise ImportError(f"OpenTelemetry is not installed: {install_hint('otel')}") from exc
         self._trace = trace
         self._status, self._code = Status, StatusCode
         self.tracer = trace.get_tracer(TRACER, tracer_provider=tracer_provider)

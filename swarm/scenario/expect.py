@@ -25,12 +25,15 @@ def check_expectations(expect: Expectations, outcome: RunOutcome) -> list[str]:
     for denied in expect.denied:
         match = [
             (path, tool)
-            for path, tool, _ in outcome.denied_calls
-            if tool == denied.tool and (denied.role is None or role_of(path) == denied.role)
+            for path, tool, _, rule in outcome.denied_calls
+            if tool == denied.tool
+            and (denied.role is None or role_of(path) == denied.role)
+            and (denied.rule is None or rule == denied.rule)
         ]
         if not match:
             who = f"{denied.role}'s " if denied.role else ""
-            failures.append(f"denied: no call of {who}'{denied.tool}' was denied")
+            by = f" by rule '{denied.rule}'" if denied.rule else ""
+            failures.append(f"denied: no call of {who}'{denied.tool}' was denied{by}")
     root = outcome.workspace
     for name, contains in expect.files.items():
         target = root / name

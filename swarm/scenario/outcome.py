@@ -45,14 +45,14 @@ class CallTally:
     allowed: int = 0
     denied: int = 0
     invalid: int = 0
-    denied_calls: list[tuple[str, str, str]] = field(default_factory=list)
+    denied_calls: list[tuple[str, str, str, str | None]] = field(default_factory=list)
 
     async def on_decision(self, call: CallRecord) -> None:
         if call.decision == "allow":
             self.allowed += 1
         elif call.decision == "deny":
             self.denied += 1
-            self.denied_calls.append((call.path, call.tool, call.reason or ""))
+            self.denied_calls.append((call.path, call.tool, call.reason or "", call.rule))
         else:
             self.invalid += 1
 
@@ -82,7 +82,8 @@ class RunOutcome:
     cost: float | None
     allowed: int
     denied: int
-    denied_calls: tuple[tuple[str, str, str], ...]
+    denied_calls: tuple[tuple[str, str, str, str | None], ...]
+    """Each denied call: agent path, tool, reason, and the policy rule's id (if a rule)."""
     delegations: tuple[str, ...]
     compactions: int
     errors: tuple[str, ...]
@@ -116,8 +117,8 @@ class RunOutcome:
             "cost_usd": self.cost,
             "calls": {"allowed": self.allowed, "denied": self.denied},
             "denied_calls": [
-                {"path": path, "tool": tool, "reason": reason}
-                for path, tool, reason in self.denied_calls
+                {"path": path, "tool": tool, "reason": reason, "rule": rule}
+                for path, tool, reason, rule in self.denied_calls
             ],
             "delegations": list(self.delegations),
             "delegation_ends": dict(self.delegation_ends),

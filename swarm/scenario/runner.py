@@ -42,6 +42,7 @@ from swarm.scenario.spec import Scenario, Script
 from swarm.scenario.tooling import scenario_tools
 from swarm.transports.base import CompletionTransport
 from swarm.transports.recording import RecordingTransport, ReplayTransport
+from swarm.transports.resolver import model_spec
 from swarm.transports.spec import transport_from_spec
 
 __all__ = ["CallTally", "RunOutcome", "prepare_workspace", "resume_run", "run_scenario"]
@@ -91,7 +92,7 @@ def resolve_transport(
         raise ConfigError(NO_MODEL_HELP, path=scenario.path, field="model")
     if isinstance(spec, Script):
         return ScriptedModel(spec.script, summary=spec.summary)
-    return transport_from_spec(spec)
+    return transport_from_spec(model_spec(spec) or spec)  # `sonnet`, `gpt-4.1-mini` too
 
 
 async def run_scenario(

@@ -25,7 +25,7 @@
       stop_reason: end_turn
       final_contains: [calc.py]
       delegations: [developer]
-      denied: [{role: developer, tool: shell}]
+      denied: [{role: developer, tool: shell, rule: no-recursive-delete}]
       files: {calc.py: "def add"}
       max_tokens: 100000
       compactions: 1
@@ -129,11 +129,13 @@ class Limits(pydantic.BaseModel):
 
 
 class DeniedCall(pydantic.BaseModel):
-    """A call that must have been denied: by role (any instance) and tool."""
+    """A call that must have been denied: by role (any instance), tool, and (``rule``) the
+    id of the policy rule that denied it."""
 
     model_config = _STRICT
     role: str | None = None
     tool: str
+    rule: str | None = None
 
 
 class Expectations(pydantic.BaseModel):

@@ -25,7 +25,7 @@ import base64
 import hashlib
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, assert_never
 
@@ -51,6 +51,7 @@ from swarm.messages import (
 )
 from swarm.tools import Tool
 from swarm.transports._http import HTTPTransport, error_details
+from swarm.transports.grammar import ANSWER_LIMIT, answer_grammar, call_events, call_schema
 from swarm.transports.options import (
     API_KEY_VARIABLES,
     CacheTTL,
@@ -384,6 +385,12 @@ class OpenAITransport(HTTPTransport):
     ``RetryPolicy`` for ``max_retries``/``retry``. A call whose only tool is an agent's
     ``final_answer`` (a typed answer, ``swarm.contracts``) asks for the JSON itself
     through ``response_format`` (``json_schema``) instead of offering the tool.
+    ``tool_grammar=True`` is for llama.cpp's server and a model too small to follow its
+    chat template's tool format: a forced call (``tool_choice`` ``required``) is exactly one
+    call, sampled under a JSON-schema grammar of the tools, and every other call of an
+    agent with tools is a plain-text answer under a grammar that ends it within
+    ``max_tokens`` (see ``swarm.transports.grammar``); such a model calls tools only when
+    forced.
     """
 
     provider = "openai"
@@ -414,6 +421,7 @@ class OpenAITransport(HTTPTransport):
         cache: bool | None = None,
         cache_ttl: CacheTTL = "5m",
         prompt_cache_key: str | None = None,
+        tool_grammar: bool = False,
     ) -> None:
         args = dict(locals())
         super().__init__(
@@ -442,20 +450,38 @@ class OpenAITransport(HTTPTransport):
             official = self.base_url == OPENAI_BASE_URL
             max_tokens_field = "max_completion_tokens" if official else "max_tokens"
         self.max_tokens_field = max_tokens_field
+        self.tool_grammar = tool_grammar
+
+    def _grammar_call(self, messages: Sequence[Message], tools: Sequence[Tool[Any]]) -> bool:
+        """Whether this request is a forced call made under the tools' JSON schema."""
+        return bool(
+            self.tool_grammar
+            and tools
+            and structured_output(tools) is None  # a typed answer asks for its JSON itself
+            and self._option_tool_choice(messages) == "required"
+        )
 
     def build_request(
         self, messages: Sequence[Message], tools: Sequence[Tool[Any]], system: str
     ) -> dict[str, Any]:
         """The Chat Completions request body for one call."""
+        grammar_call = self._grammar_call(messages, tools)
+        # under the grammar the call starts at once: a prefill would stand before it
+        prefill = None if grammar_call else self._option_prefill(messages)
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": openai_messages(messages, system, prefill=self._option_prefill(messages)),
+            "messages": openai_messages(messages, system, prefill=prefill),
             "stream": True,
             "stream_options": {"include_usage": True},
         }
         contract = structured_output(tools)
         if contract is not None:  # only final_answer offered: ask for the JSON itself
             body["response_format"] = response_format(contract)
+        elif grammar_call:
+            body["tools"] = openai_tools(tools)  # the chat template describes them
+            body["json_schema"] = call_schema(tools)
+        elif tools and self.tool_grammar:
+            body["grammar"] = answer_grammar(min(self.max_tokens or ANSWER_LIMIT, ANSWER_LIMIT))
         elif tools:
             body["tools"] = openai_tools(tools)
             choice = self._option_tool_choice(messages)
@@ -469,6 +495,25 @@ class OpenAITransport(HTTPTransport):
             body["prompt_cache_key"] = self.prompt_cache_key or role_cache_key(system, tools)
         body.update(self.extra_body)
         return body
+
+    async def stream(
+        self, messages: list[Message], tools: list[Tool[Any]], system: str
+    ) -> AsyncIterator[StreamEvent]:
+        """Stream one model call (see ``HTTPTransport.stream``); a call made under the
+        tools' JSON schema arrives as text and is given back as the tool call it holds."""
+        if not self._grammar_call(messages, tools):
+            async for event in super().stream(messages, tools, system):
+                yield event
+            return
+        text: list[str] = []
+        async for event in super().stream(messages, tools, system):
+            if isinstance(event, TextDelta):
+                text.append(event.delta)
+            elif isinstance(event, IterationEnd):
+                for each in call_events("".join(text), event):
+                    yield each
+            else:
+                yield event
 
     def _auth_headers(self, api_key: str) -> dict[str, str]:
         return {"authorization": f"Bearer {api_key}"}

@@ -32,7 +32,7 @@ from swarm.transports.base import (
 )
 from swarm.transports.models import lookup_model
 from swarm.transports.options import API_KEY_VARIABLES
-from swarm.transports.spec import transport_from_spec
+from swarm.transports.spec import check_model_spec, transport_from_spec
 
 __all__ = [
     "BUILTIN_ALIASES",
@@ -42,6 +42,7 @@ __all__ = [
     "key_variable",
     "missing_key",
     "model_spec",
+    "spec_for",
 ]
 
 BUILTIN_ALIASES: Mapping[str, str] = MappingProxyType(
@@ -78,13 +79,29 @@ def model_spec(name: str, aliases: Mapping[str, str] = MappingProxyType({})) -> 
             chain = " -> ".join([*seen, target.strip()])
             raise ConfigError(f"model alias loop: {chain}", field="models")
         spec = target.strip()
-    if ":" not in spec:
+    if ":" not in spec and "/" not in spec:  # openai/gpt-4.1-mini is a provider's typo
         for prefix, provider in _BARE:
             if spec.startswith(prefix):
                 return f"{provider}:{spec}"
         known = lookup_model(spec)  # o3-mini, chatgpt-4o-latest: a model the registry knows
         if known is not None:
             return f"{'anthropic' if known.id.startswith('claude') else 'openai'}:{spec}"
+    return spec
+
+
+def spec_for(name: str) -> str:
+    """The model spec a ``--model`` value stands for, the way a role's ``model`` is read
+    (``sonnet``, ``claude-sonnet-4-5``, ``gpt-4.1-mini``, ``openai:gpt-4.1-mini``), checked
+    without building its transport. Raises ``ConfigError`` for an unknown provider (saying
+    what was probably meant) or when the provider's key variable is unset."""
+    spec = model_spec(name) or name.strip()
+    check_model_spec(spec)
+    variable = missing_key(spec)
+    if variable is not None:
+        shown = spec if spec == name.strip() else f"{name.strip()} ({spec})"
+        raise ConfigError(
+            f"the model {shown} needs an API key: set {variable} (it is not set)", field="model"
+        )
     return spec
 
 

@@ -25,6 +25,7 @@ coexist. The factory gets the rest of the spec (``""`` when there is none) and t
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import os
 import re
@@ -35,7 +36,13 @@ from swarm.errors import ConfigError
 from swarm.transports.base import CompletionTransport
 from swarm.transports.options import API_KEY_VARIABLES
 
-__all__ = ["TransportFactory", "provider_prefixes", "register_provider", "transport_from_spec"]
+__all__ = [
+    "TransportFactory",
+    "check_model_spec",
+    "provider_prefixes",
+    "register_provider",
+    "transport_from_spec",
+]
 
 TransportFactory = Callable[..., CompletionTransport]
 """``factory(rest_of_spec, **options)`` returns a transport; raises ``ConfigError``."""
@@ -83,7 +90,7 @@ def _anthropic(model: str, **options: Any) -> CompletionTransport:
     return AnthropicTransport(model, **options)
 
 
-def _openai_compatible(rest: str, **options: Any) -> CompletionTransport:
+def _compatible(rest: str) -> re.Match[str]:
     example = "openai-compatible:http://127.0.0.1:11434/v1:qwen2.5"
     match = _COMPATIBLE.fullmatch(rest)
     # a model that reads like a port (and path) means the real model was left out
@@ -93,6 +100,11 @@ def _openai_compatible(rest: str, **options: Any) -> CompletionTransport:
             f" openai-compatible:<http(s) base URL>:<model>, e.g. {example!r}",
             field="model",
         )
+    return match
+
+
+def _openai_compatible(rest: str, **options: Any) -> CompletionTransport:
+    match = _compatible(rest)
     options.setdefault("api_key", "")
     from swarm.transports.openai import OpenAITransport
 
@@ -116,6 +128,42 @@ def provider_prefixes() -> list[str]:
     return sorted(_providers)
 
 
+def _provider_of(spec: str) -> str:
+    """The registered prefix ``spec`` starts with (the longest); raises ``ConfigError``
+    naming the providers, with the spec it was probably meant to be."""
+    best = ""
+    for prefix in _providers:
+        if (spec == prefix or spec.startswith(prefix + ":")) and len(prefix) > len(best):
+            best = prefix
+    if best:
+        return best
+    head, colon, rest = spec.partition(":")
+    if not colon and "/" in spec:  # openai/gpt-4.1-mini, as other tools write it
+        head, _, rest = spec.partition("/")
+    close = difflib.get_close_matches(head, provider_prefixes(), n=1)
+    hint = f"; did you mean '{close[0]}:{rest}'?" if close and rest else ""
+    known = ", ".join(provider_prefixes())
+    raise ConfigError(
+        f"unknown model provider in {spec!r}: expected <provider>:<model>"
+        f" with provider one of {known}{hint}",
+        field="model",
+    )
+
+
+def check_model_spec(spec: str) -> None:
+    """Check that ``spec`` names a known provider in a form it understands, without
+    building its transport (``local`` would start its server). Raises ``ConfigError``."""
+    spec = spec.strip()
+    provider = _provider_of(spec)
+    rest = spec[len(provider) + 1 :]
+    if provider == "openai":
+        _need_model(spec, rest, "openai:gpt-4.1-mini")
+    elif provider == "anthropic":
+        _need_model(spec, rest, "anthropic:claude-sonnet-4-5")
+    elif provider == "openai-compatible":
+        _compatible(rest)
+
+
 def transport_from_spec(spec: str, **options: Any) -> CompletionTransport:
     """Build the transport a model spec names; ``options`` go to its constructor.
 
@@ -123,17 +171,7 @@ def transport_from_spec(spec: str, **options: Any) -> CompletionTransport:
     a provider whose API key variable is unset when ``api_key`` is not given.
     """
     spec = spec.strip()
-    best = ""
-    for prefix in _providers:
-        if (spec == prefix or spec.startswith(prefix + ":")) and len(prefix) > len(best):
-            best = prefix
-    if not best:
-        known = ", ".join(provider_prefixes())
-        raise ConfigError(
-            f"unknown model provider in {spec!r}: expected <provider>:<model>"
-            f" with provider one of {known}",
-            field="model",
-        )
+    best = _provider_of(spec)
     return _providers[best](spec[len(best) + 1 :], **options)
 
 

@@ -197,3 +197,21 @@ def test_what_every_task_shares_is_checked_before_any_runs(
     assert done.returncode == 2, done.stdout
     assert said in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "results.jsonl").exists()
+
+
+def test_resume_after_a_failed_task_says_so_and_exits_1(swarm: Swarm, tmp_path: Path) -> None:
+    team, script, tasks = _setup(tmp_path, {"a": "true", "b": "true", "c": "true"})
+    lines = [json.loads(line) for line in tasks.read_text().splitlines()]
+    lines[1]["expect"] = {"files": {"out.txt": "something else"}}  # b fails its check
+    tasks.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    first = swarm(*_batch(team, script, tasks))
+    assert first.returncode == 1 and "3 tasks: 2 ok, 1 failed, 0 skipped" in first.stdout
+    results = (tmp_path / "results.jsonl").read_bytes()
+    resumed = swarm(*_batch(team, script, tasks, "--resume"))
+    assert resumed.returncode == 1, resumed.stdout + resumed.stderr
+    assert (
+        "3 tasks: 0 ok, 0 failed, 3 skipped (already in results.jsonl, 1 of them failed)"
+        in resumed.stdout
+    )
+    assert "1 failed in an earlier run: see results.jsonl" in resumed.stdout
+    assert (tmp_path / "results.jsonl").read_bytes() == results  # nothing ran, nothing added

@@ -11,6 +11,7 @@ WRITTEN = [
     "team/reviewer.yaml",
     "policies/team.yaml",
     "scenario.yaml",
+    ".gitignore",
 ]
 
 
@@ -78,3 +79,18 @@ def test_validate_refuses_what_is_not_a_file(swarm: Swarm) -> None:
     done = swarm("validate", "/dev/zero")
     assert done.returncode == 2
     assert done.stderr == "error: /dev/zero: not a file or a directory\n"
+
+
+def test_init_ignores_the_workspaces_in_git_and_keeps_a_gitignore_it_finds(
+    swarm: Swarm, tmp_path: Path
+) -> None:
+    assert swarm("init", "fresh").returncode == 0
+    assert ".swarm/" in (tmp_path / "fresh" / ".gitignore").read_text().splitlines()
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / ".gitignore").write_text("*.pyc\n")
+    done = swarm("init", "mine")
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "mine" / ".gitignore").read_text() == "*.pyc\n"
+    assert done.stdout.splitlines()[-2] == (
+        f"note: {Path('mine/.gitignore')} does not list .swarm/, where runs keep workspaces: add it"
+    )

@@ -15,6 +15,8 @@ from typing import Any as Swarm
 
 import pytest
 
+pytestmark = pytest.mark.slow  # end to end: see tests/conftest.py
+
 OPEN_POLICY = "name: open\ndefault: allow\nsandbox: {mode: off}\n"
 
 

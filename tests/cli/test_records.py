@@ -259,3 +259,48 @@ model:
         args: {{path: deploy.txt}}
       - text: It holds credentials.
 """
+
+
+@pytest.mark.parametrize("form", ["id", "prefix", "last", "path"])
+def test_every_command_that_takes_a_run_takes_its_id_prefix_last_and_path(
+    swarm: Swarm, finished_run: Path, form: str
+) -> None:
+    ref = {
+        "id": finished_run.name,
+        "prefix": finished_run.name[:12],
+        "last": "last",
+        "path": str(finished_run),
+    }[form]
+    shown = swarm("audit", "show", ref, "--decision", "deny")
+    assert shown.returncode == 0, shown.stderr
+    assert "no-recursive-delete" in shown.stdout
+    verified = swarm("audit", "verify", ref)
+    assert verified.returncode == 0 and "chain intact" in verified.stdout
+    summary = swarm("runs", "show", ref)
+    assert summary.returncode == 0
+    assert summary.stdout.startswith(f"Run {finished_run.name} (denied-shell)\n")
+
+
+def test_last_without_any_run_is_one_line_and_exit_2(swarm: Swarm, runs: Path) -> None:
+    done = swarm("audit", "show", "last")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.startswith("error: no run records in ")
+
+
+def test_a_resumed_run_says_which_run_where_and_its_audit_head(
+    runs: Path, swarm: Swarm, roles: Path, tmp_path: Path
+) -> None:
+    scenario = tmp_path / "twice.yaml"
+    scenario.write_text(TWICE.format(roles=roles))
+    workspace = tmp_path / "ws"
+    assert swarm("run", scenario, "--workspace", workspace, "--plain").returncode == 0
+    (record,) = runs.iterdir()
+    resumed = swarm("sessions", "resume", record.name, "Now", "the", "second", "part", "--plain")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    lines = resumed.stdout.splitlines()
+    assert lines[:2] == [
+        f"resuming: {record.name} ({record})",
+        f"workspace: {workspace.resolve()}",
+    ]
+    head = json.loads((record / "summary.json").read_text())["audit"]
+    assert lines[-1] == f"Audit head: {head['records']} records, MAC {head['mac']}"

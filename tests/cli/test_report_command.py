@@ -96,3 +96,20 @@ def test_a_run_stopped_by_ctrl_c_still_writes_its_report(
     page = (record / "report.html").read_text()
     assert "orchestrator/developer#1" in page and "sleep 60" in page
     assert "cancelled" in page
+
+
+def test_runs_report_open_without_a_browser_says_where_the_report_is(
+    runs: Path, swarm: Swarm, examples: Path, tmp_path: Path
+) -> None:
+    assert (
+        swarm("run", examples / "denied-shell.yaml", "--workspace", tmp_path / "ws").returncode == 0
+    )
+    (record,) = runs.iterdir()
+    no_browser = {"PATH": str(tmp_path / "empty"), "BROWSER": "", "DISPLAY": ""}
+    done = swarm("runs", "report", record.name, "--open", env=no_browser)
+    assert done.returncode == 0, done.stderr
+    report = record / "report.html"
+    assert done.stdout.strip() == f"Report: {report}"
+    assert done.stderr.strip() == (
+        f"no browser found to open it: open {report.as_uri()} in one (or set BROWSER)"
+    )

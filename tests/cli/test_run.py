@@ -245,3 +245,18 @@ def test_escape_sequences_in_answers_and_file_names_are_written_out(
     assert "\x1b" not in done.stdout and "\x07" not in done.stdout
     assert "+ evil\\x1b]0;pwned\\x07.txt  (added)" in done.stdout
     assert "done \\x1b[2J\\x1b]52;c;cm0gLXJmIH4=\\x07" in done.stdout
+
+
+def test_a_second_run_says_it_reuses_the_workspace_with_the_first_runs_files(
+    swarm: Swarm, examples: Path, tmp_path: Path
+) -> None:
+    first = swarm("run", examples / "build-a-calculator.yaml", "--plain")
+    workspace = tmp_path.resolve() / ".swarm" / "workspaces" / "build-a-calculator"
+    assert first.stdout.splitlines()[0] == f"workspace: {workspace}"
+    left = sum(1 for p in workspace.rglob("*") if p.is_file())
+    assert left >= 3  # calc.py, test_calc.py, DESIGN.md
+    again = swarm("run", examples / "build-a-calculator.yaml", "--plain")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.splitlines()[0] == (
+        f"workspace: {workspace} (reused: {left} files of an earlier run still in it)"
+    )

@@ -203,3 +203,24 @@ def test_readme_fan_out_example_passes_as_written(
     )
     done = swarm("test", scenario)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def _denied_by(examples: Path, tmp_path: Path, rule: str) -> Path:
+    """The denied-shell example, expecting the shell call denied by ``rule``."""
+    text = (examples / "denied-shell.yaml").read_text()
+    text = text.replace("team: ../roles", f"team: {examples.parent / 'roles'}")
+    text = text.replace("      tool: shell\n", f"      tool: shell\n      rule: {rule}\n")
+    path = tmp_path / f"denied-{rule}.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_expect_denied_checks_the_rule_that_denied_the_call(
+    swarm: Swarm, examples: Path, tmp_path: Path
+) -> None:
+    right = swarm("test", _denied_by(examples, tmp_path, "no-recursive-delete"))
+    assert right.returncode == 0, right.stdout + right.stderr
+    wrong = swarm("test", _denied_by(examples, tmp_path, "no-network"))
+    assert wrong.returncode == 1, wrong.stdout + wrong.stderr
+    assert "denied: no call of developer's 'shell' was denied by rule 'no-network'" in wrong.stdout
+    assert "Traceback" not in wrong.stderr

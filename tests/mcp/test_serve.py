@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 pytestmark = pytest.mark.anyio
+
+REPO = Path(__file__).parents[2]
 
 SCRIPT = {
     "lead": [
@@ -94,6 +97,17 @@ async def test_the_sdk_client_calls_the_entry_role_over_stdio(scenario: Path) ->
     (record,) = _run_records(scenario)
     summary = json.loads((record / "summary.json").read_text())
     assert summary["final_text"] == "The answer is 42."
+
+
+async def test_the_server_gives_swarms_version(scenario: Path) -> None:
+    version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+    params = StdioServerParameters(command=sys.executable, args=_serve_args(scenario))
+    async with (
+        stdio_client(params) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        started = await session.initialize()
+    assert started.server_info.version == version
 
 
 @pytest.fixture

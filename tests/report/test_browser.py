@@ -18,6 +18,8 @@ from swarm import write_report
 
 from .conftest import HOSTILE
 
+pytestmark = pytest.mark.slow  # end to end: see tests/conftest.py
+
 BROWSERS = ("chromium-headless-shell", "chromium", "chromium-browser", "google-chrome")
 
 

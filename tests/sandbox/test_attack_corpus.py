@@ -36,6 +36,8 @@ from swarm.toolbox import make_toolbox
 
 from .conftest import tier_finder
 
+pytestmark = pytest.mark.slow  # end to end: see tests/conftest.py
+
 CORPUS = Path(__file__).with_name("attacks.txt")
 MARK = "4242.25"  # the sleep of processes that must not survive; no real process uses it
 TOKEN = secrets.token_hex(6)

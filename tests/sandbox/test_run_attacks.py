@@ -55,6 +55,8 @@ from .run_world import (
     world_base,
 )
 
+pytestmark = pytest.mark.slow  # end to end: see tests/conftest.py
+
 TIERS = ["bubblewrap", "landlock"]
 MEMORY_BOUND = 512 << 20
 """The most memory a run (swarm and every process it starts) may hold at once: swarm

@@ -78,7 +78,7 @@ async def test_the_implicit_orchestrator_delegates_to_claude_roles(
     assert outcome.final_text == "reviewed and traced"
     assert outcome.completed_delegations == ("main/code-reviewer#1", "main/git-historian#1")
     # Bash(git log:*) let the historian run nothing else, through the whole run's guards
-    [(path, tool, reason)] = outcome.denied_calls
+    [(path, tool, reason, _)] = outcome.denied_calls
     assert (path, tool) == ("main/git-historian#1", "shell") and "touch" in reason
     assert not (workspace / "pwned").exists()
     # every delegation and the denial are in the audit log, under the run's policy
