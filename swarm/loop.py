@@ -82,13 +82,7 @@ async def run_loop(
             for event in await _add_user(run, _user_message(user_message)):
                 yield event
         while True:
-            if control.interrupted:
-                raise Interrupted
-            if run.iteration >= agent.max_iterations:
-                limit = f"the agent reached its limit of {agent.max_iterations} iterations"
-                raise Failed(MaxIterationsReached(limit), StopReason.max_iterations)
-            if run.budget is not None and (spent := run.budget.exceeded) is not None:
-                raise Failed(BudgetExceeded(spent), StopReason.budget)
+            _may_go_on(run)
             history, offered = await _prepare(run)
             if run.budget is not None and run.budget.dollar_limited:
                 _hold(run, history, offered)
@@ -165,6 +159,18 @@ async def run_loop(
     for event in run.outbox.take():
         yield event
     yield session_end(run)
+
+
+def _may_go_on(run: LoopRun) -> None:
+    """Before a turn: raise what ends the run instead (an interrupt, the iteration limit,
+    a spent budget)."""
+    if run.control.interrupted:
+        raise Interrupted
+    if run.iteration >= run.agent.max_iterations:
+        limit = f"the agent reached its limit of {run.agent.max_iterations} iterations"
+        raise Failed(MaxIterationsReached(limit), StopReason.max_iterations)
+    if run.budget is not None and (spent := run.budget.exceeded) is not None:
+        raise Failed(BudgetExceeded(spent), StopReason.budget)
 
 
 async def _add_user(run: LoopRun, message: Message) -> list[StreamEvent]:

@@ -49,6 +49,13 @@ PATH_TOOLS = frozenset({"write_file", "edit_file"})
 """Tools that change only the file their ``path`` argument names."""
 GiB = 1024**3
 DEFAULT_MAX_BYTES = 2 * GiB
+OUTSIDE_WORKSPACE = frozenset(
+    {"agents", "ask_user", "final_answer", "load_skill", "notes", "read_output", "todo"}
+)
+"""Built-in tools that are not idempotent but never write the workspace (or only in
+``.swarm``, which is never captured). Captured calls run one at a time: the ``agents``
+tool waiting for background sub-agents, or ``ask_user`` waiting for a person, would hold
+every other agent's writes, and a sub-agent's write waited on would never come."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +116,8 @@ class UndoCapture:
         or not at all (a tool that only reads)."""
         if tool.name in PATH_TOOLS and isinstance(arguments.get("path"), str):
             return "path"
+        if tool.name in OUTSIDE_WORKSPACE:
+            return None
         # a tool that streams runs a sub-agent, whose own calls are captured one by one
         return None if tool.idempotent or tool.streams else "workspace"
 
