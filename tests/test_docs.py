@@ -191,11 +191,13 @@ BROKEN = {
     ),
     "a file block without a marker": ("```yaml\nsystem: x\n```\n", "needs a first line"),
     "a kind of block the convention lacks": ("```bash\nls\n```\n", "no kind"),
-    "a variable set for one command only": (  # the key reaches the first command only
-        "```yaml\n# file: team/lead.yaml\nsystem: x\nmodel: haiku\n```\n\n"
-        "```console\n$ ANTHROPIC_API_KEY=x swarm validate team\n```\n\n"
-        "```console\n$ swarm validate team\n```\n",
-        "doc.md:11: `swarm validate team` exited 2",
+    "a variable set for one command only": (  # the run's records are where it said only
+        "```yaml\n# file: team/lead.yaml\nsystem: x\n```\n\n"
+        "```yaml\n# file: s.yaml\nteam: team\ntask: hi\nmodel:\n  script:\n    lead:\n"
+        "      - text: done\n```\n\n"
+        "```console\n$ XDG_STATE_HOME=state swarm run s.yaml\n```\n\n"
+        "```console\n$ swarm runs show last\n```\n",
+        "`swarm runs show last` exited 2",
     ),
     "a shell command that is not swarm": ("```console\n$ X=1 ls\n```\n", "only swarm"),
     "a python file nothing checks": ("```python\n# file: tool.py\nx = 1\n```\n", "nothing"),

@@ -30,6 +30,8 @@ def _distinct_values() -> dict[str, Any]:
         "output_dir": Path("/tmp/outputs"),
         "agents": AgentTree(),
         "capture": object(),
+        "subagents": object(),
+        "restore_subagents": sink,
     }
 
 

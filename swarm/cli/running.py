@@ -113,8 +113,8 @@ def _files_in(directory: Path) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    if args.model is not None:  # a bad model is the first thing said, before any work
-        args.model = spec_for(args.model)
+    if args.model is not None and not args.model.startswith("script:"):
+        args.model = spec_for(args.model)  # a bad model is the first thing said
     scenario = _with_tool_timeout(_scenario_from_args(args), args.tool_timeout)
     if isinstance(args.model, str) and args.model.startswith("script:"):
         # a scripted model from a file, as `swarm batch --model script:FILE` takes it

@@ -181,7 +181,7 @@ def test_without_hold_a_sub_agents_ask_is_denied_with_a_receipt(tmp_path: Path) 
     outcome = _run(tmp_path, on_ask="deny")
     assert outcome.stop_reason == StopReason.end_turn
     assert not (tmp_path / "ws" / "count.txt").exists()
-    assert [(p, t) for p, t, _ in outcome.denied_calls] == [("boss/lead#1/worker#1", "shell")]
+    assert [(d[0], d[1]) for d in outcome.denied_calls] == [("boss/lead#1/worker#1", "shell")]
 
 
 async def _problems(record: Path) -> list[str]:

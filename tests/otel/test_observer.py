@@ -22,6 +22,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 from swarm import OtelObserver
+from swarm._dist import install_hint
 from swarm.scenario import load_scenario, run_scenario
 
 ROLES = Path(__file__).parents[2] / "roles"
@@ -256,6 +257,6 @@ def test_swarm_run_otel_without_the_extra_says_how_to_get_it(tmp_path: Path) -> 
         stdin=subprocess.DEVNULL,
     )
     assert done.returncode == 2
-    assert "--otel: OpenTelemetry is not installed: pip install 'swarm[otel]'" in done.stderr
+    assert f"--otel: OpenTelemetry is not installed: {install_hint('otel')}" in done.stderr
     assert "Traceback" not in done.stderr
     assert not (tmp_path / ".swarm").exists()  # refused before any run started
