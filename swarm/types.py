@@ -135,7 +135,8 @@ class UsageNode:
                 failed = node.stop_reason not in (None, StopReason.end_turn)
                 own = node.cost_usd if cost is True else cost(node.model, node.usage)
                 text += ", " + cost_text(own, failed=failed)
-                if node.children and cost is True:
+                both_unknown = own is None and node.total_cost_usd is None  # said once
+                if node.children and cost is True and not both_unknown:
                     text += f" (subtree {cost_text(node.total_cost_usd, failed=failed)})"
             if node.output_retries:
                 text += f", {plural(node.output_retries, 'output retry', 'output retries')}"

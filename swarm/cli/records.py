@@ -515,7 +515,8 @@ def _tree_lines(node: dict[str, Any], depth: int = 0) -> str:
     read, write = int(node.get("cache_read_tokens") or 0), int(node.get("cache_write_tokens") or 0)
     cached = f" ({read:,} cache read, {write:,} cache write)" if read or write else ""
     subtree_cost = ""
-    if node["children"] and "subtree_cost_usd" in node:
+    both_unknown = cost is None and node.get("subtree_cost_usd") is None  # said once
+    if node["children"] and "subtree_cost_usd" in node and not both_unknown:
         subtree_cost = f" (subtree {cost_text(node['subtree_cost_usd'], failed=failed)})"
     line = (
         f"{'  ' * depth}{name}: {node['input_tokens'] + node['output_tokens']:,} tokens{cached},"
