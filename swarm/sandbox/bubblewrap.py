@@ -572,7 +572,7 @@ def _seccomp_fd(network: Network) -> int | None:
     return fd
 
 
-GATE = ("bash", "--norc", "-c", "exec {info}<&-; {limits}{body}", "swarm-gate")
+GATE = ("bash", "--norc", "-p", "-c", "exec {info}<&-; {limits}{body}", "swarm-gate")
 """What runs first in the sandbox (``gate``): it sets the command's resource limits
 (``ResourceLimits.bash``), waits for ``go`` (the process cap set), leaves a watcher that
 kills every process of the sandbox (``kill -1`` in its PID namespace) once the pipe ends,
@@ -580,7 +580,9 @@ then runs the command. The pipe ends when swarm ends the launch or dies, whateve
 it and whenever: no parent-death signal, no race with the set-up (a gate that reads the
 end before ``go`` never runs the command). It first closes bubblewrap's own reader of the
 info pipe (``{info}``), which only keeps bubblewrap's set-up from dying of SIGPIPE should
-swarm die before it."""
+swarm die before it. ``-p``: the gate reads no ``BASH_ENV`` (a file the command's
+environment may name, in the workspace) and imports no functions from the environment,
+so nothing runs before its limits and its ``go``; the command's own shell still does."""
 _GATE_BODY = (
     "read -r -u {fd} _ || exit 125; "
     "{{ read -r -u {fd} _; kill -KILL -1; }} </dev/null >/dev/null 2>&1 & "
@@ -592,23 +594,23 @@ def gate(block_fd: int, info_fd: int, limits: str) -> tuple[str, ...]:
     """The words of ``GATE`` for a launch whose gate reads ``block_fd``, which closes
     ``info_fd`` and sets ``limits`` (a bash line) first; the command follows them."""
     body = _GATE_BODY.format(fd=block_fd)
-    return (*GATE[:3], GATE[3].format(info=info_fd, limits=limits, body=body), *GATE[4:])
+    return (*GATE[:4], GATE[4].format(info=info_fd, limits=limits, body=body), *GATE[5:])
 
 
 def ungated(command: tuple[str, ...], fds: tuple[int, ...]) -> tuple[str, ...] | None:
     """``command`` (the words after bubblewrap's ``--``) run at once, without the gate
     on one of ``fds``, but still with the gate's limits; ``None`` when it has no such
     gate."""
-    if command[:3] != GATE[:3] or len(command) < len(GATE) or command[4] != GATE[4]:
+    if command[:4] != GATE[:4] or len(command) < len(GATE) or command[5] != GATE[5]:
         return None
-    script = command[3]
+    script = command[4]
     for block in fds:
         for info in fds:
             head, body = f"exec {info}<&-; ", _GATE_BODY.format(fd=block)
             if script.startswith(head) and script.endswith(body):
                 limits = script[len(head) : len(script) - len(body)]
                 rest = command[len(GATE) :]
-                return (*GATE[:3], f'{limits}exec "$@"', "swarm-limits", *rest)
+                return (*GATE[:4], f'{limits}exec "$@"', "swarm-limits", *rest)
     return None
 
 

@@ -92,7 +92,7 @@ def test_bubblewrap_starts_every_command_behind_its_gate(tmp_path: Path) -> None
             assert argv[0] == "/usr/bin/bwrap"
             command = argv[argv.index("--") + 1 :]
             assert command[0] == "bash" and "swarm-gate" in command
-            assert confinement.limits.bash() in command[3]
+            assert confinement.limits.bash() in command[4]
             assert command[-1] == "true"
             assert len(launch.pass_fds) == 4
 
@@ -112,3 +112,15 @@ def test_an_mcp_server_is_not_held_on_a_descriptor_it_cannot_get(
         assert "swarm-gate" not in argv
         done = subprocess.run(argv, env=launch.env, capture_output=True, text=True, check=False)
     assert done.stdout.split() == ["99", "30"], done.stderr
+
+
+def test_the_gate_runs_no_bash_env_before_its_limits(tmp_path: Path, bwrap: Bubblewrap) -> None:
+    """A BASH_ENV the command's environment names (a file in the workspace) is not run by
+    the gate, before its limits and its go; only the command's own bash would read it."""
+    (tmp_path / "planted.sh").write_text("touch ran-before-the-gate\n")
+    env = {**command_environment(), "BASH_ENV": str(tmp_path / "planted.sh")}
+    tier = Bubblewrap(bwrap.executable, bwrap.version, tmp_path / "home")
+    with tier.launch(("true",), Confinement(tmp_path, env=env)) as launch:
+        done = subprocess.run(launch.argv, env=launch.env, pass_fds=launch.pass_fds, check=False)
+    assert done.returncode == 0
+    assert not (tmp_path / "ran-before-the-gate").exists()
