@@ -24,7 +24,7 @@ from swarm.messages import ToolResultBlock
 if TYPE_CHECKING:  # the sandbox package loads with the first tool that starts processes
     from contextlib import AbstractAsyncContextManager
 
-    from swarm.sandbox.base import SandboxSettings
+    from swarm.sandbox.base import Overlay, SandboxSettings
     from swarm.sandbox.egress import Egress
     from swarm.tools import Tool
 
@@ -34,6 +34,7 @@ __all__ = [
     "ApprovalRequest",
     "Approver",
     "CallCapture",
+    "OverlayCapture",
     "CallObserver",
     "CallRecord",
     "RunScope",
@@ -65,6 +66,8 @@ class CallRecord:
     the caller (noted by ``swarm.guards.ceiling.CeilingGuard``), which narrow its own.
     ``approval`` is the receipt of a person's (or an approver's) answer to an ``ask``
     about the call: who answered, when, through what, and the arguments as approved.
+    ``overlay`` is set by the run's capture for a call whose command is to run over a
+    workspace overlay (see ``OverlayCapture``).
     """
 
     call_id: str
@@ -87,6 +90,7 @@ class CallRecord:
     protected: tuple[str, ...] = ()
     network_ceiling: Egress | None = None
     approval: dict[str, Any] | None = None
+    overlay: OverlayCapture | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +179,22 @@ class CallCapture(Protocol):
     def capturing(
         self, call: CallRecord, tool: Tool[Any], arguments: dict[str, Any]
     ) -> AbstractAsyncContextManager[None]: ...
+
+
+class OverlayCapture(Protocol):
+    """How a captured call's command changes the workspace: the tool that launches it
+    mounts ``overlay`` over the workspace (a tier whose ``overlays`` is true), so its
+    changes land in the overlay's upper directory; once the command has ended,
+    ``apply`` moves them into the workspace, keeping the pre-image of every path they
+    replace (synchronous, for a worker thread). ``apply`` returns why the changes were
+    dropped instead (their pre-images would not fit the run's undo budget), else "";
+    it runs once, later calls return the first answer. A tool that finds it cannot
+    mount the overlay must not start anything."""
+
+    @property
+    def overlay(self) -> Overlay: ...
+
+    def apply(self) -> str: ...
 
 
 @dataclass(eq=False, slots=True)

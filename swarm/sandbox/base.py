@@ -26,6 +26,7 @@ __all__ = [
     "Launch",
     "Mode",
     "Network",
+    "Overlay",
     "Reads",
     "TMPFS_SIZE",
     "Sandbox",
@@ -80,6 +81,19 @@ class SandboxSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class Overlay:
+    """Where a command's changes to the workspace go instead of the workspace: the
+    workspace is mounted as the lower layer of an overlay whose ``upper`` directory
+    receives every file the command writes (and a whiteout for each it deletes);
+    ``work`` is the overlay's scratch directory, on the same filesystem as ``upper``.
+    swarm applies the upper layer to the workspace once the command has ended
+    (``swarm.undo``), so what a call changed is known without reading the workspace."""
+
+    upper: Path
+    work: Path
+
+
+@dataclass(frozen=True, slots=True)
 class Confinement:
     """What one command may touch.
 
@@ -97,7 +111,8 @@ class Confinement:
     the sandbox (``swarm.sandbox.proxy_door``). ``cgroup`` are the files by which the
     command joins its cgroup (``swarm.sandbox.cgroup``): a tier whose launcher joins it
     first thing says so with ``Launch.joined``; otherwise a shell in front of the launch
-    does.
+    does. ``overlay``, when given, is where the command's changes to the workspace go
+    (see ``Overlay``); only a tier whose ``overlays`` is true takes one.
     """
 
     workspace: Path
@@ -112,6 +127,7 @@ class Confinement:
     tmpfs_size: int | None = TMPFS_SIZE
     proxy: ProxyDoor | None = None
     cgroup: tuple[Path, ...] = ()
+    overlay: Overlay | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -78,6 +78,7 @@ from swarm.sandbox._paths import (
 )
 from swarm.sandbox.base import Confinement, Launch, Network, SandboxUnavailable
 from swarm.sandbox.limits import cap_pid_namespace
+from swarm.sandbox.overlay import overlay_argv, userns_ids
 
 __all__ = ["Bubblewrap", "bwrap_arguments", "probe_bubblewrap"]
 
@@ -500,6 +501,11 @@ class Bubblewrap:
         """``bubblewrap``."""
         return "bubblewrap"
 
+    @property
+    def overlays(self) -> bool:
+        """Takes a ``Confinement.overlay`` (see ``swarm.sandbox.overlay``)."""
+        return True
+
     def describe(self, network: Network) -> str:
         """``bubblewrap 0.8.0, network none``."""
         return f"bubblewrap {self.version}, network {network}"
@@ -528,6 +534,10 @@ class Bubblewrap:
             fds.append(confinement.proxy.fd)
         cap = _Gate(namespace, read_fd, confinement.limits.processes)
         argv = (*gate(cap.block_fd, read_fd, confinement.limits.bash()), *argv)
+        front: tuple[str, ...] = ()
+        if confinement.overlay is not None:
+            front = overlay_argv(_real(confinement.workspace), confinement.overlay)
+            options += userns_ids()
         # bubblewrap holds a reader of its own info pipe: were swarm (the only other
         # reader) to die before bubblewrap writes there, the write would kill it by
         # SIGPIPE in the middle of its set-up, and the sandbox's first process would wait
@@ -539,7 +549,7 @@ class Bubblewrap:
                 # set-up left the sandbox's first process waiting forever for it; left
                 # alive, it finishes the set-up, the gate sees swarm gone, and bwrap exits
                 # with the sandbox.
-                (self.executable, *options, "--", *argv),
+                (*front, self.executable, *options, "--", *argv),
                 dict(confinement.env),
                 _real(confinement.workspace),
                 pass_fds=tuple(fds),

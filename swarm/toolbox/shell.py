@@ -30,7 +30,7 @@ from swarm._log import logger
 from swarm.audit.redact import holds_credential, secret_key
 from swarm.errors import ToolError
 from swarm.guards.protect import PROTECTED_RULE, Fingerprint, ProtectedPaths
-from swarm.run import CallRecord, current_call, current_scope
+from swarm.run import CallRecord, OverlayCapture, current_call, current_scope
 from swarm.sandbox import (
     Confinement,
     Launch,
@@ -305,15 +305,21 @@ async def _run(
     return ToolOutput(text, details=details)
 
 
-async def _undo(
-    guarded: ProtectedPaths,
+async def _settle(
+    capture: OverlayCapture | None,
+    guarded: ProtectedPaths | None,
     before: Mapping[Path, Fingerprint],
     evidence: Path | None,
     call: CallRecord | None,
 ) -> list[str]:
-    """Take away what a command did to protected paths; the lines saying so, also noted
-    on the call for the audit log. Runs whatever cancelled the command."""
+    """Once a command has ended, whatever ended it: its changes moved from the overlay
+    into the workspace (``capture``), then what it did to protected paths taken away;
+    the lines saying so, also noted on the call for the audit log."""
     with anyio.CancelScope(shield=True):
+        if capture is not None:
+            await anyio.to_thread.run_sync(capture.apply)
+        if guarded is None:
+            return []
         swept = await anyio.to_thread.run_sync(guarded.sweep, before, evidence)
     lines = [f"[{PROTECTED_RULE}] {item.describe()}" for item in swept]
     if lines and call is not None:
@@ -438,6 +444,12 @@ def shell_tool(
         if guarded is not None:
             before, readonly = await anyio.to_thread.run_sync(guarded.before_command)
         described = chosen.describe(settings.network)
+        capture = call.overlay if call is not None else None
+        if capture is not None and not getattr(chosen, "overlays", False):
+            raise ToolError(
+                f"the call was to run over a workspace overlay, which {described} cannot"
+                " mount; nothing ran"
+            )
         undone: list[str] = []
         try:
             door = door_for(
@@ -463,6 +475,7 @@ def shell_tool(
                         tmpfs_size=settings.tmpfs_size,
                         proxy=proxy,
                         cgroup=budget.join,
+                        overlay=capture.overlay if capture is not None else None,
                     )
                     with _launching(chosen, ("bash", "-c", command), confinement) as launch:
                         limits = None if chosen.tier == "none" else budget.per_process
@@ -476,17 +489,16 @@ def shell_tool(
                             budget=budget,
                         )
         except ToolError as exc:
-            if guarded is not None:
-                undone = await _undo(guarded, before, evidence, call)
+            undone = await _settle(capture, guarded, before, evidence, call)
             if undone:
                 raise ToolError(f"{exc}\n" + "\n".join(undone)) from None
             raise
         except BaseException:  # cancelled: still leave nothing at a protected path
-            if guarded is not None:
-                await _undo(guarded, before, evidence, call)
+            await _settle(capture, guarded, before, evidence, call)
             raise
-        if guarded is not None:
-            undone = await _undo(guarded, before, evidence, call)
+        undone = await _settle(capture, guarded, before, evidence, call)
+        if capture is not None and (dropped := capture.apply()):
+            raise ToolError(f"{output.content}\n{dropped}")
         if undone:
             text = output.content if isinstance(output.content, str) else ""
             output = ToolOutput(text + "\n" + "\n".join(undone), details=output.details)

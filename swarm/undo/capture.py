@@ -38,8 +38,11 @@ import anyio.to_thread
 
 from swarm.errors import GuardError
 from swarm.run import CallRecord
+from swarm.sandbox.base import Overlay
+from swarm.sandbox.overlay import overlay_works
 from swarm.tools import Tool
 from swarm.undo.log import UNDO_DIR, CallChanges, Change, UndoLog
+from swarm.undo.overlay import apply_upper, discard, lower_touched, read_upper
 from swarm.undo.state import ABSENT, BlobStore, Entry, PathState, open_parent, state_at, walk
 
 __all__ = ["DEFAULT_MAX_BYTES", "PATH_TOOLS", "UNDO_RULE", "UndoCapture", "UndoSettings"]
@@ -68,7 +71,9 @@ class UndoSettings:
     over_budget: Literal["deny", "run"] = "deny"
 
 
-Scope = Literal["path", "workspace"]
+Scope = Literal["path", "workspace", "overlay"]
+OVERLAY_DIR = "overlay"
+"""Where, in the record's ``undo/``, each overlay call's upper and work directories are."""
 
 
 def _row(state: PathState) -> list[Any]:
@@ -111,21 +116,40 @@ class UndoCapture:
         self._walked: dict[tuple[str, str], tuple[int, dict[str, Entry]]] = {}
         self._generation = 0
 
-    def scope_of(self, tool: Tool[Any], arguments: dict[str, Any]) -> Scope | None:
-        """How a call of ``tool`` is captured: its ``path`` only, the whole workspace,
-        or not at all (a tool that only reads)."""
+    def scope_of(
+        self, tool: Tool[Any], arguments: dict[str, Any], call: CallRecord | None = None
+    ) -> Scope | None:
+        """How a call of ``tool`` is captured: its ``path`` only, its command's overlay
+        (the ``shell`` tool in a tier that mounts one, see ``swarm.sandbox.overlay``),
+        the whole workspace, or not at all (a tool that only reads)."""
         if tool.name in PATH_TOOLS and isinstance(arguments.get("path"), str):
             return "path"
         if tool.name in OUTSIDE_WORKSPACE:
             return None
         # a tool that streams runs a sub-agent, whose own calls are captured one by one
-        return None if tool.idempotent or tool.streams else "workspace"
+        if tool.idempotent or tool.streams:
+            return None
+        return "overlay" if self._overlays(tool, call) else "workspace"
+
+    def _overlays(self, tool: Tool[Any], call: CallRecord | None) -> bool:
+        """Whether ``tool`` is the shell tool and the tier it will find for the call's
+        sandbox settings mounts an overlay, which works here."""
+        find = getattr(tool.context.get("sandbox"), "find", None)
+        if tool.name != "shell" or find is None:
+            return False
+        try:
+            tier = find(call.sandbox_settings if call is not None else None)
+        except Exception:  # no tier: the call will say so itself
+            return False
+        if not getattr(tier, "overlays", False):
+            return False
+        return overlay_works(self.workspace.resolve(), self.log.directory / OVERLAY_DIR)
 
     async def admit(self, call: CallRecord, tool: Tool[Any], arguments: dict[str, Any]) -> None:
         """Check the call's pre-images fit the budget. Raises ``GuardError`` (rule
         ``undo-budget``) when they do not and the policy says ``deny``."""
-        scope = self.scope_of(tool, arguments)
-        if scope is None:
+        scope = self.scope_of(tool, arguments, call)
+        if scope is None or scope == "overlay":  # an overlay's budget is kept on apply
             return
         need = await anyio.to_thread.run_sync(self._need, scope, arguments, call)
         left = self.settings.max_bytes - self.store.used
@@ -157,9 +181,22 @@ class UndoCapture:
     ) -> AsyncIterator[None]:
         """Run the call inside: its pre-images are kept before, its changes recorded
         after (also when it fails or is cancelled)."""
-        scope = self.scope_of(tool, arguments)
+        scope = self.scope_of(tool, arguments, call)
         if scope is None:
             yield
+            return
+        if scope == "overlay":
+            async with self._lock:
+                job = OverlayCall(self, self.log.take_seq(), call, tool.name)
+                await anyio.to_thread.run_sync(job.start)
+                call.overlay = job
+                try:
+                    yield
+                finally:
+                    call.overlay = None
+                    with anyio.CancelScope(shield=True):
+                        await anyio.to_thread.run_sync(job.finish)
+                        self._generation += 1
             return
         async with self._lock:
             why = self._without.pop((call.path, call.call_id), "")
@@ -304,11 +341,89 @@ class UndoCapture:
                 )
             self.log.finished(changes)
             found.append(changes)
+        overlays = self.log.directory / OVERLAY_DIR
+        if overlays.is_dir():  # what commands cut short by the crash wrote: never applied
+            for directory in overlays.iterdir():
+                discard(directory)
         return found
 
     def close(self) -> None:
         """Close the log."""
         self.log.close()
+
+
+class OverlayCall:
+    """A shell call captured by its overlay (``swarm.run.OverlayCapture``): its command
+    writes to ``overlay``; ``apply`` keeps the pre-image of each path the command
+    changed, then moves its changes into the workspace; ``finish`` records them."""
+
+    def __init__(self, capture: UndoCapture, seq: int, call: CallRecord, tool: str) -> None:
+        self.capture, self.seq, self.call, self.tool = capture, seq, call, tool
+        self.directory = capture.log.directory / OVERLAY_DIR / str(seq)
+        self.overlay = Overlay(self.directory / "upper", self.directory / "work")
+        self._answer: str | None = None
+        self._before: dict[str, PathState] = {}
+        self._why = ""
+
+    def start(self) -> None:
+        """Make the overlay's directories; the call is pending with nothing to undo yet
+        (killed before ``apply``, it changed nothing: its changes are never applied)."""
+        if self.directory.exists():
+            discard(self.directory)
+        self.overlay.upper.mkdir(mode=0o700, parents=True)
+        self.overlay.work.mkdir(mode=0o700)
+        self.capture.log.pending(
+            self.seq, self.call.call_id, self.call.path, self.tool, {}, only=True
+        )
+
+    def apply(self) -> str:
+        """Keep the pre-images, then move the changes into the workspace; "" or why they
+        were dropped or not all applied. Runs once."""
+        if self._answer is None:
+            self._answer = self._apply()
+        return self._answer
+
+    def _apply(self) -> str:
+        capture = self.capture
+        upper = read_upper(self.overlay.upper, skip=capture.skip)
+        lower = lower_touched(capture.workspace, upper)
+        need = capture.store.unread(lower)
+        left = capture.settings.max_bytes - capture.store.used
+        if need > left:
+            why = (
+                f"its pre-images need {need:,} bytes and the run's undo budget has"
+                f" {max(left, 0):,} of {capture.settings.max_bytes:,} left (policy"
+                " undo.max_bytes)"
+            )
+            if capture.settings.over_budget == "deny":
+                return f"[{UNDO_RULE}] the command's changes to the workspace were not kept: {why}"
+            self._why = why
+        before = capture._states(lower, not self._why)
+        before.update((rel, ABSENT) for rel in (*upper.written, *upper.deleted) if rel not in lower)
+        self._before = before
+        scan = {rel: _row(state) for rel, state in before.items()}
+        capture.log.pending(self.seq, self.call.call_id, self.call.path, self.tool, scan, only=True)
+        try:
+            apply_upper(capture.workspace, upper, lower)
+        except OSError as exc:
+            return (
+                f"the command's changes were applied only in part: {exc.filename or ''}:"
+                f" {exc.strerror or exc}"
+            )
+        return ""
+
+    def finish(self) -> None:
+        """Apply (when the tool did not), record what the call changed as the
+        workspace holds it now (after the protected paths' sweep), and remove the
+        overlay's directories."""
+        self.apply()
+        capture = self.capture
+        after = {rel: capture._state_at(rel, not self._why) for rel in self._before}
+        call = self.call
+        capture.log.finished(
+            _changes(self.seq, call.call_id, call.path, self.tool, self._before, after, self._why)
+        )
+        discard(self.directory)
 
 
 def _unmoved(old: Entry | None, new: Entry) -> bool:

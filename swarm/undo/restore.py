@@ -25,7 +25,17 @@ from swarm.errors import SwarmError
 from swarm.undo.log import CallChanges, Change
 from swarm.undo.state import DIR_FLAGS, BlobStore, PathState, open_parent, state_at, walk
 
-__all__ = ["Step", "UndoRefused", "apply_undo", "plan_undo", "select_calls"]
+__all__ = [
+    "Step",
+    "UndoRefused",
+    "apply_undo",
+    "make_dir",
+    "partial_name",
+    "plan_undo",
+    "put_link",
+    "remove_entry",
+    "select_calls",
+]
 
 UNDO_TOOL = "undo"
 UNDO_AGENT = "(undo)"
@@ -206,16 +216,16 @@ def apply_undo(workspace: Path, steps: Iterable[Step], store: BlobStore) -> list
     try:
         for step in sorted(removals, key=depth, reverse=True):
             at = step.path
-            _remove(workspace, step)
+            remove_entry(workspace, step)
         for step in sorted((s for s in steps if s.want.kind == "dir"), key=depth):
             at = step.path
-            _make_dir(workspace, step)
+            make_dir(workspace, step)
         for step in steps:
             at = step.path
             if step.want.kind == "file":
                 _put_file(workspace, step, store)
             elif step.want.kind == "link":
-                _put_link(workspace, step)
+                put_link(workspace, step)
     except OSError as exc:  # swapped under the undo: stop, never follow
         raise UndoRefused(
             [
@@ -230,7 +240,8 @@ def _name(path: str) -> str:
     return path.rsplit("/", 1)[-1]
 
 
-def _remove(workspace: Path, step: Step) -> None:
+def remove_entry(workspace: Path, step: Step) -> None:
+    """Remove what ``step.path`` holds (an empty directory, or anything else)."""
     with open_parent(workspace, step.path) as parent:
         try:
             if step.now.kind == "dir":
@@ -241,7 +252,8 @@ def _remove(workspace: Path, step: Step) -> None:
             pass
 
 
-def _make_dir(workspace: Path, step: Step) -> None:
+def make_dir(workspace: Path, step: Step) -> None:
+    """Make ``step.path`` a directory with the wanted mode (missing parents ``0755``)."""
     with open_parent(workspace, step.path, create=True) as parent:
         name = _name(step.path)
         with contextlib.suppress(FileExistsError):
@@ -253,7 +265,8 @@ def _make_dir(workspace: Path, step: Step) -> None:
             os.close(fd)
 
 
-def _partial(parent: int, name: str) -> str:
+def partial_name(parent: int, name: str) -> str:
+    """A free name in ``parent`` beside ``name`` to write before renaming over it."""
     partial = f".{name}.swarm-undo"
     try:
         os.unlink(partial, dir_fd=parent)
@@ -267,7 +280,7 @@ def _partial(parent: int, name: str) -> str:
 def _put_file(workspace: Path, step: Step, store: BlobStore) -> None:
     with open_parent(workspace, step.path, create=True) as parent:
         name = _name(step.path)
-        partial = _partial(parent, name)
+        partial = partial_name(parent, name)
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
         out = os.open(partial, flags, 0o600, dir_fd=parent)
         try:
@@ -283,9 +296,10 @@ def _put_file(workspace: Path, step: Step, store: BlobStore) -> None:
         os.replace(partial, name, src_dir_fd=parent, dst_dir_fd=parent)
 
 
-def _put_link(workspace: Path, step: Step) -> None:
+def put_link(workspace: Path, step: Step) -> None:
+    """Make ``step.path`` the wanted link, written beside it and renamed over it."""
     with open_parent(workspace, step.path, create=True) as parent:
         name = _name(step.path)
-        partial = _partial(parent, name)
+        partial = partial_name(parent, name)
         os.symlink(step.want.target, partial, dir_fd=parent)
         os.replace(partial, name, src_dir_fd=parent, dst_dir_fd=parent)

@@ -24,7 +24,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ABSENT", "BlobStore", "Entry", "PathState", "open_parent", "state_at", "walk"]
+__all__ = [
+    "ABSENT",
+    "BlobStore",
+    "Entry",
+    "PathState",
+    "open_parent",
+    "state_at",
+    "walk",
+    "walk_below",
+]
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | _CLOEXEC
@@ -162,6 +171,19 @@ def _walk(fd: int, prefix: str, found: dict[str, Entry], skip: frozenset[str]) -
                 _walk(sub, rel + "/", found, skip)
             finally:
                 os.close(sub)
+
+
+def walk_below(parent: int, name: str, prefix: str) -> dict[str, Entry]:
+    """Every path under the directory ``name`` of the directory open as ``parent``,
+    each named ``prefix/...``, as ``walk`` finds them (``name`` is opened with
+    ``O_NOFOLLOW``: a link raises ``OSError``)."""
+    found: dict[str, Entry] = {}
+    fd = os.open(name, DIR_FLAGS, dir_fd=parent)
+    try:
+        _walk(fd, prefix + "/", found, frozenset())
+    finally:
+        os.close(fd)
+    return found
 
 
 @contextmanager

@@ -22,10 +22,11 @@ SHIPPED_TEAM = ROOT / "roles"
 GIT = ["git", "-c", "user.name=dev", "-c", "user.email=dev@example.invalid"]
 
 
-def tree_hash(root: Path) -> str:
+def tree_hash(root: Path, *, unread: frozenset[str] = frozenset()) -> str:
     """A hash of everything under ``root`` (``.git`` included): each path with its kind,
     mode, bytes or link target. ``.swarm`` is left out: swarm's own directory, read-only
-    to every tool (the sandbox makes its mount points there)."""
+    to every tool (the sandbox makes its mount points there). The bytes of ``unread``
+    paths (relative) are left out too."""
     digest = hashlib.sha256()
     for top, dirs, files in os.walk(root):
         dirs.sort()
@@ -40,7 +41,7 @@ def tree_hash(root: Path) -> str:
             )
             if stat.S_ISLNK(info.st_mode):
                 digest.update(os.readlink(path).encode())
-            elif stat.S_ISREG(info.st_mode):
+            elif stat.S_ISREG(info.st_mode) and rel not in unread:
                 digest.update(path.read_bytes())
     return digest.hexdigest()
 

@@ -8,26 +8,29 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from swarm.scenario.record import RunRecord
+from swarm.undo import UndoRefused
 
 from .runs import scenario_file, shell, team, tree_hash
 
 WAIT = 120.0  # seconds, at most, for a process to reach the point the test kills it at
 
 
-def _kill_once(argv: list[str], path: Path, log: Path) -> None:
-    """Start ``argv`` and SIGKILL it as soon as ``path`` exists."""
+def _kill_once(argv: list[str], path: Path | Callable[[], bool], log: Path) -> None:
+    """Start ``argv`` and SIGKILL it as soon as ``path`` exists (or says so)."""
+    there = path if callable(path) else path.exists
     with (
         log.open("wb") as err,
         subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err) as process,
     ):
         deadline = time.monotonic() + WAIT
         try:
-            while not path.exists():
+            while not there():
                 assert process.poll() is None, log.read_text()
                 assert time.monotonic() < deadline, f"{path} never appeared"
                 time.sleep(0.02)
@@ -49,9 +52,16 @@ def test_kill_during_a_captured_shell_call_then_undo_restores(tmp_path: Path, re
     runs = tmp_path / "runs"
     argv = [sys.executable, "-m", "swarm", "run", str(scenario), "--plain"]
     argv += ["--workspace", str(workspace), "--runs-dir", str(runs)]
-    _kill_once(argv, workspace / "started", tmp_path / "run.log")
-    assert not (workspace / "keep.txt").exists()
+
+    def started() -> bool:  # in the workspace, or in the upper layer of the call's overlay
+        overlays = runs.glob("*/undo/overlay/*/upper/started")
+        return (workspace / "started").exists() or any(True for _ in overlays)
+
+    _kill_once(argv, started, tmp_path / "run.log")
     (record,) = runs.iterdir()
+    overlaid = not (workspace / "started").exists()
+    # over an overlay, a command cut short changed nothing; walked, it changed the files
+    assert (workspace / "keep.txt").exists() == overlaid
     if resume:  # the resumed segment first records what the cut call changed
         resumed = subprocess.run(
             [sys.executable, "-m", "swarm", "sessions", "resume", str(record), "--plain"],
@@ -60,9 +70,17 @@ def test_kill_during_a_captured_shell_call_then_undo_restores(tmp_path: Path, re
         )
         assert resumed.returncode == 0, resumed.stderr
         (cut,) = RunRecord(record).calls()
-        assert cut.interrupted and "keep.txt" in [c.path for c in cut.changes]
+        assert cut.interrupted
+        assert ("keep.txt" in [c.path for c in cut.changes]) != overlaid
+        assert not (record / "undo" / "overlay").exists() or not any(
+            (record / "undo" / "overlay").iterdir()
+        )
 
-    RunRecord(record).undo()
+    if overlaid:
+        with pytest.raises(UndoRefused, match="nothing to undo"):
+            RunRecord(record).undo()
+    else:
+        RunRecord(record).undo()
 
     assert tree_hash(workspace) == before
     (call,) = RunRecord(record).calls()[:1]
