@@ -3,6 +3,7 @@
     python benchmarks/bench_sandbox.py [CALLS]
     python benchmarks/bench_sandbox.py [CALLS] --against OTHER_CHECKOUT
     python benchmarks/bench_sandbox.py proxy [ROUNDS]
+    python benchmarks/bench_sandbox.py capture [CALLS]
 
 What a shell call costs through the real ``shell`` tool (``make_toolbox(...)["shell"]``):
 ``true``, and a pipeline of seven programs, run unconfined (``sandbox: off``) against the
@@ -15,8 +16,11 @@ versions by it.
 
 Then the cost of undo's capture (``swarm.undo.UndoCapture``) per shell call that changes
 one small file, with capture off and on, in the tier found here: on a workspace of
-``FILES`` files, and on one holding a 1 GiB file the call does not touch. The first
-captured call of a run reads (and stores) every file once; it is shown apart.
+``FILES`` files, and on one holding a 1 GiB file the call does not touch; ``capture``
+alone runs only these. Each is measured both ways a call can be captured: by its
+workspace overlay (bubblewrap, where overlays can be mounted: the call's cost is what it
+changed) and by walking the workspace before and after (the other tiers: a walk of every
+entry, and a first call that reads and stores every file once, shown apart).
 
 With ``--against``, the same calls alternate, one by one, between this checkout and
 ``OTHER_CHECKOUT`` (each in a worker process of its own, importing its own ``swarm``), and
@@ -51,7 +55,7 @@ from typing import Any
 import anyio
 
 from swarm import SandboxSettings, SandboxUnavailable, Tool, find_sandbox
-from swarm.run import CallRecord
+from swarm.run import CallRecord, use_call
 from swarm.sandbox import SandboxFinder
 from swarm.toolbox import make_toolbox
 from swarm.undo import UndoCapture
@@ -133,12 +137,13 @@ async def captured(shell: Tool[Any], capture: UndoCapture | None, n: int) -> flo
     arguments = shell.validate({"command": f"echo {n} > touched.txt"})
     call = CallRecord(f"call-{n}", "shell", "bench", arguments)
     start = time.perf_counter()
-    if capture is None:
-        await shell.execute(arguments)
-    else:
-        await capture.admit(call, shell, arguments)
-        async with capture.capturing(call, shell, arguments):
+    with use_call(call):
+        if capture is None:
             await shell.execute(arguments)
+        else:
+            await capture.admit(call, shell, arguments)
+            async with capture.capturing(call, shell, arguments):
+                await shell.execute(arguments)
     return (time.perf_counter() - start) * 1000
 
 
@@ -161,19 +166,33 @@ async def capture_costs(calls: int) -> None:
     """Print the capture's cost per shell call (see the module's docstring)."""
     label = find_sandbox(SandboxSettings()).describe("none")
     print(f"undo capture, one shell call changing one small file, {label} (ms)")
-    print(f"{'workspace':<28} {'off':>8} {'on':>8} {'extra':>8} {'first on':>9}")
+    print(
+        f"{'workspace':<20} {'captured by':<12} {'off':>8} {'on':>8} {'extra':>8} {'first on':>9}"
+    )
     for kind, name in (("files", f"{FILES:,} files"), ("big", "one 1 GiB file")):
         with tempfile.TemporaryDirectory() as scratch:
-            workspace, record = Path(scratch, "ws"), Path(scratch, "record")
+            workspace = Path(scratch, "ws")
             _workspace(workspace, kind)
             shell = make_toolbox(workspace)["shell"]
             off = [await captured(shell, None, n) for n in range(calls)]
-            capture = UndoCapture(workspace, record)
-            first = await captured(shell, capture, 0)
-            on = [await captured(shell, capture, n) for n in range(1, calls + 1)]
-            capture.close()
-            off_ms, on_ms = statistics.median(off), statistics.median(on)
-            print(f"{name:<28} {off_ms:8.1f} {on_ms:8.1f} {on_ms - off_ms:+8.1f} {first:9.1f}")
+            off_ms = statistics.median(off)
+            for way in ("overlay", "walk"):
+                capture = UndoCapture(workspace, Path(scratch, f"record-{way}"))
+                if way == "walk":
+                    capture._overlays = lambda tool, call: False  # type: ignore[method-assign]
+                elif not capture._overlays(shell, None):
+                    print(f"{name:<20} {way:<12} (no overlay can be mounted here)")
+                    capture.close()
+                    continue
+                first = await captured(shell, capture, 0)
+                on = [await captured(shell, capture, n) for n in range(1, calls + 1)]
+                used = {c.tool for c in capture.log.state.calls}
+                capture.close()
+                on_ms = statistics.median(on)
+                print(
+                    f"{name:<20} {way:<12} {off_ms:8.1f} {on_ms:8.1f} {on_ms - off_ms:+8.1f}"
+                    f" {first:9.1f}" + ("" if used == {"shell"} else "  (nothing captured)")
+                )
 
 
 async def worker(tier: str, network: str) -> None:
@@ -343,6 +362,8 @@ if __name__ == "__main__":
         at = sys.argv.index("--against")
         rest = sys.argv[1:at] + sys.argv[at + 2 :]
         against(int(rest[0]) if rest else CALLS, sys.argv[at + 1])
+    elif sys.argv[1:2] == ["capture"]:
+        anyio.run(capture_costs, int(sys.argv[2]) if len(sys.argv) > 2 else CAPTURED_CALLS)
     elif sys.argv[1:2] == ["proxy"]:
         anyio.run(proxy_download, int(sys.argv[2]) if len(sys.argv) > 2 else ROUNDS)
     else:

@@ -12,7 +12,10 @@ The workspace itself is untouched until swarm applies the upper directory
 what the workspace holds.
 
 The layout is kept plain: no redirects, no index, no metadata-only copies. A directory
-that existed before cannot be renamed (``EXDEV``; ``mv`` copies instead).
+that existed before cannot be renamed (``EXDEV``; ``mv`` copies instead). The overlay is
+``volatile``: its end does not flush the upper directory's whole filesystem to disk (an
+unmount otherwise waits for every dirty page of that filesystem, the host's included);
+an upper directory a crash cut short is never applied anyway.
 
 ``overlay_works`` tries the mount once per filesystem pair and user: where it fails (no
 user namespaces, an upper directory on a filesystem without extended attributes, an
@@ -31,7 +34,14 @@ from pathlib import Path
 from swarm._log import logger
 from swarm.sandbox.base import Overlay
 
-__all__ = ["MOUNT_FAILED", "overlay_argv", "overlay_options", "overlay_works", "userns_ids"]
+__all__ = [
+    "MOUNT_FAILED",
+    "overlay_argv",
+    "overlay_options",
+    "overlay_works",
+    "private_attributes",
+    "userns_ids",
+]
 
 _log = logger("swarm.sandbox")
 
@@ -50,6 +60,14 @@ def _as_root() -> bool:
     return os.geteuid() == 0
 
 
+def private_attributes() -> str:
+    """The prefix of the extended attributes overlayfs keeps its own marks in (an
+    opaque directory, a copied file's origin) for the overlays this user mounts:
+    ``trusted.overlay.`` for root, ``user.overlay.`` in a user namespace. Attributes of
+    the other namespace are the command's own."""
+    return "trusted.overlay." if _as_root() else "user.overlay."
+
+
 def overlay_options(workspace: Path, overlay: Overlay) -> str | None:
     """The mount options of ``overlay`` over ``workspace``; ``None`` when a path holds a
     character the option string cannot carry (a comma, a colon, a backslash)."""
@@ -57,7 +75,7 @@ def overlay_options(workspace: Path, overlay: Overlay) -> str | None:
     if any(_UNSAFE.intersection(p) for p in paths):
         return None
     options = f"lowerdir={paths[0]},upperdir={paths[1]},workdir={paths[2]}"
-    options += ",redirect_dir=off,index=off,metacopy=off"
+    options += ",redirect_dir=nofollow,index=off,metacopy=off,volatile"
     return options if _as_root() else options + ",userxattr"
 
 

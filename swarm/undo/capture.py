@@ -5,9 +5,14 @@ that can write (after the guards allowed it) and runs the call inside ``capturin
 
 - ``write_file`` and ``edit_file`` capture their own path (and the directories they
   create): one ``lstat`` and, for a file, its bytes.
-- Every other tool that can write (one that is not idempotent: ``shell``, MCP tools
-  not marked read-only, Python tools declared ``idempotent=False``; not a sub-agent,
-  whose own calls are captured) is captured by
+- ``shell``, in a tier that mounts a workspace overlay (bubblewrap, where overlays
+  can be mounted: ``swarm.sandbox.overlay``), is captured by its overlay
+  (``OverlayCall``): the command's changes land in the overlay's upper directory, and
+  only the paths there are read, kept and moved into the workspace afterwards; a call
+  costs what it changed.
+- Every other tool that can write (one that is not idempotent: ``shell`` in another
+  tier, MCP tools not marked read-only, Python tools declared ``idempotent=False``; not a
+  sub-agent, whose own calls are captured) is captured by
   walking the workspace before and after: one ``lstat`` per entry, ``.git`` included,
   and the bytes of the files not seen before (each file's content is read and stored
   once per run, then known by its identity: device, inode, size, modification and
@@ -16,8 +21,9 @@ that can write (after the guards allowed it) and runs the call inside ``capturin
 
 The pre-images go into the run record's ``undo/blobs`` (see ``swarm.undo.log``), within
 the run's budget (policy ``undo: {max_bytes}``): a call whose pre-images do not fit is
-denied before it runs (rule ``undo-budget``), or, with ``over_budget: run``, runs with
-its changes listed but not undoable. Captured calls run one at a time, so each change
+denied before it runs (rule ``undo-budget``; over an overlay, where what it changes is
+known only once it ran, its changes are not applied), or, with ``over_budget: run``,
+runs with its changes listed but not undoable. Captured calls run one at a time, so each change
 is put down to the call that made it. Before a walked call runs, its pre-scan is
 written to the record: after a ``kill -9`` the next segment, or ``swarm runs undo``,
 finds what the call changed (``recover``).

@@ -23,6 +23,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from swarm.sandbox.overlay import private_attributes
 from swarm.undo.restore import Step, make_dir, partial_name, put_link, remove_entry
 from swarm.undo.state import (
     ABSENT,
@@ -35,11 +36,6 @@ from swarm.undo.state import (
 )
 
 __all__ = ["Upper", "apply_upper", "discard", "lower_touched", "read_upper"]
-
-OPAQUE = ("user.overlay.opaque", "trusted.overlay.opaque")
-"""The extended attribute overlayfs marks a replaced directory with (``user.`` in a user
-namespace, ``trusted.`` for root)."""
-_PRIVATE = (b"user.overlay.", b"trusted.overlay.")
 
 
 @dataclass(slots=True)
@@ -70,18 +66,20 @@ class Upper:
         return PathState("other", stat.S_IMODE(mode))
 
 
-def _opaque(path: Path) -> bool:
-    for name in OPAQUE:
-        with contextlib.suppress(OSError):
-            if os.getxattr(path, name, follow_symlinks=False) == b"y":
-                return True
-    return False
+def _opaque(path: Path, private: str) -> bool:
+    """Whether overlayfs marked the directory opaque (only its own mark counts: a
+    command may set a ``user.`` attribute of that name where root mounted)."""
+    try:
+        return os.getxattr(path, private + "opaque", follow_symlinks=False) == b"y"
+    except OSError:
+        return False
 
 
 def read_upper(upper: Path, *, skip: frozenset[str] = frozenset()) -> Upper:
     """Read ``upper`` (see ``Upper``); ``skip`` paths (with all below them) are left
     out. Sockets are left out: nothing can be made of them again."""
     found = Upper(upper)
+    private = private_attributes()
     for rel, entry in walk(upper, skip=skip).items():
         mode = entry.info.st_mode
         if stat.S_ISCHR(mode) and entry.info.st_rdev == 0:
@@ -89,7 +87,7 @@ def read_upper(upper: Path, *, skip: frozenset[str] = frozenset()) -> Upper:
             found.replaced.add(rel)
         elif stat.S_ISDIR(mode):
             found.written[rel] = entry
-            if _opaque(upper / rel):
+            if _opaque(upper / rel, private):
                 found.replaced.add(rel)
         elif stat.S_ISREG(mode) or stat.S_ISLNK(mode) or stat.S_ISFIFO(mode):
             found.written[rel] = entry
@@ -160,9 +158,10 @@ def _move_file(workspace: Path, root: Path, rel: str) -> None:
                 raise
             _copy_file(source, parent, name)
         fd = os.open(name, LEAF_FLAGS, dir_fd=parent)
+        private = private_attributes()
         try:
             for attribute in os.listxattr(fd):
-                if attribute.encode().startswith(_PRIVATE):
+                if attribute.startswith(private):
                     os.removexattr(fd, attribute)
         except OSError:
             pass  # a filesystem without extended attributes has none to remove
@@ -198,16 +197,21 @@ def _make_fifo(workspace: Path, rel: str, mode: int) -> None:
 
 
 def discard(directory: Path) -> None:
-    """Remove an overlay's directories (overlayfs leaves one without permissions)."""
+    """Remove an overlay's directories, whatever their modes (overlayfs leaves its work
+    directories without permissions; a command may leave its own so)."""
+    _open_up(str(directory))
+    shutil.rmtree(directory, ignore_errors=True)
 
-    def unlock(_function: object, path: str, _exc: object) -> None:
-        with contextlib.suppress(OSError):
-            os.chmod(os.path.dirname(path), 0o700)
-            os.chmod(path, 0o700)
-        with contextlib.suppress(OSError):
-            if os.path.isdir(path) and not os.path.islink(path):
-                shutil.rmtree(path)
-            else:
-                os.unlink(path)
 
-    shutil.rmtree(directory, onerror=unlock)
+def _open_up(path: str) -> None:
+    """Give the owner every permission on ``path`` and each directory below it (links
+    are never followed)."""
+    with contextlib.suppress(OSError):
+        os.chmod(path, 0o700)
+    try:
+        listing = list(os.scandir(path))
+    except OSError:
+        return
+    for entry in listing:
+        if entry.is_dir(follow_symlinks=False):
+            _open_up(entry.path)

@@ -239,3 +239,30 @@ def test_a_crash_in_the_middle_of_the_apply_is_undone_whole(tmp_path: Path) -> N
 
     assert tree_hash(workspace) == before
     assert not any((record / "undo" / "overlay").iterdir())
+
+
+def test_a_command_cannot_mark_a_directory_replaced_to_have_its_files_deleted(
+    tmp_path: Path,
+) -> None:
+    """overlayfs marks a replaced directory with its own attribute; a command that sets
+    an attribute of the same name where the overlay does not keep its marks (or is
+    refused it) must not make swarm delete the directory's other files."""
+    _require_overlay(tmp_path)
+    workspace = tmp_path / "ws"
+    (workspace / "src").mkdir(parents=True)
+    for name in ("a.py", "b.py"):
+        (workspace / "src" / name).write_text(name)
+    mark = (
+        "import os\n"
+        "for name in ('user.overlay.opaque', 'trusted.overlay.opaque'):\n"
+        "    try: os.setxattr('src', name, b'y')\n"
+        "    except OSError: pass\n"
+    )
+    command = f"echo c > src/c.py && python3 -c \"{mark}\""
+    script = {"dev": [shell(command), {"text": "Done."}]}
+    scenario = scenario_file(tmp_path, script, team=team(tmp_path, dev="shell"))
+
+    run(scenario, workspace, tmp_path / "runs")
+
+    assert sorted(p.name for p in (workspace / "src").iterdir()) == ["a.py", "b.py", "c.py"]
+    assert (workspace / "src" / "a.py").read_text() == "a.py"
