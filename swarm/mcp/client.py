@@ -101,7 +101,9 @@ def _without_info_fd(argv: tuple[str, ...], fds: tuple[int, ...]) -> tuple[str, 
     (bubblewrap runs it ``--die-with-parent``, and the SDK kills the server's process group).
     Without the gate the server runs at once, with its other resource limits. The
     seccomp filter (``--seccomp N``) is kept: bash opens it for bubblewrap from this
-    process's descriptor, which stays open as long as the launch.
+    process's descriptor, which stays open as long as the launch. That bash runs outside
+    the sandbox, so it runs ``-p``: it reads no ``BASH_ENV`` the server's environment
+    names (a file in the workspace would otherwise run unconfined).
     """
     out: list[str] = []
     skip = False
@@ -122,7 +124,7 @@ def _without_info_fd(argv: tuple[str, ...], fds: tuple[int, ...]) -> tuple[str, 
             break
         out.append(word)
     if opens:
-        out[:0] = ["bash", "--norc", "-c", f'exec "$@" {" ".join(opens)}', "swarm-seccomp"]
+        out[:0] = ["bash", "--norc", "-p", "-c", f'exec "$@" {" ".join(opens)}', "swarm-seccomp"]
     return tuple(out)
 
 

@@ -124,3 +124,21 @@ def test_the_gate_runs_no_bash_env_before_its_limits(tmp_path: Path, bwrap: Bubb
         done = subprocess.run(launch.argv, env=launch.env, pass_fds=launch.pass_fds, check=False)
     assert done.returncode == 0
     assert not (tmp_path / "ran-before-the-gate").exists()
+
+
+def test_an_mcp_servers_launch_runs_no_bash_env_outside_the_sandbox(
+    tmp_path: Path, bwrap: Bubblewrap
+) -> None:
+    """The shell in front of bubblewrap that opens the seccomp filter for it runs in
+    swarm's own world: a BASH_ENV in the server's environment must not run there."""
+    (tmp_path / "planted.sh").write_text(f"touch {tmp_path / 'home' / 'ran-unconfined'}\n")
+    (tmp_path / "home").mkdir()
+    (tmp_path / "ws").mkdir()
+    env = {**command_environment(), "BASH_ENV": str(tmp_path / "planted.sh")}
+    tier = Bubblewrap(bwrap.executable, bwrap.version, tmp_path / "home")
+    with tier.launch(("true",), Confinement(tmp_path / "ws", env=env)) as launch:
+        argv = _without_info_fd(launch.argv, launch.pass_fds)
+        assert argv[0] == "bash", "no seccomp filter to open here"
+        done = subprocess.run(argv, env=launch.env, pass_fds=launch.pass_fds, check=False)
+    assert done.returncode == 0
+    assert not (tmp_path / "home" / "ran-unconfined").exists()
