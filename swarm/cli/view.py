@@ -328,8 +328,13 @@ def _approvals(outcome: RunOutcome) -> list[RenderableType]:
 
 def _files(outcome: RunOutcome) -> Text:
     changes = outcome.changes
+    caches = (
+        f"{changes.caches} compiled Python cache file{'s' if changes.caches != 1 else ''}"
+        " (__pycache__/, *.pyc) changed"
+    )
     if not changes.files:
-        return Text("Files: no file in the workspace was added, changed or deleted.")
+        none = "Files: no file in the workspace was added, changed or deleted"
+        return Text(f"{none}; {caches}, not listed." if changes.caches else f"{none}.")
     text = Text("Files:", style="bold")
     for kind, mark, style in (
         ("added", "+", "green"),
@@ -342,6 +347,8 @@ def _files(outcome: RunOutcome) -> Text:
                 by = ", ".join(visible(agent) for agent in change.agents)
                 by = f"  by {by}" if by else ""
                 text.append(f"\n  {mark} {visible(change.path)}  ({said}){by}", style=style)
+    if changes.caches:
+        text.append(f"\n  ({caches} too, not listed)", style="dim")
     if changes.truncated:
         why = changes.reason or "the workspace has more files than were compared"
         text.append(f"\n  (the comparison of files stopped short: {why})", style="dim")
