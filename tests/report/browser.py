@@ -34,6 +34,19 @@ def _high(fd: int) -> int:
     return high
 
 
+def chromium_or_skip() -> str:
+    """The browser for a test: skips it when there is none here, fails it in CI (where
+    ``.ci/run`` installs ``chromium-headless-shell``)."""
+    import pytest
+
+    found = find_browser()
+    if found is None:
+        if os.environ.get("CI"):
+            pytest.fail("no headless Chromium in CI: .ci/run installs chromium-headless-shell")
+        pytest.skip("no headless Chromium here (apt-get install chromium-headless-shell)")
+    return found
+
+
 class BrowserError(RuntimeError):
     """The browser did not start, answer or render as asked."""
 
