@@ -122,3 +122,40 @@ def test_the_run_summary_s_usage_table_at_60_columns(
         row = next((line for line in table if line.startswith(name + " ")), None)
         assert row is not None, (name, table)
         assert re.search(rf" {tokens_in:,} +{tokens_out:,} ", row), (row, tokens_in, tokens_out)
+
+
+@pytest.mark.parametrize(
+    ("terminal", "columns"),
+    [(60, None), (200, "60")],
+    ids=["a-60-column-terminal", "COLUMNS=60"],
+)
+def test_runs_show_s_usage_lines_at_60_columns(
+    tmp_path: Path, examples: Path, terminal: int, columns: str | None
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.pop("COLUMNS", None)
+    env.update({"PYTHONUNBUFFERED": "1", "XDG_STATE_HOME": str(tmp_path / "state")})
+    args = ["run", str(examples / "build-a-calculator.yaml"), "--workspace", "ws"]
+    done = subprocess.run(
+        [sys.executable, "-m", "swarm", *args, "--runs-dir", "runs"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        timeout=180,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr
+    if columns is not None:
+        env["COLUMNS"] = columns
+    shown = in_terminal(tmp_path, ["runs", "show", "last", "--runs-dir", "runs"], terminal, env)
+    lines = shown.split("\nTotal: ", 1)[1].split("\nAudit head: ", 1)[0].splitlines()[1:]
+    assert all(len(line) <= 60 for line in lines), "\n".join(lines)
+    (record,) = (tmp_path / "runs").iterdir()
+    usage = json.loads((record / "summary.json").read_text())["usage_tree"]
+    nodes = [usage]
+    while nodes:
+        node = nodes.pop()
+        name = str(node["path"]).rsplit("/", 1)[-1]
+        tokens = int(node["input_tokens"]) + int(node["output_tokens"])
+        assert any(line.lstrip().startswith(f"{name}: {tokens:,} tokens,") for line in lines)
+        nodes += node.get("children") or []
