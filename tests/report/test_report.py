@@ -184,3 +184,12 @@ def test_a_long_written_file_is_folded_with_its_size(tmp_path: Path) -> None:
 def test_arguments_that_are_no_object_are_shown_as_they_came(tmp_path: Path) -> None:
     page = build_report(record(tmp_path, ["not", "an", "object"]))
     assert "<pre>[&quot;not&quot;, &quot;an&quot;, &quot;object&quot;]</pre>" in page
+
+
+def test_argument_names_the_model_chose_are_escaped_too(tmp_path: Path) -> None:
+    page = build_report(record(tmp_path, {HOSTILE: HOSTILE, "content": HOSTILE + "\n" * 40}))
+    elements = parse(page)
+    assert elements.tags.count("script") == 1 and "img" not in elements.tags
+    assert HOSTILE not in page
+    assert "<summary>&lt;/pre&gt;&lt;script&gt;document.title=1" not in page  # the fold's
+    assert "<summary>content (41 lines, " in page  # label is the argument's name
