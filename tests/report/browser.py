@@ -81,6 +81,7 @@ class Browser:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=log,
+                env={**os.environ, "HOME": str(profile)},  # it writes nothing in the real one
                 pass_fds=(3, 4),
                 preexec_fn=fds,
             )

@@ -94,11 +94,28 @@ def test_a_link_to_a_denied_call_opens_its_agent(tree_run: Path, tmp_path: Path)
     assert shown == [True, True, "shell"]  # it was closed: the link opened it
 
 
+def test_the_filter_keeps_a_matching_agent_and_the_agents_above_it(
+    tree_run: Path, tmp_path: Path
+) -> None:
+    report = write_report(tree_run, tmp_path / "report.html")
+    profile = tmp_path / "profile"
+    profile.mkdir()
+    with Browser(chromium_or_skip(), profile) as browser:
+        browser.open(report.as_uri(), 390)
+        shown = browser.evaluate(
+            "const box = document.getElementById('filter'); box.value = 'HELPER';"
+            " box.dispatchEvent(new Event('input'));"
+            " [...document.querySelectorAll('ul.tree li')]"
+            ".filter((li) => li.checkVisibility()).map((li) => li.dataset.agent)"
+        )
+    assert shown == ["lead", "lead/developer#1", "lead/developer#1/helper#1"]
+
+
 def test_report_renders_in_chromium_without_running_the_models_markup(
     recorded_run: Path, tmp_path: Path
 ) -> None:
     report = write_report(recorded_run, tmp_path / "report.html")
-    done = chromium("--dump-dom", report.as_uri())
+    done = chromium("--dump-dom", report.as_uri(), home=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     dom = done.stdout
     for agent in ("orchestrator/developer#1", "orchestrator/tester#1"):
@@ -111,7 +128,7 @@ def test_report_renders_in_chromium_without_running_the_models_markup(
     assert HOSTILE not in dom
 
 
-def chromium(*args: str) -> subprocess.CompletedProcess[str]:
+def chromium(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
     flags = ["--headless", "--disable-gpu", "--no-first-run", "--hide-scrollbars"]
     if os.geteuid() == 0:
         flags.append("--no-sandbox")  # Chromium refuses to start as root with its sandbox
@@ -121,5 +138,5 @@ def chromium(*args: str) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=120,
         stdin=subprocess.DEVNULL,
-        env={**os.environ, "HOME": os.environ.get("HOME", "/tmp")},
+        env={**os.environ, "HOME": str(home)},
     )
