@@ -497,7 +497,10 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
         )
     tree = data.get("usage_tree")
     if tree:
-        console.print(Text(_tree_lines(tree)))
+        lines = _tree_lines(tree)
+        if console.is_terminal:  # wrapped between words, under its agent: no number cut
+            lines = "\n".join(_wrapped(line, console.width) for line in lines.split("\n"))
+        console.print(Text(lines))
     head = data.get("audit")
     if head:
         console.print(
@@ -506,6 +509,15 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
         )
     console.print(f"Record: {run}", markup=False)
     return OK
+
+
+def _wrapped(line: str, width: int) -> str:
+    """``line`` wrapped between words to ``width``, its next lines indented under it."""
+    indent = " " * (len(line) - len(line.lstrip(" ")) + 4)
+    kept = textwrap.wrap(
+        line, width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False
+    )
+    return "\n".join(kept) or line
 
 
 def _tree_lines(node: dict[str, Any], depth: int = 0) -> str:

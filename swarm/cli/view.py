@@ -16,15 +16,14 @@ from typing import IO, Any
 
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
-from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
 from swarm._text import cost_text, plural
 from swarm._visible import visible
 from swarm.approvals import APPROVALS_FILE, ApprovalStore
-from swarm.budget import UsageNode
 from swarm.cli.board import DENIED_PREFIX, AgentBoard, AgentState, one_line
+from swarm.cli.usage import usage_table
 from swarm.events import (
     ApprovalRequested,
     ContextCompacted,
@@ -35,7 +34,7 @@ from swarm.events import (
     ToolResult,
     ToolUseStart,
 )
-from swarm.scenario.outcome import RunOutcome, node_cost, tree_cost
+from swarm.scenario.outcome import RunOutcome, tree_cost
 from swarm.types import StopReason
 
 __all__ = ["AgentBoard", "AgentState", "LineView", "LiveView", "print_summary"]
@@ -219,45 +218,6 @@ class LineView:
                 self.closed = True
 
 
-def usage_table(tree: UsageNode) -> Table:
-    """Usage and cost per agent and per subtree (tokens in counts the cached parts, shown
-    beside it: each has its own price)."""
-    table = Table(title="Usage", show_lines=False)
-    for column, justify in (
-        ("agent", "left"),
-        ("iterations", "right"),
-        ("tokens in", "right"),
-        ("cache read", "right"),
-        ("cache write", "right"),
-        ("tokens out", "right"),
-        ("subtree tokens", "right"),
-        ("cost", "right"),
-        ("subtree cost", "right"),
-        ("end", "left"),
-    ):
-        table.add_column(column, justify=justify)  # type: ignore[arg-type]
-
-    def add(node: UsageNode, depth: int) -> None:
-        failed = node.stop_reason not in (None, StopReason.end_turn)
-        table.add_row(
-            Text("  " * depth + visible(node.path.rsplit("/", 1)[-1])),
-            str(node.iterations),
-            f"{node.usage.input_tokens:,}",
-            f"{node.usage.cache_read_tokens:,}",
-            f"{node.usage.cache_write_tokens:,}",
-            f"{node.usage.output_tokens:,}",
-            f"{node.total.total_tokens:,}",
-            cost_text(node_cost(node), failed=failed),
-            cost_text(tree_cost(node), failed=failed) if node.children else "",
-            node.stop_reason.value if node.stop_reason else "-",
-        )
-        for child in node.children:
-            add(child, depth + 1)
-
-    add(tree, 0)
-    return table
-
-
 def print_summary(console: Console, outcome: RunOutcome, board: AgentBoard | None = None) -> None:
     """The end of a run: the final answer, usage per agent and subtree, every error and
     denial with its agent's path, the files added, changed and deleted in the workspace,
@@ -328,8 +288,13 @@ def _approvals(outcome: RunOutcome) -> list[RenderableType]:
 
 def _files(outcome: RunOutcome) -> Text:
     changes = outcome.changes
+    caches = (
+        f"{changes.caches} compiled Python cache file{'s' if changes.caches != 1 else ''}"
+        " (__pycache__/, *.pyc)"
+    )
     if not changes.files:
-        return Text("Files: no file in the workspace was added, changed or deleted.")
+        none = "Files: no file in the workspace was added, changed or deleted"
+        return Text(f"{none}, except {caches}." if changes.caches else f"{none}.")
     text = Text("Files:", style="bold")
     for kind, mark, style in (
         ("added", "+", "green"),
@@ -342,6 +307,8 @@ def _files(outcome: RunOutcome) -> Text:
                 by = ", ".join(visible(agent) for agent in change.agents)
                 by = f"  by {by}" if by else ""
                 text.append(f"\n  {mark} {visible(change.path)}  ({said}){by}", style=style)
+    if changes.caches:
+        text.append(f"\n  and {caches}, not listed", style="dim")
     if changes.truncated:
         why = changes.reason or "the workspace has more files than were compared"
         text.append(f"\n  (the comparison of files stopped short: {why})", style="dim")

@@ -1,9 +1,17 @@
 """The HTML report of a run: ``swarm runs report RUN`` and ``swarm run --report``.
 
 ``write_report`` reads a run record and writes one self-contained HTML file (inline
-styles and script, nothing fetched): the run's header and audit check, a timeline of
-every agent with its model and tool calls, each agent's conversation and calls with the
-guard's decision and rule, the files changed with their diffs, and usage per agent.
+styles and script, nothing fetched). It answers "what went wrong" first: the counts of
+denied calls, errors, tool calls, agents, the cost and the time at the top, each a link
+to its items, and the list of every denial and error; then the run's header and audit
+check, a timeline of every agent with its model and tool calls on a time axis, the files
+changed with the agents that changed them and their diffs, usage per agent, and the
+agents as the delegation tree, each with its conversation and calls (the guard's
+decision and rule; code a call wrote shown as code).
+
+The modules: ``data`` reads the record, ``text`` escapes what the run wrote, ``agents``
+draws the timeline and the tree, ``tables`` the files, approvals and usage, and ``html``
+puts the page together.
 """
 
 from __future__ import annotations

@@ -24,17 +24,23 @@ from swarm.scenario.record import audit_check
 __all__ = ["AgentData", "CallData", "ModelCall", "RunData", "load_run", "verify_record"]
 
 PREVIEW = 2000  # characters of a tool result or an argument kept in the report
+VALUE_PREVIEW = 20_000  # characters of one argument's text kept (code a call wrote)
 
 
 @dataclass(slots=True)
 class CallData:
-    """One tool call: when, with what, what the guards said, and how it ended."""
+    """One tool call: when, with what, what the guards said, and how it ended.
+
+    ``arguments`` is the call's input as JSON text (cut to ``PREVIEW``); ``values`` the
+    same input read back as an object when it was one, each text cut to
+    ``VALUE_PREVIEW``, so code a call wrote can be shown as code."""
 
     call_id: str
     tool: str
     start: float
     end: float | None = None
     arguments: str = ""
+    values: dict[str, Any] | None = None
     result: str = ""
     is_error: bool = False
     decision: str = ""
@@ -104,23 +110,46 @@ class RunData:
     start: float
     end: float
 
-    def ordered(self) -> list[AgentData]:
-        """The agents depth-first, each after its parent, siblings by start."""
+    def children(self) -> tuple[list[AgentData], dict[str, list[AgentData]]]:
+        """The delegation tree: the agents no other agent of the run started (the
+        roots), and each agent's children; siblings by start."""
         children: dict[str, list[AgentData]] = {}
         roots = []
-        for agent in self.agents.values():
+        for agent in sorted(self.agents.values(), key=lambda a: a.start):
             parent = agent.path.rsplit("/", 1)[0] if "/" in agent.path else None
             if parent is not None and parent in self.agents:
                 children.setdefault(parent, []).append(agent)
             else:
                 roots.append(agent)
+        return roots, children
+
+    def ordered(self) -> list[AgentData]:
+        """The agents depth-first, each after its parent, siblings by start."""
+        roots, children = self.children()
         out: list[AgentData] = []
-        stack = sorted(roots, key=lambda a: a.start, reverse=True)
+        stack = roots[::-1]
         while stack:
             agent = stack.pop()
             out.append(agent)
-            stack += sorted(children.get(agent.path, ()), key=lambda a: a.start, reverse=True)
+            stack += children.get(agent.path, [])[::-1]
         return out
+
+    def denied(self) -> list[tuple[AgentData, CallData]]:
+        """Every call a guard denied, with its agent, in tree order."""
+        return [(a, c) for a in self.ordered() for c in a.calls if c.decision == "deny"]
+
+    def failed(self) -> list[tuple[AgentData, CallData]]:
+        """Every call that was allowed and failed (an error result), in tree order."""
+        return [
+            (a, c)
+            for a in self.ordered()
+            for c in a.calls
+            if c.decision != "deny" and (c.is_error or c.outcome == "error")
+        ]
+
+    def errors(self) -> list[AgentData]:
+        """The agents that ended with an error, in tree order."""
+        return [agent for agent in self.ordered() if agent.error]
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -257,6 +286,7 @@ def _apply(agent: AgentData, event: dict[str, Any], now: float) -> None:
         call.result = _cut(str(event.get("content") or ""))
         if event.get("input"):
             call.arguments = json.dumps(event["input"], ensure_ascii=False, indent=1)
+        call.values = _values(event.get("input") or call.arguments)
         call.arguments = _cut(call.arguments)
         agent.conversation.append(("call", call.call_id))
         agent._cursor = max(agent._cursor, now)
@@ -284,6 +314,19 @@ def _apply(agent: AgentData, event: dict[str, Any], now: float) -> None:
         agent.flush_text()
         agent.end = now
         agent.stop_reason = str(event.get("stop_reason") or "")
+
+
+def _values(given: Any) -> dict[str, Any] | None:
+    """A call's input as an object (parsed when it came as JSON text), each text in it
+    cut to ``VALUE_PREVIEW``; ``None`` when it is not an object."""
+    if isinstance(given, str):
+        try:
+            given = json.loads(given)
+        except ValueError:
+            return None
+    if not isinstance(given, dict):
+        return None
+    return {str(k): _cut(v, VALUE_PREVIEW) if isinstance(v, str) else v for k, v in given.items()}
 
 
 def _attach_audit(agents: dict[str, AgentData], records: list[dict[str, Any]]) -> None:

@@ -13,6 +13,10 @@ objects added"). Files are hashed by reading them a chunk at a time; files over
 are compared by size and modification time instead. The texts kept for diffs are
 bounded by ``SnapshotBudget.text_bytes``. Whenever a bound was reached the changes say
 so (``truncated`` and ``reason``).
+
+Python's compiled caches (a ``__pycache__`` folder's files, ``*.pyc``/``*.pyo`` files) are
+made by running the code, not written by anyone: they are counted (``caches``), never
+listed one by one.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ __all__ = [
     "WorkspaceChanges",
     "WorkspaceSnapshot",
     "attributed",
+    "is_cache",
     "snapshot",
     "workspace_changes",
 ]
@@ -97,11 +102,14 @@ class FileChange:
 @dataclass(frozen=True, slots=True)
 class WorkspaceChanges:
     """Every file the run added, changed or deleted, sorted by path; ``truncated`` when
-    a bound of the snapshots was reached, and ``reason`` says which."""
+    a bound of the snapshots was reached, and ``reason`` says which; ``caches`` the
+    compiled Python cache files (``__pycache__/``, ``*.pyc``) added, changed or deleted,
+    which are counted here, not listed in ``files``."""
 
     files: tuple[FileChange, ...] = ()
     truncated: bool = False
     reason: str = ""
+    caches: int = 0
 
     def of_kind(self, kind: str) -> list[str]:
         """The paths of one kind of change (``added``, ``changed``, ``deleted``)."""
@@ -118,7 +126,10 @@ class WorkspaceChanges:
                 item["calls"] = [{"call": call, "agent": agent} for call, agent in c.by]
                 item["agents"] = list(c.agents)
             files.append(item)
-        return {"truncated": self.truncated, "reason": self.reason, "files": files}
+        data: dict[str, Any] = {"truncated": self.truncated, "reason": self.reason}
+        if self.caches:
+            data["caches"] = self.caches
+        return {**data, "files": files}
 
     @classmethod
     def from_dict(cls, data: Any) -> WorkspaceChanges:
@@ -136,7 +147,13 @@ class WorkspaceChanges:
                     if isinstance(c, dict)
                 )
                 files.append(FileChange(item["path"], kind, diff, detail, by))
-        return cls(tuple(files), bool(data.get("truncated")), str(data.get("reason") or ""))
+        caches = data.get("caches")
+        return cls(
+            tuple(files),
+            bool(data.get("truncated")),
+            str(data.get("reason") or ""),
+            caches if isinstance(caches, int) and not isinstance(caches, bool) else 0,
+        )
 
 
 @dataclass(slots=True)
@@ -176,6 +193,12 @@ def _store(rel: str) -> str | None:
         return OBJECTS
     at = rel.find(f"/{OBJECTS}/")
     return None if at < 0 else rel[: at + 1 + len(OBJECTS)]
+
+
+def is_cache(rel: str) -> bool:
+    """Whether the workspace path ``rel`` is a compiled Python cache: a file in a
+    ``__pycache__`` folder, or a ``.pyc``/``.pyo`` file."""
+    return rel.endswith((".pyc", ".pyo")) or "__pycache__" in rel.split("/")[:-1]
 
 
 def snapshot(workspace: Path, *, budget: SnapshotBudget | None = None) -> WorkspaceSnapshot:
@@ -315,12 +338,17 @@ def _objects_change(store: str, counts: dict[str, int]) -> FileChange:
 
 def workspace_changes(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> WorkspaceChanges:
     """The files added, changed and deleted between two snapshots, with diffs; the
-    files of each ``.git`` object store summed up as one entry."""
+    files of each ``.git`` object store summed up as one entry; compiled Python caches
+    (``is_cache``) only counted."""
     changes: list[FileChange] = []
     objects: dict[str, dict[str, int]] = {}
+    caches = 0
     for path in sorted(set(before.digests) | set(after.digests)):
         old, new = before.digests.get(path), after.digests.get(path)
         if old is not None and new is not None and _same(path, before, after):
+            continue
+        if is_cache(path):
+            caches += 1
             continue
         kind = "added" if old is None else "deleted" if new is None else "changed"
         store = _store(path)
@@ -337,7 +365,8 @@ def workspace_changes(before: WorkspaceSnapshot, after: WorkspaceSnapshot) -> Wo
     reasons = [r for r in before.reasons if r in after.reasons]
     reasons += [f"before the run, {r}" for r in before.reasons if r not in after.reasons]
     reasons += [f"after the run, {r}" for r in after.reasons if r not in before.reasons]
-    return WorkspaceChanges(tuple(changes), before.truncated or after.truncated, "; ".join(reasons))
+    truncated = before.truncated or after.truncated
+    return WorkspaceChanges(tuple(changes), truncated, "; ".join(reasons), caches)
 
 
 def attributed(changes: WorkspaceChanges, calls: Sequence[CallChanges]) -> WorkspaceChanges:

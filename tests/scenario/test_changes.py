@@ -167,3 +167,23 @@ def test_sparse_files_keep_the_snapshot_within_its_bounds(tmp_path: Path) -> Non
     changes = found["changes"]
     assert [(c["path"], c["kind"]) for c in changes["files"]] == [("new.txt", "added")]
     assert changes["truncated"] and "read budget of 256 MiB was spent" in changes["reason"]
+
+
+def test_compiled_python_caches_are_counted_not_listed(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text("VALUE = 1\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "stale.pyc").write_bytes(b"\x00old")
+    before = snapshot(tmp_path)
+    (tmp_path / "app.py").write_text("VALUE = 2\n")
+    (tmp_path / "pkg" / "stale.pyc").unlink()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run(
+        [sys.executable, "-c", "import app"], cwd=tmp_path, env=env, check=True, timeout=60
+    )
+    made = [p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("__pycache__/*")]
+    assert made  # Python wrote its cache, as running the code does
+    changes = workspace_changes(before, snapshot(tmp_path))
+    assert [(c.path, c.kind) for c in changes.files] == [("app.py", "changed")]
+    assert changes.caches == len(made) + 1  # the new cache and the deleted .pyc
+    assert changes.to_dict()["caches"] == changes.caches
+    assert WorkspaceChanges.from_dict(changes.to_dict()) == changes
