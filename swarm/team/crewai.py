@@ -35,7 +35,7 @@ from typing import Any, Literal
 from swarm.config import Document, load_document
 from swarm.contracts import OutputContract
 from swarm.errors import ConfigError
-from swarm.team.claude import slug
+from swarm.team.claude_markdown import slug
 from swarm.team.crew_models import ModelProblem, ProjectModels, crew_home
 from swarm.team.spec import AgentSpec
 

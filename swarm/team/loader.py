@@ -22,7 +22,8 @@ from swarm.agent import Agent
 from swarm.config import parse_document
 from swarm.errors import ConfigError
 from swarm.mcp.config import MCP_FILES
-from swarm.team.claude import claude_fields, read_markdown, slug
+from swarm.team.claude import claude_fields
+from swarm.team.claude_markdown import read_markdown, slug
 from swarm.team.claude_settings import project_specs
 from swarm.team.crewai import crew_files, load_crew
 from swarm.team.layout import team_layout

@@ -116,3 +116,18 @@ async def test_asks_go_to_the_runs_approver(scenario: Path, tmp_path: Path) -> N
     assert (ws / "asked").exists()  # approved
     assert not (ws / "unlisted").exists()  # refused
     assert not (ws / "denied").exists()  # a deny is never asked about
+
+
+async def test_an_ask_can_be_held_for_a_person_like_a_policys(
+    scenario: Path, tmp_path: Path
+) -> None:
+    ws = tmp_path / "ws"
+    outcome = await run_scenario(
+        load_scenario(scenario), workspace=ws, runs_dir=tmp_path / "r", on_ask="hold"
+    )
+    assert outcome.stop_reason.value == "awaiting_approval"
+    text = (outcome.record_dir / "approvals.jsonl").read_text()
+    held = [json.loads(line) for line in text.splitlines()]
+    assert held[0]["arguments"]["command"] == "touch asked"
+    assert held[0]["rule"] == ".claude/settings.json:15"
+    assert not (ws / "asked").exists()
