@@ -23,6 +23,7 @@ is denied. The guard only narrows the role's policy; it never allows what that d
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -77,12 +78,24 @@ class ClaudeRule:
             return f"{self.tool} {' '.join(self.words)!r}{'' if self.exact else ' …'}"
         return f"{self.tool} {self.path}" if self.path is not None else self.tool
 
-    def covers_path(self, path: str) -> bool:
-        """Whether ``path`` (relative to the workspace) or a folder above it matches."""
+    def covers_path(self, path: str, *, allow: bool = False) -> bool:
+        """Whether ``path`` or a folder above it matches. The path is normalised first
+        (``a/../secrets`` is ``secrets``); one that is absolute, or climbs out with
+        ``..``, may still name a file of the workspace (the tools accept that): a deny or
+        ask rule then matches it at any depth, and an allow rule never covers it."""
         if self._pattern is None:
             return True
-        parts = [p for p in path.replace("\\", "/").split("/") if p not in ("", ".")]
-        return any(self._pattern.match("/".join(parts[:n])) for n in range(1, len(parts) + 1))
+        text = os.path.normpath(os.path.expanduser(path.replace("\\", "/")))
+        parts = [p for p in text.split("/") if p not in ("", ".")]
+        loose = text.startswith("/") or parts[:1] == [".."]
+        if loose and allow:
+            return False
+        starts = range(len(parts)) if loose else range(1)
+        return any(
+            self._pattern.match("/".join(parts[start:end]))
+            for start in starts
+            for end in range(start + 1, len(parts) + 1)
+        )
 
     def covers_program(self, invocation: Invocation, *, deny: bool = False) -> bool:
         """Whether one program of a command matches (for a deny rule, or might)."""
@@ -185,6 +198,7 @@ class ClaudeRulesGuard(PermissionGuard):
         if programs and not all(any(r.covers_program(i) for r in commands) for i in programs):
             return False
         paths = [r for r in allows if r.path is not None]
-        if paths and not all(any(r.covers_path(p) for r in paths) for p in _paths(arguments)):
+        named = _paths(arguments)
+        if paths and not all(any(r.covers_path(p, allow=True) for r in paths) for p in named):
             return False
         return bool(programs) or bool(_paths(arguments)) or not commands

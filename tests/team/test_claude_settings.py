@@ -96,9 +96,27 @@ async def test_a_denied_path_is_never_read(tmp_path: Path, ws: Path) -> None:
         GuardError, match=r"deny read_file secrets/\*\* \(\.claude/settings\.json:4\)"
     ):
         await _call(root, ws, "read_file", path="secrets/key.txt")
-    with pytest.raises(GuardError):
-        await _call(root, ws, "read_file", path="./secrets/../secrets/key.txt")
+    # every other way of naming the file that the tool accepts is refused too
+    (ws / "sub").mkdir()
+    for other in (
+        "./secrets/../secrets/key.txt",
+        "sub/../secrets/key.txt",
+        "secrets//key.txt",
+        str(ws / "secrets" / "key.txt"),
+        f"../{ws.name}/secrets/key.txt",
+    ):
+        with pytest.raises(GuardError):
+            await _call(root, ws, "read_file", path=other)
     assert "public" in str(await _call(root, ws, "read_file", path="notes.txt"))
+
+
+@pytest.mark.anyio
+async def test_an_allowed_path_named_from_outside_is_still_asked(tmp_path: Path, ws: Path) -> None:
+    root = _project(tmp_path, {"permissions": {"allow": ["Edit(src/**)"]}})
+    await _call(root, ws, "write_file", path="src/a.py", content="x")
+    with pytest.raises(GuardError, match="allow only"):
+        await _call(root, ws, "write_file", path=str(ws / "src" / "b.py"), content="x")
+    assert not (ws / "src" / "b.py").exists()
 
 
 @pytest.mark.anyio

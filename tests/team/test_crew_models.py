@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -270,3 +271,31 @@ def test_both_keys_on_one_task_is_an_error(tmp_path: Path) -> None:
     home = _crew(tmp_path, tasks, {})
     with pytest.raises(ConfigError, match=r"tasks.yaml:5: field 'report.output_json': a task"):
         _load(home)
+
+
+def test_a_class_that_inherits_from_itself_is_said_not_a_crash(tmp_path: Path) -> None:
+    source = (
+        "from pydantic import BaseModel\n\nclass Report(Base):\n    a: int\n\n"
+        "class Base(Report, BaseModel):\n    b: int\n"
+    )
+    crew = _load(_crew(tmp_path, _task("output_pydantic", "Report"), {"crew.py": source}))
+    assert crew.tasks[0].output is None
+    assert any("'Report' inherits from itself" in w for w in crew.warnings), crew.warnings
+
+
+def test_a_type_nested_beyond_reading_is_said_not_a_crash(tmp_path: Path) -> None:
+    deep = "list[" * 400 + "int" + "]" * 400
+    source = f"from pydantic import BaseModel\n\nclass Report(BaseModel):\n    a: {deep}\n"
+    crew = _load(_crew(tmp_path, _task("output_pydantic", "Report"), {"crew.py": source}))
+    assert crew.tasks[0].output is None
+    assert any("runs untyped" in w for w in crew.warnings), crew.warnings
+
+
+def test_a_python_file_that_is_not_a_regular_file_is_never_opened(tmp_path: Path) -> None:
+    home = _crew(tmp_path, _task("output_pydantic", "Report"), {})
+    os.mkfifo(home / "crew.py")  # opening it for reading would wait for a writer forever
+    (home / "models.py").write_text(
+        "from pydantic import BaseModel\n\nclass Report(BaseModel):\n    a: int\n"
+    )
+    crew = _load(home)
+    assert crew.tasks[0].output is not None
