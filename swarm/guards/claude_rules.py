@@ -13,12 +13,13 @@ What ``.claude/settings.json`` ``Bash(git push:*)``, ``Read(./.env)`` and ``Edit
 become (``swarm.team.claude_settings``). As Claude Code decides: a matching ``deny`` wins,
 then ``ask``, then ``allow``. A shell rule matches a command when a program it would run
 starts with the rule's words (an ``exact`` rule: is them), known before it runs
-(``swarm.guards.shellparse``); a deny rule also matches when a word is only known at run
-time. A path rule is a gitignore-like glob relative to the workspace (``secrets/**``,
-``*.pem``; a folder matches what is in it). When the project allows some commands (or
-paths) of a tool, a call of it that no allow rule covers is asked, as Claude Code asks:
-``ask`` goes to the run's approver (``swarm.guards.approval``), and with nobody to ask it
-is denied. The guard only narrows the role's policy; it never allows what that denies.
+(``swarm.guards.shellparse``); a deny or ask rule also matches when it might (a word only
+known at run time, ``/usr/bin/git`` for ``git``). A path rule is a gitignore-like glob
+relative to the workspace (``secrets/**``, ``*.pem``; a folder matches what is in it).
+When the project allows some commands (or paths) of a tool, a call of it that no allow
+rule covers is asked, as Claude Code asks: ``ask`` goes to the run's approver
+(``swarm.guards.approval``), and with nobody to ask it is denied. The guard only narrows
+the role's policy; it never allows what that denies.
 """
 
 from __future__ import annotations
@@ -98,7 +99,8 @@ class ClaudeRule:
         )
 
     def covers_program(self, invocation: Invocation, *, deny: bool = False) -> bool:
-        """Whether one program of a command matches (for a deny rule, or might)."""
+        """Whether one program of a command matches; for a deny or ask rule (``deny``),
+        also when it might (``/usr/bin/git``, a word only known at run time)."""
         if self.words is None:
             return True
         if deny:
@@ -155,8 +157,8 @@ class ClaudeRulesGuard(PermissionGuard):
             paths = _paths(arguments)
             return bool(paths) and any(rule.covers_path(p) for p in paths)
         if rule.words is not None:
-            deny = rule.action == "deny"
-            return any(rule.covers_program(i, deny=deny) for i in programs)
+            wide = rule.action in ("deny", "ask")  # what might match is refused or asked
+            return any(rule.covers_program(i, deny=wide) for i in programs)
         return True
 
     async def check(self, tool: Tool[Any], **kwargs: Any) -> dict[str, Any]:

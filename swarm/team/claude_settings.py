@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -247,7 +248,10 @@ def _shell_rule(
         message = f"'{text}': a '*' inside a command is not matched by swarm: ignored"
         settings.warn(document, key, message)
         return
-    words = tuple(inner.split())
+    try:
+        words = tuple(shlex.split(inner))  # Bash(git commit -m "wip":*)
+    except ValueError:
+        words = tuple(inner.split())
     settings.rules.append(ClaudeRule(kind, "shell", words=words, exact=exact, source=source))
 
 

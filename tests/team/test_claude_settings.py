@@ -204,3 +204,33 @@ def test_a_project_without_settings_is_unchanged(tmp_path: Path) -> None:
     root = _project(tmp_path, None)
     assert project_settings(root) is None
     assert Team.load(root).specs["worker"].permissions is None
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "command",
+    [
+        "touch keep && touch x",
+        "/usr/bin/touch x",
+        "env touch x",
+        "bash -c 'touch x'",
+        "echo hi | touch x",
+        "true; touch x",
+    ],
+)
+async def test_denied_and_asked_commands_are_found_however_they_are_written(
+    tmp_path: Path, ws: Path, command: str
+) -> None:
+    for kind in ("deny", "ask"):
+        root = _project(tmp_path / kind, {"permissions": {kind: ["Bash(touch x:*)"]}})
+        with pytest.raises(GuardError):
+            await _call(root, ws, "shell", command=command)
+        assert not (ws / "x").exists()
+
+
+def test_a_quoted_command_pattern_is_read_as_the_shell_reads_it(tmp_path: Path) -> None:
+    settings = project_settings(
+        _project(tmp_path, {"permissions": {"allow": ['Bash(git commit -m "wip":*)']}})
+    )
+    assert settings is not None
+    assert settings.rules[0].words == ("git", "commit", "-m", "wip")
