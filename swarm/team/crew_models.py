@@ -33,7 +33,7 @@ from swarm.team.crew_schema import (
     name_of,
 )
 
-__all__ = ["ModelProblem", "ProjectModels", "TaskModel", "crew_home"]
+__all__ = ["ModelProblem", "ProjectModels", "TaskModel", "crew_home", "python_files"]
 
 OutputKind = Literal["output_pydantic", "output_json"]
 
@@ -61,7 +61,7 @@ def crew_home(agents_path: Path) -> Path:
     return folder.parent if folder.name == "config" else folder
 
 
-def _python_files(home: Path) -> Iterator[Path]:
+def python_files(home: Path) -> Iterator[Path]:
     """``crew.py`` first, then the other ``.py`` files of ``home`` and its subfolders."""
     found = [home / "crew.py"] if (home / "crew.py").is_file() else []
     found += sorted(p for p in home.glob("*.py") if p.name != "crew.py")
@@ -83,7 +83,7 @@ class ProjectModels:
         self.tasks: dict[str, TaskModel] = {}
         self.problems: list[ModelProblem] = []
         self._cache: dict[str, dict[str, Any] | ModelProblem] = {}
-        for path in _python_files(home):
+        for path in python_files(home):
             self._read(path)
 
     def _read(self, path: Path) -> None:

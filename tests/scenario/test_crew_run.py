@@ -243,5 +243,11 @@ async def test_a_typed_task_output_is_checked_and_passed_on_as_json(tmp_path: Pa
     recorded = json.loads((scored.record_dir / "manifest.json").read_text())["config"]
     assert recorded["output"]["required"] == ["score", "reasons"]
     assert "output" not in manifest["config"]
+    # resuming the scorer's run rebuilds its scenario with the schema it was held to
+    from swarm.scenario.manifest import RunConfig
+
+    again = RunConfig.from_dict(recorded, path=scored.record_dir).scenario()
+    assert again.output is not None
+    assert again.output.check({"score": 72})[1] == ["missing field 'reasons'"]
     # and the writer, who had no schema, answered in text
     assert steps[2].outcome.final_text == "Dear Acme, ..."
