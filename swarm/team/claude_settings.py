@@ -87,18 +87,21 @@ class ProjectSettings:
 
 
 def _document(path: Path) -> Document:
-    """The file with the line of every entry (JSON read as YAML, which it is, when it
-    can be; else as JSON, with the lines of its top-level keys)."""
+    """The file, which must be JSON (as Claude Code reads it), with the line of every
+    entry: read again as YAML, which JSON is, for those lines when YAML can read it;
+    else with the lines of its top-level keys."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read the settings: {exc}", path=path) from None
     if not text.strip():
         return Document(path, {}, {})
+    document = parse_document(text, path, "json")  # raises for what is not JSON
     try:
-        return parse_document(text, path, "yaml")
+        lined = parse_document(text, path, "yaml")
     except ConfigError:
-        return parse_document(text, path, "json")
+        return document
+    return lined if lined.data == document.data else document
 
 
 def project_settings(root: Path) -> ProjectSettings | None:

@@ -191,6 +191,7 @@ def test_plan_mode_gives_the_readonly_policy_and_bypass_is_refused(tmp_path: Pat
         ('{"permissions": ["Bash(ls)"]}', "field 'permissions'"),
         ('{"permissions": {\n  "allow": [\n', "settings.json:"),
         ("[1, 2]", "settings.json:1"),
+        ("permissions:\n  allow: [Bash]\n", "settings.json:1: invalid JSON"),  # YAML is not
     ],
 )
 def test_a_bad_settings_file_is_an_error_naming_it(tmp_path: Path, text: str, where: str) -> None:
