@@ -52,14 +52,16 @@ RuleAction = Literal["deny", "ask", "allow"]
 @dataclass(frozen=True, slots=True)
 class ClaudeRule:
     """One permission rule in swarm's terms: its ``action``, the ``tool`` it is about,
-    and what it matches: a shell command's first ``words`` (``exact``: the whole argv), a
-    ``path`` glob (relative to the workspace), or neither (every call). ``source`` says
-    where it was written (``.claude/settings.json:7``), for messages and the audit log."""
+    and what it matches: a shell command's first ``words`` (``exact``: the whole argv;
+    ``glued``: the last word only begins the command's word, ``Bash(rm*)``), a ``path``
+    glob (relative to the workspace), or neither (every call). ``source`` says where it
+    was written (``.claude/settings.json:7``), for messages and the audit log."""
 
     action: RuleAction
     tool: str
     words: tuple[str, ...] | None = None
     exact: bool = False
+    glued: bool = False
     path: str | None = None
     source: str = ""
     _pattern: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
@@ -76,7 +78,8 @@ class ClaudeRule:
     def shown(self) -> str:
         """The rule as a person reads it (``shell 'git push …'``, ``read_file .env``)."""
         if self.words is not None:
-            return f"{self.tool} {' '.join(self.words)!r}{'' if self.exact else ' …'}"
+            tail = "" if self.exact else "…" if self.glued else " …"
+            return f"{self.tool} {' '.join(self.words)!r}{tail}"
         return f"{self.tool} {self.path}" if self.path is not None else self.tool
 
     def covers_path(self, path: str, *, allow: bool = False) -> bool:
@@ -103,6 +106,8 @@ class ClaudeRule:
         also when it might (``/usr/bin/git``, a word only known at run time)."""
         if self.words is None:
             return True
+        if self.glued:
+            return _begins(invocation, self.words, wide=deny)
         if deny:
             return _may_start_with(invocation, self.words)
         if self.exact:
@@ -121,6 +126,25 @@ class ClaudePermissions:
     def guard(self) -> ClaudeRulesGuard:
         """The guard that decides calls by these rules."""
         return ClaudeRulesGuard(self.rules, never_ask=self.never_ask)
+
+
+def _begins(invocation: Invocation, words: tuple[str, ...], *, wide: bool) -> bool:
+    """Whether ``invocation`` starts with ``words``, its last one only the beginning of
+    the command's word (``rm`` begins ``rmdir``); ``wide``: or might (a word only known at
+    run time, a program named by its path)."""
+    if not words or len(invocation.argv) < len(words):
+        return False
+    unknown = {word.index for word in invocation.unknown}
+    said = (invocation.program, *invocation.argv[1:]) if wide else tuple(invocation.argv)
+    for index, word in enumerate(words):
+        if index in unknown:
+            if not wide:
+                return False
+            continue
+        last = index == len(words) - 1
+        if not (said[index].startswith(word) if last else said[index] == word):
+            return False
+    return True
 
 
 def _paths(arguments: Mapping[str, Any]) -> list[str]:

@@ -6,8 +6,9 @@ rules add up (the local file's beside the shared one's), a matching ``deny`` win
 Every role of the project gets them (``AgentSpec.permission_rules``, decided by
 ``swarm.guards.claude_rules.ClaudeRulesGuard``):
 
-- ``Bash(cmd:*)`` / ``Bash(cmd *)`` match commands starting with ``cmd``, ``Bash(cmd)``
-  that command exactly; ``Read(glob)`` matches the paths ``read_file``, ``search`` and
+- ``Bash(cmd:*)`` / ``Bash(cmd *)`` match commands whose words start with ``cmd``,
+  ``Bash(cmd*)`` those whose last such word only begins with it (``rmdir`` for ``rm``),
+  ``Bash(cmd)`` that command exactly; ``Read(glob)`` matches the paths ``read_file``, ``search`` and
   ``list_files`` are given, ``Edit(glob)`` those of ``edit_file`` and ``write_file``
   (``./x`` and ``/x`` are relative to the workspace);
 - a ``deny`` of a whole tool (``WebFetch`` aside) takes it from every role; ``ask``
@@ -242,11 +243,13 @@ def _shell_rule(
     if inner is None or inner in ("", "*", ":*"):
         _whole(kind, ("shell",), source, settings)
         return
-    exact = True
+    exact, glued = True, False
     for suffix in (":*", " *", "*"):
         if inner.endswith(suffix):
-            inner, exact = inner.removesuffix(suffix).strip(), False
+            inner, exact, glued = inner.removesuffix(suffix), False, suffix == "*"
             break
+    glued = glued and not inner.endswith((" ", ":"))  # Bash(rm*) begins 'rmdir' too
+    inner = inner.strip()
     if "*" in inner:
         message = f"'{text}': a '*' inside a command is not matched by swarm: ignored"
         settings.warn(document, key, message)
@@ -255,7 +258,8 @@ def _shell_rule(
         words = tuple(shlex.split(inner))  # Bash(git commit -m "wip":*)
     except ValueError:
         words = tuple(inner.split())
-    settings.rules.append(ClaudeRule(kind, "shell", words=words, exact=exact, source=source))
+    rule = ClaudeRule(kind, "shell", words=words, exact=exact, glued=glued, source=source)
+    settings.rules.append(rule)
 
 
 def _relative(inner: str) -> str | None:

@@ -246,3 +246,14 @@ def test_the_settings_files_pin_a_run_of_the_project(tmp_path: Path) -> None:
     real = Path(os.path.realpath(root))
     for name in ("settings.json", "settings.local.json"):
         assert str(real / ".claude" / name) in pinned
+
+
+@pytest.mark.anyio
+async def test_a_glued_star_denies_every_word_it_begins(tmp_path: Path, ws: Path) -> None:
+    root = _project(tmp_path, {"permissions": {"deny": ["Bash(mkd*)"]}})
+    for command in ("mkdir made", "/usr/bin/mkdir made", "mkdirx"):
+        with pytest.raises(GuardError):
+            await _call(root, ws, "shell", command=command)
+    assert not (ws / "made").exists()
+    await _call(root, ws, "shell", command="touch fine")
+    assert (ws / "fine").exists()
