@@ -118,6 +118,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "swarm.guards.audit": ("AuditGuard",),
     "swarm.guards.base": ("AllowAllGuard", "ConcurrentGuard", "DenyAllGuard", "PermissionGuard"),
     "swarm.guards.ceiling": ("CeilingGuard",),
+    "swarm.guards.claude_rules": ("ClaudeRulesGuard",),
     "swarm.guards.limits": ("BudgetGuard", "RateLimitGuard"),
     "swarm.guards.paths": ("PathGuard",),
     "swarm.guards.policy": ("Policy", "PolicyGuard", "apply_policy", "load_policy"),
@@ -196,6 +197,7 @@ if _TYPE_CHECKING:
     from swarm.guards.audit import AuditGuard
     from swarm.guards.base import AllowAllGuard, ConcurrentGuard, DenyAllGuard, PermissionGuard
     from swarm.guards.ceiling import CeilingGuard
+    from swarm.guards.claude_rules import ClaudeRulesGuard
     from swarm.guards.limits import BudgetGuard, RateLimitGuard
     from swarm.guards.paths import PathGuard
     from swarm.guards.policy import Policy, PolicyGuard, apply_policy, load_policy
@@ -290,6 +292,7 @@ __all__ = [
     "CallRecord",
     "CeilingGuard",
     "Change",
+    "ClaudeRulesGuard",
     "Command",
     "CommandDenyGuard",
     "CommandPrefixGuard",

@@ -30,6 +30,7 @@ from swarm.scenario import Scenario, Script, scenario_from_document
 from swarm.scenario.policies import policy_refs
 from swarm.scenario.tooling import scenario_tools
 from swarm.team import DEFAULT_MAX_DEPTH, AgentSpec, MultiFormatLoader, Team
+from swarm.team.claude_settings import project_specs
 from swarm.team.layout import team_layout
 from swarm.team.loader import crew_specs
 from swarm.team.reach import team_reach
@@ -196,13 +197,17 @@ def _role_specs(directory: Path, problems: list[ConfigError]) -> dict[str, Agent
             if stand_in is not None:
                 specs.append(stand_in)
     try:
-        return index_specs(specs)
+        indexed = index_specs(specs)
     except ConfigError as exc:
         problems += exc.problems
-        first: dict[str, AgentSpec] = {}
+        indexed = {}
         for spec in specs:
-            first.setdefault(spec.name, spec)
-        return first
+            indexed.setdefault(spec.name, spec)
+    try:
+        return project_specs(directory, indexed)  # a Claude Code project's settings.json
+    except ConfigError as exc:
+        problems += exc.problems
+        return indexed
 
 
 def _salvaged(path: Path, error: ConfigError) -> AgentSpec | None:

@@ -35,6 +35,11 @@ if TYPE_CHECKING:
     from swarm.guards.chain import (
         run_guards,
     )
+    from swarm.guards.claude_rules import (
+        ClaudePermissions,
+        ClaudeRule,
+        ClaudeRulesGuard,
+    )
     from swarm.guards.limits import (
         BudgetGuard,
         HasBudget,
@@ -93,6 +98,9 @@ __all__ = [
     "BudgetGuard",
     "CeilingGuard",
     "ChangedCall",
+    "ClaudePermissions",
+    "ClaudeRule",
+    "ClaudeRulesGuard",
     "CommandPattern",
     "CommandDenyGuard",
     "CommandPrefixGuard",
@@ -148,6 +156,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "RateLimitGuard",
         "role_of",
     ),
+    "swarm.guards.claude_rules": ("ClaudePermissions", "ClaudeRule", "ClaudeRulesGuard"),
     "swarm.guards.paths": (
         "PathGuard",
         "path_arguments",

@@ -2,8 +2,10 @@
 
 Each task of ``tasks.yaml`` runs as a run of its own (its record, its audit log, the run's
 policy and sandbox), from the role that takes it (its agent; a hierarchical crew's
-manager), with the outputs of its ``context`` tasks in its text. The crew stops at the
-first task that does not end its turn.
+manager), with the outputs of its ``context`` tasks in its text. A task with a typed
+output (``output_pydantic``) gives that role the task's schema for its run: its answer is
+checked (an invalid one sent back to the model), and the next tasks get it as JSON. The
+crew stops at the first task that does not end its turn.
 """
 
 from __future__ import annotations
@@ -70,7 +72,8 @@ async def run_crew(
         role = crew.entry_of(task)
         if on_task is not None:
             on_task(task, role)
-        one = dataclasses.replace(scenario, task=task.text(scenario.inputs, outputs), entry=role)
+        text = task.text(scenario.inputs, outputs)
+        one = dataclasses.replace(scenario, task=text, entry=role, output=task.output)
         outcome = await run_scenario(
             one, model=transport, workspace=workspace, runs_dir=runs_dir, on_event=on_event
         )

@@ -3,12 +3,14 @@ and read back to resume the run."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from swarm.contracts import OutputContract
 from swarm.errors import ConfigError
 from swarm.guards.policy import Policy, load_policy
 from swarm.scenario.pinning import defining_files
@@ -33,6 +35,7 @@ class RunConfig:
     policy: str | None = None
     model: str | None = None
     sandbox: str | None = None
+    output: Mapping[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object, keys in the order records have always had them (``sandbox``
@@ -48,6 +51,8 @@ class RunConfig:
         }
         if self.sandbox is not None:
             data["sandbox"] = self.sandbox
+        if self.output is not None:  # the entry's answer schema of this run (a crew task's)
+            data["output"] = dict(self.output)
         return data
 
     @classmethod
@@ -70,19 +75,23 @@ class RunConfig:
             policy=_optional(data, "policy"),
             model=_optional(data, "model"),
             sandbox=_optional(data, "sandbox"),
+            output=data["output"] if isinstance(data.get("output"), Mapping) else None,
         )
 
     def scenario(self) -> Scenario:
         """The run's scenario: its file loaded again when it had one, else rebuilt from
         this config. Raises ``ConfigError`` for a file that no longer loads."""
+        output = OutputContract(self.output, None, "recorded") if self.output else None
         if self.scenario_path:
-            return load_scenario(self.scenario_path)
+            loaded = load_scenario(self.scenario_path)
+            return dataclasses.replace(loaded, output=output) if output else loaded
         return Scenario(
             name=self.name,
             task=self.task,
             team=Path(self.team),
             entry=self.entry,
             policy=self.policy,
+            output=output,
         )
 
 

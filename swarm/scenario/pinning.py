@@ -14,6 +14,8 @@ from swarm.guards.policy import Policy
 from swarm.mcp.config import MCP_FILES
 from swarm.scenario.record import file_hash
 from swarm.scenario.spec import Scenario
+from swarm.team.claude_settings import SETTINGS_FILES
+from swarm.team.crew_models import crew_home, python_files
 from swarm.team.crewai import crew_files
 from swarm.team.layout import team_layout
 from swarm.team.teamfile import TEAM_FILES
@@ -37,17 +39,20 @@ def _team_files(team: Path) -> list[Path]:
     if crew is not None:  # a CrewAI project: its crew files, not its code or virtualenv
         near = [crew[0].parent, crew[0].parent.parent]
         extra = [d / n for d in near for n in ("crew.yaml", "crew.py") if (d / n).is_file()]
-        return [*crew, *extra]
+        models = list(python_files(crew_home(crew[0])))  # where typed outputs are read
+        return list(dict.fromkeys([*crew, *extra, *models]))
     layout = team_layout(team)
     if layout.roles == layout.root == team:
         return _files_under(team)
-    # a project root: its team is its role, skill and command folders and its settings,
-    # not the project's own files (which the run may change)
+    # a project root: its team is its role, skill and command folders and its settings
+    # (.claude/settings*.json too), not the project's own files (which the run may change)
     files = _files_under(layout.roles)
     for folder in (*layout.skills, *([layout.commands] if layout.commands else [])):
         files += _files_under(folder)
     for folder in layout.settings_dirs:
         files += [folder / n for n in (*MCP_FILES, *TEAM_FILES) if (folder / n).is_file()]
+    claude = layout.root / ".claude"
+    files += [claude / n for n in SETTINGS_FILES if (claude / n).is_file()]
     return files
 
 

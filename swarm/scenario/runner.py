@@ -163,6 +163,7 @@ async def run_scenario(
         policy=scenario.policy,
         model=model if isinstance(model, str) else None,
         sandbox=sandbox_line(scenario),
+        output=scenario.output.schema if scenario.output is not None else None,
     )
     root_session = uuid.uuid4().hex
     record_dir.write_manifest(

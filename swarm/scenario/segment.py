@@ -118,7 +118,8 @@ class Segment:
 
 def load_team(scenario: Scenario) -> Team:
     """The scenario's team with its depth limit, its tool timeout for roles that set
-    none, and its MCP servers. Raises ``ConfigError`` for bad team files."""
+    none, its inputs filled, the entry's answer schema of this run, and its MCP servers.
+    Raises ``ConfigError`` for bad team files."""
     max_depth = scenario.limits.max_depth
     team = Team.load(
         scenario.team,
@@ -144,6 +145,10 @@ def load_team(scenario: Scenario) -> Team:
             for s in team.specs.values()
         ]
         team = team.replaced(specs=filled)
+    if scenario.output is not None:  # this run's answer schema (a crew task's) for the entry
+        entry = team.specs[team.entry]
+        typed = dataclasses.replace(entry, output=scenario.output)
+        team = team.replaced(specs=[typed if s is entry else s for s in team.specs.values()])
     return scenario_team(scenario, team)
 
 

@@ -43,6 +43,7 @@ import pydantic
 from pydantic import ConfigDict
 
 from swarm.config import Document, load_document, validate_document
+from swarm.contracts import OutputContract
 from swarm.errors import ConfigError
 from swarm.mcp.config import McpServer, parse_mcp_servers
 from swarm.scenario.output_checks import condition_problems
@@ -227,7 +228,9 @@ class Scenario:
     ``name``); ``mcp_servers`` adds MCP servers to the team's (a server of one name
     replaces the team's); ``command`` is a slash command whose text is the task (its
     shell lines run first: ``swarm.team.commands``); ``inputs`` fill the
-    ``{placeholders}`` of the roles' prompts (a CrewAI crew's, ``swarm.team.crewai``)."""
+    ``{placeholders}`` of the roles' prompts (a CrewAI crew's, ``swarm.team.crewai``);
+    ``output`` is the schema the entry role's answer must meet in this run, over the
+    role's own (a CrewAI task's ``output_pydantic``; no scenario file sets it)."""
 
     name: str
     task: str
@@ -250,6 +253,7 @@ class Scenario:
     mcp_servers: dict[str, McpServer] = field(default_factory=dict)
     inputs: dict[str, str] = field(default_factory=dict)
     command: CommandTask | None = None
+    output: OutputContract | None = None
 
     def error(self, message: str, *key: str | int) -> ConfigError:
         """A ``ConfigError`` about ``key`` of this scenario's file."""

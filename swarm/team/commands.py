@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from swarm.errors import ConfigError
-from swarm.team.claude import read_markdown, slug
+from swarm.team.claude_markdown import read_markdown, slug
 
 __all__ = ["Command", "CommandTask", "read_command"]
 

@@ -14,6 +14,10 @@ takes every task.
 ``tasks.yaml`` becomes the run's task list, in order: the task's ``description`` with its
 ``expected_output``, given to its ``agent``, with the outputs of the tasks its ``context``
 names. ``{placeholders}`` anywhere are filled from the run's inputs (``--input key=value``).
+A task's ``output_pydantic`` / ``output_json`` (in ``tasks.yaml``, or its ``@task`` method
+in ``crew.py``) names a pydantic class of the crew's Python files: read without running
+them (``swarm.team.crew_models``), it is the schema the task's answer must meet; a class
+that cannot be read that way is said once, and the task runs untyped.
 The crew's process is ``process:`` in an optional ``crew.yaml`` (``sequential`` or
 ``hierarchical``), else what a ``crew.py`` beside the config says (``Process.hierarchical``).
 What does not map is said once, with the file and the line.
@@ -29,8 +33,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from swarm.config import Document, load_document
+from swarm.contracts import OutputContract
 from swarm.errors import ConfigError
-from swarm.team.claude import slug
+from swarm.team.claude_markdown import slug
+from swarm.team.crew_models import ModelProblem, ProjectModels, crew_home
 from swarm.team.spec import AgentSpec
 
 __all__ = [
@@ -70,6 +76,9 @@ _TASK_IGNORED = frozenset(
     {"async_execution", "human_input", "markdown", "tools", "guardrail", "callback"}
     | {"create_directory", "output_file", "name", "config", "converter_cls"}
 )
+_TASK_READ = frozenset(
+    {"description", "expected_output", "agent", "context", "output_pydantic", "output_json"}
+)
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 Process = Literal["sequential", "hierarchical"]
 
@@ -78,7 +87,9 @@ Process = Literal["sequential", "hierarchical"]
 class CrewTask:
     """One task of ``tasks.yaml``: its ``name`` (the key), ``description``,
     ``expected_output``, the ``agent`` that takes it (``None``: the crew's entry), the
-    earlier tasks whose outputs it is given (``context``), and where it is written."""
+    earlier tasks whose outputs it is given (``context``), the schema its answer must
+    meet (``output``: its ``output_pydantic``/``output_json``; ``None``: free text), and
+    where it is written."""
 
     name: str
     description: str
@@ -87,6 +98,7 @@ class CrewTask:
     context: tuple[str, ...] = ()
     source: Path | None = None
     line: int | None = None
+    output: OutputContract | None = None
 
     def text(self, inputs: Mapping[str, str], outputs: Mapping[str, str]) -> str:
         """The task as the agent gets it: the description, what to deliver, and the
@@ -160,6 +172,70 @@ class _Said:
         line = document.line_of(key)
         error = ConfigError(message, path=document.path, line=line, field=".".join(key))
         self.lines[str(error)] = None
+
+    def untyped(self, problem: ModelProblem, tasks: list[str]) -> None:
+        """A model that cannot be read, and the tasks that run untyped for it."""
+        names = ", ".join(f"'{t}'" for t in tasks)
+        which = f"the task {names} runs" if len(tasks) == 1 else f"the tasks {names} run"
+        message = f"{problem.message}: {which} untyped"
+        self.lines[str(ConfigError(message, path=problem.path, line=problem.line))] = None
+
+
+class _Outputs:
+    """The typed outputs of a crew's tasks, their models read once from its Python files
+    (parsed only when some task names one)."""
+
+    def __init__(self, agents_path: Path) -> None:
+        self.home = crew_home(agents_path)
+        self._models: ProjectModels | None = None
+        self.unread: dict[ModelProblem, list[str]] = {}
+
+    @property
+    def models(self) -> ProjectModels:
+        if self._models is None:
+            self._models = ProjectModels(self.home)
+        return self._models
+
+    def declared(self) -> bool:
+        """Whether ``crew.py`` may give tasks their models (so it must be read)."""
+        return (self.home / "crew.py").is_file()
+
+    def of(
+        self, name: str, data: dict[str, Any], document: Document, said: _Said
+    ) -> OutputContract | None:
+        """The contract of the task ``name``: its ``@task`` method's class, else the one
+        its ``output_pydantic``/``output_json`` names; ``None`` when it has none or the
+        class cannot be read (said once, with where)."""
+        keys = [k for k in ("output_pydantic", "output_json") if k in data]
+        if len(keys) == 2:
+            raise ConfigError(
+                "a task has 'output_pydantic' or 'output_json', not both (as CrewAI says)",
+                path=document.path,
+                line=document.line_of((name, "output_json")),
+                field=f"{name}.output_json",
+            )
+        method = self.models.tasks.get(name) if keys or self.declared() else None
+        if method is not None:
+            value = method.name
+        elif keys:
+            raw = data[keys[0]]
+            if not isinstance(raw, str) or not raw.strip():
+                message = "expected the name of a pydantic class: the task runs untyped"
+                said.warn(document, (name, keys[0]), message)
+                return None
+            value = raw.strip()
+        else:
+            return None
+        schema = self.models.schema(value)
+        if isinstance(schema, ModelProblem):
+            self.unread.setdefault(schema, []).append(name)
+            return None
+        try:
+            return OutputContract.of(schema, source=value)
+        except ValueError as exc:  # a schema the JSON Schema meta-schema refuses
+            problem = ModelProblem(self.home, None, f"the schema of '{value}' is invalid: {exc}")
+            self.unread.setdefault(problem, []).append(name)
+            return None
 
 
 def _text(value: Any) -> str:
@@ -258,6 +334,7 @@ def _task(
     agents: Mapping[str, str],
     said: _Said,
     earlier: list[str],
+    outputs: _Outputs,
 ) -> CrewTask:
     where = {"path": document.path, "line": document.line_of((name,)), "field": name}
     if not isinstance(data, dict) or not _text(data.get("description")):
@@ -282,13 +359,9 @@ def _task(
                 field=f"{name}.context",
             )
     for key in data:
-        if key in ("output_pydantic", "output_json"):
-            said.warn(
-                document, (name, str(key)), "typed outputs are not mapped yet: the output is text"
-            )
-        elif key in _TASK_IGNORED:
+        if key in _TASK_IGNORED:
             said.warn(document, (name, str(key)), "means nothing to swarm: ignored")
-        elif key not in ("description", "expected_output", "agent", "context"):
+        elif key not in _TASK_READ:
             said.warn(document, (name, str(key)), "not a CrewAI task field swarm reads: ignored")
     return CrewTask(
         name=name,
@@ -298,6 +371,7 @@ def _task(
         context=tuple(str(c) for c in context),
         source=document.path,
         line=document.line_of((name,)),
+        output=outputs.of(name, data, document, said),
     )
 
 
@@ -365,6 +439,10 @@ def load_crew(agents_path: Path, tasks_path: Path) -> Crew:
             helpers = tuple(n for n in specs if n not in delegating or n in later)
             specs[name] = dataclasses.replace(specs[name], delegates=helpers)
     tasks: list[CrewTask] = []
+    outputs = _Outputs(agents_path)
     for key, data in tasks_doc.data.items():
-        tasks.append(_task(str(key), data, tasks_doc, names, said, [t.name for t in tasks]))
+        earlier = [t.name for t in tasks]
+        tasks.append(_task(str(key), data, tasks_doc, names, said, earlier, outputs))
+    for problem, task_names in outputs.unread.items():
+        said.untyped(problem, task_names)
     return Crew(specs, tuple(tasks), process, manager, tuple(said.lines))

@@ -22,7 +22,9 @@ from swarm.agent import Agent
 from swarm.config import parse_document
 from swarm.errors import ConfigError
 from swarm.mcp.config import MCP_FILES
-from swarm.team.claude import claude_fields, read_markdown, slug
+from swarm.team.claude import claude_fields
+from swarm.team.claude_markdown import read_markdown, slug
+from swarm.team.claude_settings import project_specs
 from swarm.team.crewai import crew_files, load_crew
 from swarm.team.layout import team_layout
 from swarm.team.spec import AgentSpec, check_name, index_specs, role_spec
@@ -271,7 +273,8 @@ class MultiFormatLoader:
 
         Raises one ``ConfigError`` with every bad file's problems in ``.problems``; two
         files defining one name are an error naming both. A CrewAI crew folder
-        (``agents.yaml`` and ``tasks.yaml``) gives its agents (``swarm.team.crewai``).
+        (``agents.yaml`` and ``tasks.yaml``) gives its agents (``swarm.team.crewai``); a
+        Claude Code project's settings apply to its roles (``swarm.team.claude_settings``).
         """
         crew = crew_specs(Path(directory))
         if crew is not None:
@@ -285,7 +288,7 @@ class MultiFormatLoader:
                 problems.extend(exc.problems)
         if problems:
             raise ConfigError.collect(problems)
-        return index_specs(specs)
+        return project_specs(Path(directory), index_specs(specs))  # .claude/settings.json
 
 
 def crew_specs(directory: Path) -> dict[str, AgentSpec] | None:

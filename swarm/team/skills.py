@@ -30,7 +30,8 @@ from typing import Annotated, Any
 from swarm.errors import ConfigError, GuardError, ToolError
 from swarm.guards.base import PermissionGuard
 from swarm.guards.prefixes import CommandPrefixGuard
-from swarm.team.claude import CLAUDE_TOOLS, read_markdown, slug
+from swarm.team.claude_markdown import read_markdown, slug
+from swarm.team.claude_tools import CLAUDE_TOOLS
 from swarm.team.spec import AgentSpec
 from swarm.tools import Field, Tool
 

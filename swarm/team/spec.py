@@ -26,6 +26,7 @@ from swarm.background import OnExit
 from swarm.config import Document, validate_document
 from swarm.contracts import DEFAULT_OUTPUT_RETRIES, OutputContract
 from swarm.errors import ConfigError
+from swarm.guards.claude_rules import ClaudePermissions, ClaudeRulesGuard
 from swarm.guards.prefixes import CommandDenyGuard, CommandPrefixGuard
 from swarm.team.outputs import role_output
 from swarm.team.tool_entries import resolve_entries
@@ -226,8 +227,9 @@ class AgentSpec:
     ``shell_commands``, when not empty, limits the role's ``shell`` to commands whose
     programs start with one of these words (Claude Code's ``Bash(git log:*)``; ``"*"``:
     any); ``shell_denied`` refuses the commands starting with one of these
-    (``Bash(rm:*)`` in ``permissions.deny``). ``warnings`` are what loading changed or
-    ignored, each naming file and line.
+    (``Bash(rm:*)`` in ``permissions.deny``). ``permissions`` are a Claude Code project's
+    settings rules (``swarm.team.claude_settings``), decided on each call of the tools
+    they name. ``warnings`` are what loading changed or ignored, each naming file and line.
     ``output`` is the schema the role's final answer must meet (``None``: free text),
     with ``output_retries`` invalid answers sent back before it fails ``invalid_output``;
     set it with ``OutputContract.of(Model)`` or ``OutputContract.of(json_schema)``.
@@ -261,6 +263,7 @@ class AgentSpec:
     optional_tools: frozenset[str] = frozenset()
     shell_commands: tuple[str, ...] = ()
     shell_denied: tuple[str, ...] = ()
+    permissions: ClaudePermissions | None = None
     warnings: tuple[str, ...] = ()
     locations: Mapping[Key, int] = field(
         default_factory=lambda: MappingProxyType({}), compare=False, repr=False
@@ -308,7 +311,8 @@ class AgentSpec:
         here (that needs a transport). Raises ``ConfigError`` for every entry that cannot
         be resolved, pointing at it. ``shell_commands`` become a
         ``CommandPrefixGuard`` and ``shell_denied`` a ``CommandDenyGuard`` on the role's
-        ``shell``, after the tool's own guards.
+        ``shell``, after the tool's own guards; ``permissions`` a ``ClaudeRulesGuard`` on
+        each tool its rules name, after those.
         """
         tools, problems = resolve_entries(self, toolbox, mcp_servers=mcp_servers)
         if problems:
@@ -320,6 +324,10 @@ class AgentSpec:
             limits.append(CommandDenyGuard(self.shell_denied))
         if limits:
             tools = [t.copy(guards=(*t.guards, *limits)) if t.name == "shell" else t for t in tools]
+        if self.permissions is not None:
+            ruled = {rule.tool for rule in self.permissions.rules}
+            guard: ClaudeRulesGuard = self.permissions.guard()
+            tools = [t.copy(guards=(*t.guards, guard)) if t.name in ruled else t for t in tools]
         agent = Agent(
             system=self.system,
             transport=DummyCompletionTransport(),

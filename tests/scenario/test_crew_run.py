@@ -143,3 +143,111 @@ def test_a_missing_input_is_named(crew_dir: Path) -> None:
 
     with pytest.raises(ConfigError, match=r"needs inputs for \{topic\}: give --input topic="):
         crew_of(Scenario(name="c", task="t", team=crew_dir))
+
+
+TYPED_AGENTS = """\
+researcher:
+  role: Researcher
+  goal: Profile {company}
+  backstory: You read company pages.
+scorer:
+  role: Scorer
+  goal: Score {company} as a lead
+  backstory: You have scored thousands of leads.
+writer:
+  role: Writer
+  goal: Write to {company}
+  backstory: Your emails get answers.
+"""
+
+TYPED_TASKS = """\
+research_task:
+  description: Profile {company}.
+  expected_output: A short profile.
+  agent: researcher
+score_task:
+  description: Score {company}.
+  expected_output: A score and its reasons.
+  agent: scorer
+  context: [research_task]
+  output_pydantic: LeadScore
+email_task:
+  description: Write the first email.
+  expected_output: An email.
+  agent: writer
+  context: [score_task]
+"""
+
+TYPED_MODELS = '''\
+from pydantic import BaseModel, Field
+
+
+class LeadScore(BaseModel):
+    """How well the lead fits."""
+
+    score: int = Field(ge=0, le=100)
+    reasons: list[str]
+'''
+
+
+async def test_a_typed_task_output_is_checked_and_passed_on_as_json(tmp_path: Path) -> None:
+    from swarm.events import OutputInvalid
+
+    crew_dir = tmp_path / "leads"
+    (crew_dir / "config").mkdir(parents=True)
+    (crew_dir / "config" / "agents.yaml").write_text(TYPED_AGENTS)
+    (crew_dir / "config" / "tasks.yaml").write_text(TYPED_TASKS)
+    (crew_dir / "crew.py").write_text(TYPED_MODELS)
+    script = {
+        "researcher": [{"text": "Acme makes anvils; 40 people."}],
+        "scorer": [
+            # wrong: a score out of range, no reasons, a field the model does not have
+            {"call": "final_answer", "args": {"score": 140, "tier": "A"}},
+            {"call": "final_answer", "args": {"score": 72, "reasons": ["makes anvils"]}},
+        ],
+        "writer": [{"text": "Dear Acme, ..."}],
+    }
+    scenario = Scenario(
+        name="leads",
+        task="(the crew's tasks)",
+        team=crew_dir,
+        model=Script(script=script),
+        inputs={"company": "Acme"},
+    )
+    crew = crew_of(scenario)
+    assert crew is not None and crew.tasks[1].output is not None
+    events: list[object] = []
+    steps = await run_crew(
+        scenario,
+        crew,
+        workspace=tmp_path / "ws",
+        runs_dir=tmp_path / "runs",
+        on_event=events.append,
+    )
+    assert [s.outcome.stop_reason.value for s in steps] == ["end_turn"] * 3
+    # the wrong answer went back to the model, naming what was wrong
+    invalid = [e for e in events if isinstance(e, OutputInvalid)]
+    assert len(invalid) == 1
+    said = " ".join(invalid[0].problems)
+    assert "score" in said and "missing field 'reasons'" in said and "'tier'" in said
+    # the accepted answer is the task's output, and the context task gets it as JSON
+    scored = steps[1].outcome
+    assert list(scored.outputs.values()) == [{"score": 72, "reasons": ["makes anvils"]}]
+    assert json.loads(scored.final_text) == {"score": 72, "reasons": ["makes anvils"]}
+    manifest = json.loads((steps[2].outcome.record_dir / "manifest.json").read_text())
+    email_task = manifest["config"]["task"]
+    assert 'Context from the task \'score_task\':\n{"score": 72, "reasons": ["makes anvils"]}' in (
+        email_task
+    )
+    # the scorer's run records the schema it was held to; the others have none
+    recorded = json.loads((scored.record_dir / "manifest.json").read_text())["config"]
+    assert recorded["output"]["required"] == ["score", "reasons"]
+    assert "output" not in manifest["config"]
+    # resuming the scorer's run rebuilds its scenario with the schema it was held to
+    from swarm.scenario.manifest import RunConfig
+
+    again = RunConfig.from_dict(recorded, path=scored.record_dir).scenario()
+    assert again.output is not None
+    assert again.output.check({"score": 72})[1] == ["missing field 'reasons'"]
+    # and the writer, who had no schema, answered in text
+    assert steps[2].outcome.final_text == "Dear Acme, ..."

@@ -10,7 +10,7 @@ import pytest
 
 from swarm import AgentSpec, ConfigError, MarkdownAgentLoader, Tool
 from swarm.team import Team, load_specs
-from swarm.team.claude import WHOLE_TOOLBOX
+from swarm.team.claude_tools import WHOLE_TOOLBOX
 from swarm.toolbox import TOOL_NAMES
 
 WriteRole = Callable[[str, str], Path]
