@@ -121,6 +121,8 @@ class UndoCapture:
         # the walk ``admit`` made, reused by ``capturing`` when no captured call ran since
         self._walked: dict[tuple[str, str], tuple[int, dict[str, Entry]]] = {}
         self._generation = 0
+        self._mounts: bool | None = None  # whether an overlay can be mounted here
+        self._tiers: dict[object, bool] = {}  # sandbox settings: its tier mounts one
 
     def scope_of(
         self, tool: Tool[Any], arguments: dict[str, Any], call: CallRecord | None = None
@@ -139,17 +141,28 @@ class UndoCapture:
 
     def _overlays(self, tool: Tool[Any], call: CallRecord | None) -> bool:
         """Whether ``tool`` is the shell tool and the tier it will find for the call's
-        sandbox settings mounts an overlay, which works here."""
+        sandbox settings mounts an overlay, which works here (known once per settings)."""
         find = getattr(tool.context.get("sandbox"), "find", None)
         if tool.name != "shell" or find is None:
             return False
+        settings = call.sandbox_settings if call is not None else None
+        key: tuple[int, object] | None = (id(tool), settings)
         try:
-            tier = find(call.sandbox_settings if call is not None else None)
-        except Exception:  # no tier: the call will say so itself
-            return False
-        if not getattr(tier, "overlays", False):
-            return False
-        return overlay_works(self.workspace.resolve(), self.log.directory / OVERLAY_DIR)
+            known = self._tiers.get(key)
+        except TypeError:  # settings that cannot be a key: found each time
+            key, known = None, None
+        if known is None:
+            try:
+                tier = find(settings)
+            except Exception:  # no tier: the call will say so itself
+                return False
+            known = bool(getattr(tier, "overlays", False))
+            if key is not None:
+                self._tiers[key] = known
+        if known and self._mounts is None:
+            base = self.log.directory / OVERLAY_DIR
+            self._mounts = overlay_works(self.workspace.resolve(), base)
+        return known and bool(self._mounts)
 
     async def admit(self, call: CallRecord, tool: Tool[Any], arguments: dict[str, Any]) -> None:
         """Check the call's pre-images fit the budget. Raises ``GuardError`` (rule
