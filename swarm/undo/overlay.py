@@ -54,16 +54,7 @@ class Upper:
         """What ``rel`` is to hold once applied (a file's ``blob`` is left empty: its
         content is what the upper directory holds)."""
         entry = self.written.get(rel)
-        if entry is None:
-            return ABSENT
-        mode = entry.info.st_mode
-        if stat.S_ISDIR(mode):
-            return PathState("dir", stat.S_IMODE(mode))
-        if stat.S_ISLNK(mode):
-            return PathState("link", stat.S_IMODE(mode), target=entry.target)
-        if stat.S_ISREG(mode):
-            return PathState("file", stat.S_IMODE(mode), size=entry.info.st_size)
-        return PathState("other", stat.S_IMODE(mode))
+        return ABSENT if entry is None else _state(entry)
 
 
 def _opaque(path: Path, private: str) -> bool:
