@@ -55,7 +55,7 @@ def test_a_missing_ray_names_the_checkouts_extra_and_writes_nothing(tmp_path: Pa
     )
     assert done.returncode == 2, done.stderr
     assert f"pip install -e '{REPO}[ray]'" in done.stderr
-    assert "swarm[" not in done.stderr and "Traceback" not in done.stderr
+    assert "'swarm[" not in done.stderr and "Traceback" not in done.stderr
     assert not (tmp_path / "out.jsonl").exists()
 
 
@@ -63,7 +63,7 @@ def test_a_missing_mcp_sdk_names_the_checkouts_extra(tmp_path: Path) -> None:
     done = _swarm_without("mcp", "mcp", "serve", "--team", "team", cwd=tmp_path)
     assert done.returncode == 2, done.stderr
     assert f"pip install -e '{REPO}[mcp]'" in done.stderr
-    assert "swarm[" not in done.stderr and "Traceback" not in done.stderr
+    assert "'swarm[" not in done.stderr and "Traceback" not in done.stderr
 
 
 def test_a_missing_opentelemetry_names_the_checkouts_extra(tmp_path: Path) -> None:
