@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from swarm.background import AGENTS_TOOL
-from swarm.config import load_document, without_keys
+from swarm.config import Document, load_document, without_keys
 from swarm.contracts import FINAL_ANSWER
 from swarm.errors import ConfigError
 from swarm.guards.policy import Policy, check_policy, load_policy
@@ -34,7 +34,7 @@ from swarm.team.layout import team_layout
 from swarm.team.loader import crew_specs
 from swarm.team.reach import team_reach
 from swarm.team.skills import Skill, load_skills
-from swarm.team.spec import check_name, index_specs, role_spec
+from swarm.team.spec import check_name, index_specs, meant_field, role_spec
 from swarm.team.teamfile import (
     TeamFile,
     load_team_file,
@@ -214,7 +214,8 @@ def _salvaged(path: Path, error: ConfigError) -> AgentSpec | None:
     except ValueError:
         name = ""
     try:
-        rest = without_keys(load_document(path), error.problems, fill=_ROLE_FILL)
+        document = _as_meant(load_document(path), error.problems)
+        rest = without_keys(document, error.problems, fill=_ROLE_FILL)
         if rest is not None:
             spec = role_spec(rest, source=path)
             return spec if spec.name else _renamed(spec, name)
@@ -224,6 +225,24 @@ def _salvaged(path: Path, error: ConfigError) -> AgentSpec | None:
         return None
     # A stand-in: it stops the roles delegating to it being reported as well.
     return AgentSpec(name=name, description=name, system=_ROLE_FILL["system"], source=path)
+
+
+def _as_meant(document: Document, problems: list[ConfigError]) -> Document:
+    """The role file with each misspelt top-level key read as the field it was meant to
+    be (``delegate:`` as ``delegates:``) unless the file gives that field too: the typo is
+    reported once, and the checks that follow see the team the file describes, not one
+    without that field (roles no one delegates to, script calls the role lacks)."""
+    data = document.data
+    if not isinstance(data, dict):
+        return document
+    misspelt = {p.field for p in problems if p.field and p.message.startswith("unknown field")}
+    names: dict[Any, Any] = {}
+    for key in data:
+        meant = meant_field(str(key)) if key in misspelt else None
+        names[key] = meant if meant and meant not in data else key
+    lines = {(names.get(k[0], k[0]), *k[1:]) if k else k: n for k, n in document.lines.items()}
+    renamed = {names[key]: value for key, value in data.items()}
+    return Document(document.path, renamed, lines, document.body)
 
 
 def _renamed(spec: AgentSpec, name: str) -> AgentSpec | None:

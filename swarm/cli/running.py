@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 from rich.console import Console
 
+from swarm._log import quiet, said
 from swarm._text import plural
 from swarm._visible import visible
 from swarm.batch.tasks import load_script_model
@@ -131,9 +132,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         return run_crew_command(args, scenario, crew)
     console = Console(stderr=args.json)
     prompt = TerminalPrompt() if interactive() and not args.json else None
-    team = Team.load(scenario.team, entry=scenario.entry)
+    with quiet():  # its warnings are printed here, once: not logged as well
+        team = Team.load(scenario.team, entry=scenario.entry)
     for warning in team.warnings:
         sys.stderr.write(visible(f"warning: {warning}") + "\n")
+    said(team.warnings)  # nor when the run loads the team again
     run_id = new_run_id()
     runs_dir = (args.runs_dir or scenario.runs_dir or default_runs_dir()).absolute()
     board = AgentBoard(team.entry, frozenset(team.specs))
