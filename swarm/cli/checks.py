@@ -27,6 +27,7 @@ from swarm.errors import ConfigError
 from swarm.guards.policy import Policy, check_policy, load_policy
 from swarm.guards.reach import Reach, ToolNames, idle, unreachable
 from swarm.scenario import Scenario, Script, scenario_from_document
+from swarm.scenario.folders import is_policy_file
 from swarm.scenario.policies import policy_refs
 from swarm.scenario.tooling import scenario_tools
 from swarm.team import DEFAULT_MAX_DEPTH, AgentSpec, MultiFormatLoader, Team
@@ -49,34 +50,13 @@ from swarm.tools import Tool
 from swarm.transports.resolver import missing_key, model_spec
 from swarm.transports.spec import transport_from_spec
 
-__all__ = ["is_policy_file", "needed_keys", "validate"]
+__all__ = ["needed_keys", "validate"]
 
 # Stand-ins for required fields while checking the rest of a file that lacks them.
 _ROLE_FILL = {"system": "(stand-in: the file's prompt has a problem)"}
 _SCENARIO_FILL = {"task": "(stand-in: the file's task has a problem)"}
 _NO_ENTRY = "cannot tell the entry role"
 _UNSET = re.compile(r"variable '([^']+)' is not set")
-
-# Keys only a policy file has, and keys only a scenario file has.
-_POLICY_KEYS = frozenset({"rules", "guards", "extend", "sandbox", "default"})
-_SCENARIO_KEYS = frozenset({"task", "team", "model", "expect", "entry", "files", "limits"})
-
-
-def is_policy_file(target: Path) -> bool:
-    """Whether ``target`` reads as a policy file: a mapping with a key only policies have
-    and none only scenarios have."""
-    if target.is_dir():
-        return False
-    try:
-        data = load_document(target).data
-    except ConfigError:
-        return False
-    return (
-        isinstance(data, dict)
-        and bool(_POLICY_KEYS & set(data))
-        and not (_SCENARIO_KEYS & set(data))
-    )
-
 
 def validate(target: Path, entry: str | None = None) -> tuple[list[ConfigError], list[str]]:
     """Every problem with a team directory, a scenario file or a policy file, and the

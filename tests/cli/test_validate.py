@@ -154,7 +154,8 @@ def test_unknown_scenario_keys_get_a_suggestion_and_the_team_is_still_checked(
     found = problems_of(swarm("validate", "scenario.yaml"))
     text = "\n".join(found)
     assert "scenario.yaml:2: field 'tusk': unknown field; did you mean 'task'?" in text
-    assert "field 'task': required field is missing" in text
+    # the misspelt task is one problem: not also "task: required field is missing"
+    assert "field 'task'" not in text
     assert "scenario.yaml:4: field 'expect.filez': unknown field; did you mean 'files'?" in text
     assert "team/lead.yaml:3: field 'tools': unknown tool 'raed_file'" in text
 
@@ -181,7 +182,9 @@ def test_a_policy_file_alone_is_validated(swarm: Swarm, tmp_path: Path) -> None:
         tmp_path, {"mine.yaml": POLICY, "good.yaml": "extend: readonly\nrules:\n  - allow: '*'\n"}
     )
     found = problems_of(swarm("validate", "mine.yaml"))
-    assert len(found) == 6, found
+    # 'windo' is one problem, not also "window: required field is missing"
+    assert len(found) == 5, found
+    assert not any("required field is missing" in p for p in found), found
     assert all(p.startswith("mine.yaml:") for p in found), found
     done = swarm("validate", "good.yaml")
     assert done.returncode == 0, done.stderr
