@@ -58,6 +58,7 @@ _SCENARIO_FILL = {"task": "(stand-in: the file's task has a problem)"}
 _NO_ENTRY = "cannot tell the entry role"
 _UNSET = re.compile(r"variable '([^']+)' is not set")
 
+
 def validate(target: Path, entry: str | None = None) -> tuple[list[ConfigError], list[str]]:
     """Every problem with a team directory, a scenario file or a policy file, and the
     warnings."""
