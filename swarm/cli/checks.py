@@ -33,7 +33,7 @@ from swarm.scenario.tooling import scenario_tools
 from swarm.team import DEFAULT_MAX_DEPTH, AgentSpec, MultiFormatLoader, Team
 from swarm.team.layout import team_layout
 from swarm.team.loader import crew_specs
-from swarm.team.reach import team_reach
+from swarm.team.reach import role_tool_names, team_reach
 from swarm.team.skills import Skill, load_skills
 from swarm.team.spec import check_name, index_specs, meant_field, role_spec
 from swarm.team.teamfile import (
@@ -117,7 +117,7 @@ def validate(target: Path, entry: str | None = None) -> tuple[list[ConfigError],
     if team is not None:
         problems += _role_model_problems(team, scenario)
     if scenario is not None and team is not None:
-        problems += _script_problems(scenario, team)
+        problems += _script_problems(scenario, team, servers)
         warnings += _script_warnings(scenario, team)
     return _unique(problems), warnings
 
@@ -404,10 +404,18 @@ def _built_in(spec: AgentSpec) -> set[str]:
     return names
 
 
-def _script_problems(scenario: Scenario, team: Team) -> list[ConfigError]:
+def _script_problems(
+    scenario: Scenario, team: Team, servers: Mapping[str, Any]
+) -> list[ConfigError]:
+    """Each scripted call to a tool the role does not have, by the names the run gives
+    its tools (a ``module:function`` entry by its tool's name); a role with an entry that
+    does not resolve (reported by ``_tool_problems``) is not checked."""
     problems: list[ConfigError] = []
     model = scenario.model
     if isinstance(model, Script):
+        toolbox: dict[str, Tool[Any] | list[Tool[Any]]] = {**_toolbox()}
+        with contextlib.suppress(ConfigError):  # reported by _tool_problems
+            toolbox.update(scenario_tools(scenario))
         for key, turns in model.script.items():
             role = key.partition("#")[0]
             if role not in team.specs:
@@ -422,11 +430,14 @@ def _script_problems(scenario: Scenario, team: Team) -> list[ConfigError]:
                 )
                 continue
             spec = team.specs[role]
-            callable_names = set(spec.tools) | set(spec.delegates) | _built_in(spec)
+            names, complete = role_tool_names(spec, toolbox=toolbox, mcp_servers=servers)
+            if not complete:
+                continue
+            names |= ToolNames(names=frozenset(_built_in(spec)))
             for number, turn in enumerate(turns):
                 for call in turn.all_calls:
-                    if call.tool not in callable_names:
-                        offered = ", ".join(sorted(callable_names)) or "none"
+                    if not names.matched_by(call.tool):
+                        offered = ", ".join(names.shown()) or "none"
                         problems.append(
                             scenario.error(
                                 f"turn {number + 1} of '{key}' calls '{call.tool}', which the"
