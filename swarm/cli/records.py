@@ -425,9 +425,27 @@ def _end_of(data: dict[str, Any]) -> str:
     return str(data.get("stop_reason", "?")) + (" (interrupted)" if data.get("interrupted") else "")
 
 
+def _task(run: Path) -> str | None:
+    """The task a run was given, as its manifest has it (``None``: an older record)."""
+    try:
+        scenario = json.loads((run / "manifest.json").read_text(encoding="utf-8"))["scenario"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    task = scenario.get("task") if isinstance(scenario, dict) else None
+    return task if isinstance(task, str) else None
+
+
+def _name(data: dict[str, Any], run: Path) -> str:
+    """The scenario's name, or for a ``--team`` run (no scenario file) its task."""
+    scenario = data.get("scenario", "-")
+    name = str(scenario.get("name", "-") if isinstance(scenario, dict) else scenario)
+    task = _task(run) if name == "run" else None
+    return f"--team: {task}" if task is not None else name
+
+
 def _listed(run: Path) -> dict[str, Any]:
     """A run as ``swarm runs list --json`` gives it: the fields of ``docs/run-records.md``
-    (``run_id``, ``scenario``, ``end``, ``interrupted``, ``finished``, ``segments``,
+    (``run_id``, ``scenario``, ``task``, ``end``, ``interrupted``, ``finished``, ``segments``,
     ``tokens``, ``calls``, ``denied``, ``duration_seconds``, ``workspace``, ``record``)."""
     data = _summary(run)
     totals = data.get("totals") or {}
@@ -438,6 +456,7 @@ def _listed(run: Path) -> dict[str, Any]:
     return {
         "run_id": str(data.get("run_id", run.name)),
         "scenario": name,
+        "task": _task(run),
         "end": None if data.get("no_summary") else data.get("stop_reason"),
         "interrupted": bool(data.get("interrupted")),
         "finished": not data.get("no_summary"),
@@ -475,8 +494,7 @@ def cmd_runs_list(args: argparse.Namespace) -> int:
         totals = data.get("totals") or {}
         usage = totals.get("usage") or data.get("usage") or {}
         calls = data.get("calls", {})
-        scenario = data.get("scenario", "-")
-        name = scenario.get("name", "-") if isinstance(scenario, dict) else scenario
+        name = _name(data, run)
         table.add_row(
             Text(visible(str(data.get("run_id", run.name)))),
             Text(visible(str(name))),
@@ -504,6 +522,9 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
     console.print(
         Text.assemble((visible(f"Run {data.get('run_id')}"), "bold"), visible(f" ({name})"))
     )
+    task = _task(run)
+    if task is not None:
+        console.print(Text(visible(f"Task: {task}")))
     if data.get("no_summary"):
         console.print(
             "No summary: the run is going on, or was killed. Resume it with: "

@@ -10,6 +10,7 @@ from typing import Any as Swarm
 FIELDS = {
     "run_id",
     "scenario",
+    "task",
     "end",
     "interrupted",
     "finished",
@@ -52,6 +53,7 @@ def test_runs_list_json_gives_each_run_with_stable_fields(
     [run] = json.loads(listed.stdout)
     assert set(run) == FIELDS
     assert run["scenario"] == "hello"
+    assert run["task"] == "Write hello.py, which prints a greeting, and have it reviewed."
     assert (run["end"], run["finished"], run["interrupted"]) == ("end_turn", True, False)
     assert (run["segments"], run["calls"], run["denied"]) == (1, 4, 0)
     assert run["tokens"] > 0
@@ -61,3 +63,17 @@ def test_runs_list_json_gives_each_run_with_stable_fields(
     shown = swarm("runs", "show", run["run_id"])
     assert shown.returncode == 0
     assert shown.stdout.startswith(f"Run {run['run_id']} (hello)")
+
+
+def test_a_team_run_is_listed_and_shown_with_its_task(swarm: Swarm, tmp_path: Path) -> None:
+    assert swarm("init", "proj").returncode == 0
+    (tmp_path / "lead.yaml").write_text("script:\n  lead:\n    - text: nothing here\n")
+    task = "What files are here?"
+    done = swarm("run", "--team", "proj/team", "--model", "script:lead.yaml", task)
+    assert done.returncode == 0, done.stderr
+    [run] = json.loads(swarm("runs", "list", "--json").stdout)
+    assert (run["scenario"], run["task"]) == ("run", task)
+    listed = swarm("runs", "list", columns=120)
+    assert f"--team: {task}" in listed.stdout
+    shown = swarm("runs", "show", "last")
+    assert shown.stdout.splitlines()[:2] == [f"Run {run['run_id']} (run)", f"Task: {task}"]
