@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from typing import Any
 
-__all__ = ["configure", "logger", "quiet"]
+__all__ = ["configure", "logger", "once", "quiet", "said"]
 
 _pending: Callable[[], None] | None = None
 _quiet = 0
 _HUSHED = frozenset({"debug", "info", "warning"})
+_said: set[str] = set()  # messages printed by the command, or logged already
 
 
 def _ignore(*args: Any, **kwargs: Any) -> None:
@@ -38,6 +39,29 @@ def quiet() -> Iterator[None]:
         yield
     finally:
         _quiet -= 1
+
+
+def said(messages: Iterable[str]) -> None:
+    """Note warnings the command printed itself (``warning: ...``): a log line saying one
+    of them (after its ``team: `` word) is not written as well (see ``once``)."""
+    _said.update(messages)
+
+
+def once(_logger: Any, _method: str, event: MutableMapping[str, Any]) -> Any:
+    """A structlog processor for the command line: a line that says what the command
+    printed itself (``said``), or what an earlier line said with the same values, is
+    dropped. A team loaded twice in one command (once to print its warnings, once by
+    the run) then warns once."""
+    import structlog
+
+    text = event.get("event")
+    if isinstance(text, str):
+        values = sorted((k, repr(v)) for k, v in event.items() if k != "event")
+        key = f"{text}\0{values}"
+        if text in _said or text.partition(": ")[2] in _said or key in _said:
+            raise structlog.DropEvent
+        _said.add(key)
+    return event
 
 
 def configure(setup: Callable[[], None]) -> None:

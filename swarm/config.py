@@ -218,7 +218,9 @@ _SHOWN_FIELDS = 8
 
 # pydantic names the member of a union it tried in an error's location: `str`,
 # `list[str]`, `function-after[...]`, or a model's class name (checked separately)
-_TAG = re.compile(r"(str|int|float|bool|none|(list|dict|tuple|set|literal|function-\w+)\[.*\])")
+_TAG = re.compile(
+    r"((constrained-)?(str|int|float|bool)|none|(list|dict|tuple|set|literal|function-\w+)\[.*\])"
+)
 
 
 def _model_names(model: type[pydantic.BaseModel], seen: set[str] | None = None) -> set[str]:
@@ -244,11 +246,14 @@ def _user_errors(
     member of that union got further into the value (``model: {script: ...}`` is a
     script with a typo, not a string), and the duplicates that leaves removed."""
     names = _model_names(model)
+    foreign = _foreign_members(errors, model, names)
     found: list[tuple[Key, Key | None, bool, dict[str, Any]]] = []
     further: set[Key] = set()  # unions a member of which got further into the value
     for error in errors:
         raw = tuple(p for p in error["loc"] if isinstance(p, str | int))
         tags = [i for i, p in enumerate(raw) if _union_tag(p, names)]
+        if any(raw[: i + 1] in foreign for i in tags):
+            continue  # a member the value has nothing of: its errors are beside the point
         plain = tuple(p for i, p in enumerate(raw) if i not in tags)
         union = raw[: tags[-1]] if tags else None  # where the innermost union's value is
         whole = bool(tags) and tags[-1] == len(raw) - 1  # "the value is not this member"
@@ -256,9 +261,12 @@ def _user_errors(
         found.append((plain, union, whole, error))
     kept: list[tuple[Key, dict[str, Any]]] = []
     seen: set[tuple[Key, str]] = set()
+    meant = _meant_fields(found, model)
     for plain, union, whole, error in found:
         if whole and union in further:
             continue  # another member of this union got further into the value
+        if error["type"] == "missing" and plain in meant:
+            continue  # the field is there, misspelt: said once, by the unknown field
         key = (plain, _describe(error, model, plain))
         if key not in seen:
             seen.add(key)
@@ -266,8 +274,52 @@ def _user_errors(
     return kept
 
 
+def _foreign_members(
+    errors: list[Any], model: type[pydantic.BaseModel], names: set[str]
+) -> set[Key]:
+    """The union members (as their location with the member's tag last) that a mapping
+    matched none of the fields of, when another member of that union matched better: a
+    ``task:`` written as a mapping is "not a string", not every one of its keys unknown
+    to ``{command: ..., args: ...}``."""
+    groups: dict[Key, list[dict[str, Any]]] = {}
+    for error in errors:
+        raw = tuple(p for p in error["loc"] if isinstance(p, str | int))
+        for i, part in enumerate(raw):
+            if _union_tag(part, names):
+                groups.setdefault(raw[: i + 1], []).append(error)
+    foreign: set[Key] = set()
+    for member, found in groups.items():
+        shallow = all(
+            e["type"] in ("extra_forbidden", "missing") and len(e["loc"]) == len(member) + 1
+            for e in found
+        )
+        given = next((e["input"] for e in found if e["type"] == "missing"), None)
+        if shallow and isinstance(given, dict) and not set(given) & _fields_at(model, member):
+            foreign.add(member)
+    # a union all of whose members are foreign keeps them: something must be said
+    kept = {m[:-1] for m in groups if m not in foreign}
+    return {m for m in foreign if m[:-1] in kept}
+
+
+def _meant_fields(
+    found: list[tuple[Key, Key | None, bool, dict[str, Any]]], model: type[pydantic.BaseModel]
+) -> set[Key]:
+    """Where the fields that unknown fields beside them were meant to be stand
+    (``model.scrpt`` -> ``model.script``)."""
+    meant: set[Key] = set()
+    for plain, _, _, error in found:
+        if error["type"] == "extra_forbidden" and plain:
+            close = difflib.get_close_matches(
+                str(plain[-1]), sorted(_fields_at(model, plain[:-1])), n=1
+            )
+            meant.update((*plain[:-1], name) for name in close)
+    return meant
+
+
 def _describe(error: Mapping[str, Any], model: type[pydantic.BaseModel], loc: Key) -> str:
     kind = error["type"]
+    if kind == "model_type":
+        return f"expected a mapping of fields (got {_got(error.get('input'))})"
     if kind == "extra_forbidden":
         fields = _fields_at(model, loc[:-1])
         hint = did_you_mean(str(loc[-1]), fields) if loc else ""
@@ -280,10 +332,28 @@ def _describe(error: Mapping[str, Any], model: type[pydantic.BaseModel], loc: Ke
     if kind.startswith("value_error"):
         message = message.removeprefix("Value error, ")
     return (
-        f"{message} (got {error['input']!r})"
+        f"{message} (got {_got(error['input'])})"
         if "input" in error and kind != "model_type"
         else message
     )
+
+
+_SHOWN_INPUT = 60
+"""A value in a message longer than this is described, not quoted (no dumps of a
+whole script or mapping)."""
+
+
+def _got(value: Any) -> str:
+    """The value a field got, as a message shows it: quoted when short, else its kind
+    and size."""
+    shown = repr(value)
+    if len(shown) <= _SHOWN_INPUT:
+        return shown
+    if isinstance(value, dict):
+        return f"a mapping of {len(value)} key{'s' if len(value) != 1 else ''}"
+    if isinstance(value, list | tuple):
+        return f"a list of {len(value)} item{'s' if len(value) != 1 else ''}"
+    return shown[: _SHOWN_INPUT - 3] + "..."
 
 
 def validate_document(model: type[M], document: Document, data: Any = None) -> M:

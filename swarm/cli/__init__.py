@@ -50,6 +50,7 @@ def _configure_logging(verbose: bool) -> None:
                 logging.DEBUG if verbose else logging.WARNING
             ),
             processors=[
+                swarm_log.once,
                 structlog.processors.add_log_level,
                 _visible_event,
                 structlog.dev.ConsoleRenderer(colors=False),

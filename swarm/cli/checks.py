@@ -21,21 +21,22 @@ from pathlib import Path
 from typing import Any
 
 from swarm.background import AGENTS_TOOL
-from swarm.config import load_document, without_keys
+from swarm.config import Document, load_document, without_keys
 from swarm.contracts import FINAL_ANSWER
 from swarm.errors import ConfigError
 from swarm.guards.policy import Policy, check_policy, load_policy
 from swarm.guards.reach import Reach, ToolNames, idle, unreachable
 from swarm.scenario import Scenario, Script, scenario_from_document
+from swarm.scenario.folders import is_policy_file
 from swarm.scenario.policies import policy_refs
 from swarm.scenario.tooling import scenario_tools
 from swarm.team import DEFAULT_MAX_DEPTH, AgentSpec, MultiFormatLoader, Team
 from swarm.team.claude_settings import project_specs
 from swarm.team.layout import team_layout
 from swarm.team.loader import crew_specs
-from swarm.team.reach import team_reach
+from swarm.team.reach import role_tool_names, team_reach
 from swarm.team.skills import Skill, load_skills
-from swarm.team.spec import check_name, index_specs, role_spec
+from swarm.team.spec import check_name, index_specs, meant_field, role_spec
 from swarm.team.teamfile import (
     TeamFile,
     load_team_file,
@@ -50,33 +51,13 @@ from swarm.tools import Tool
 from swarm.transports.resolver import missing_key, model_spec
 from swarm.transports.spec import transport_from_spec
 
-__all__ = ["is_policy_file", "needed_keys", "validate"]
+__all__ = ["needed_keys", "validate"]
 
 # Stand-ins for required fields while checking the rest of a file that lacks them.
 _ROLE_FILL = {"system": "(stand-in: the file's prompt has a problem)"}
 _SCENARIO_FILL = {"task": "(stand-in: the file's task has a problem)"}
 _NO_ENTRY = "cannot tell the entry role"
 _UNSET = re.compile(r"variable '([^']+)' is not set")
-
-# Keys only a policy file has, and keys only a scenario file has.
-_POLICY_KEYS = frozenset({"rules", "guards", "extend", "sandbox", "default"})
-_SCENARIO_KEYS = frozenset({"task", "team", "model", "expect", "entry", "files", "limits"})
-
-
-def is_policy_file(target: Path) -> bool:
-    """Whether ``target`` reads as a policy file: a mapping with a key only policies have
-    and none only scenarios have."""
-    if target.is_dir():
-        return False
-    try:
-        data = load_document(target).data
-    except ConfigError:
-        return False
-    return (
-        isinstance(data, dict)
-        and bool(_POLICY_KEYS & set(data))
-        and not (_SCENARIO_KEYS & set(data))
-    )
 
 
 def validate(target: Path, entry: str | None = None) -> tuple[list[ConfigError], list[str]]:
@@ -137,7 +118,7 @@ def validate(target: Path, entry: str | None = None) -> tuple[list[ConfigError],
     if team is not None:
         problems += _role_model_problems(team, scenario)
     if scenario is not None and team is not None:
-        problems += _script_problems(scenario, team)
+        problems += _script_problems(scenario, team, servers)
         warnings += _script_warnings(scenario, team)
     return _unique(problems), warnings
 
@@ -219,7 +200,8 @@ def _salvaged(path: Path, error: ConfigError) -> AgentSpec | None:
     except ValueError:
         name = ""
     try:
-        rest = without_keys(load_document(path), error.problems, fill=_ROLE_FILL)
+        document = _as_meant(load_document(path), error.problems)
+        rest = without_keys(document, error.problems, fill=_ROLE_FILL)
         if rest is not None:
             spec = role_spec(rest, source=path)
             return spec if spec.name else _renamed(spec, name)
@@ -229,6 +211,24 @@ def _salvaged(path: Path, error: ConfigError) -> AgentSpec | None:
         return None
     # A stand-in: it stops the roles delegating to it being reported as well.
     return AgentSpec(name=name, description=name, system=_ROLE_FILL["system"], source=path)
+
+
+def _as_meant(document: Document, problems: list[ConfigError]) -> Document:
+    """The role file with each misspelt top-level key read as the field it was meant to
+    be (``delegate:`` as ``delegates:``) unless the file gives that field too: the typo is
+    reported once, and the checks that follow see the team the file describes, not one
+    without that field (roles no one delegates to, script calls the role lacks)."""
+    data = document.data
+    if not isinstance(data, dict):
+        return document
+    misspelt = {p.field for p in problems if p.field and p.message.startswith("unknown field")}
+    names: dict[Any, Any] = {}
+    for key in data:
+        meant = meant_field(str(key)) if key in misspelt else None
+        names[key] = meant if meant and meant not in data else key
+    lines = {(names.get(k[0], k[0]), *k[1:]) if k else k: n for k, n in document.lines.items()}
+    renamed = {names[key]: value for key, value in data.items()}
+    return Document(document.path, renamed, lines, document.body)
 
 
 def _renamed(spec: AgentSpec, name: str) -> AgentSpec | None:
@@ -409,10 +409,18 @@ def _built_in(spec: AgentSpec) -> set[str]:
     return names
 
 
-def _script_problems(scenario: Scenario, team: Team) -> list[ConfigError]:
+def _script_problems(
+    scenario: Scenario, team: Team, servers: Mapping[str, Any]
+) -> list[ConfigError]:
+    """Each scripted call to a tool the role does not have, by the names the run gives
+    its tools (a ``module:function`` entry by its tool's name); a role with an entry that
+    does not resolve (reported by ``_tool_problems``) is not checked."""
     problems: list[ConfigError] = []
     model = scenario.model
     if isinstance(model, Script):
+        toolbox: dict[str, Tool[Any] | list[Tool[Any]]] = {**_toolbox()}
+        with contextlib.suppress(ConfigError):  # reported by _tool_problems
+            toolbox.update(scenario_tools(scenario))
         for key, turns in model.script.items():
             role = key.partition("#")[0]
             if role not in team.specs:
@@ -427,11 +435,14 @@ def _script_problems(scenario: Scenario, team: Team) -> list[ConfigError]:
                 )
                 continue
             spec = team.specs[role]
-            callable_names = set(spec.tools) | set(spec.delegates) | _built_in(spec)
+            names, complete = role_tool_names(spec, toolbox=toolbox, mcp_servers=servers)
+            if not complete:
+                continue
+            names |= ToolNames(names=frozenset(_built_in(spec)))
             for number, turn in enumerate(turns):
                 for call in turn.all_calls:
-                    if call.tool not in callable_names:
-                        offered = ", ".join(sorted(callable_names)) or "none"
+                    if not names.matched_by(call.tool):
+                        offered = ", ".join(names.shown()) or "none"
                         problems.append(
                             scenario.error(
                                 f"turn {number + 1} of '{key}' calls '{call.tool}', which the"

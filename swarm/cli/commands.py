@@ -385,6 +385,11 @@ def _add_records(sub: Any) -> None:
         help="a workspace or project directory (default: here)",
     )
     runs_list.add_argument("--all", action="store_true", help="every run, wherever it worked")
+    runs_list.add_argument(
+        "--json",
+        action="store_true",
+        help="a JSON list, one object a run (fields: docs/run-records.md)",
+    )
     runs_list.add_argument("--runs-dir", type=Path, help=_RUNS_DIR_HELP)
     runs_list.set_defaults(handler=_later("swarm.cli.records", "cmd_runs_list"))
     runs_show = runs_sub.add_parser("show", help="one run's summary and segments")

@@ -313,11 +313,27 @@ def _render(message: Message) -> str:
     return "\n".join(parts)
 
 
+def _session_of(wanted: str, names: dict[str, str], db: Path) -> str:
+    """The session (or session-id prefix) ``wanted`` names: an agent's path
+    (``lead/writer#1``), its start (``lead/writer``), or its role (``writer``, ``wri``)
+    when one agent has it; else ``wanted`` itself, read as a session-id prefix. Raises
+    ``ConfigError`` naming the agents when several match."""
+    by_path = {agent: session for session, agent in names.items()}
+    if wanted in by_path:
+        return by_path[wanted]
+    role = [p for p in by_path if p.rsplit("/", 1)[-1].partition("#")[0].startswith(wanted)]
+    matches = [p for p in by_path if p.startswith(wanted)] or role
+    if len(matches) > 1:
+        raise ConfigError(
+            f"session '{wanted}' is ambiguous: it could be {', '.join(matches)}", path=db
+        )
+    return by_path[matches[0]] if matches else wanted
+
+
 def cmd_sessions_show(args: argparse.Namespace) -> int:
     db, names = _sessions_db(args.target, args.runs_dir)
     wanted = args.session
-    by_path = {agent: session for session, agent in names.items()}
-    session_id = by_path.get(wanted, wanted)
+    session_id = _session_of(wanted, names, db)
 
     async def read() -> list[Message]:
         async with SQLiteContextStore(db) as probe:
@@ -409,6 +425,53 @@ def _end_of(data: dict[str, Any]) -> str:
     return str(data.get("stop_reason", "?")) + (" (interrupted)" if data.get("interrupted") else "")
 
 
+def _task(run: Path) -> str | None:
+    """The task a run was given, as its manifest has it (``None``: an older record)."""
+    try:
+        scenario = json.loads((run / "manifest.json").read_text(encoding="utf-8"))["scenario"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    task = scenario.get("task") if isinstance(scenario, dict) else None
+    return task if isinstance(task, str) else None
+
+
+def _name(data: dict[str, Any], run: Path) -> str:
+    """The scenario's name, or for a ``--team`` run (no scenario file) its task."""
+    scenario = data.get("scenario", "-")
+    name = str(scenario.get("name", "-") if isinstance(scenario, dict) else scenario)
+    task = _task(run) if name == "run" else None
+    return f"--team: {task}" if task is not None else name
+
+
+def _listed(run: Path) -> dict[str, Any]:
+    """A run as ``swarm runs list --json`` gives it: the fields of ``docs/run-records.md``
+    (``run_id``, ``scenario``, ``task``, ``end``, ``interrupted``, ``finished``, ``segments``,
+    ``tokens``, ``calls``, ``denied``, ``duration_seconds``, ``workspace``, ``record``)."""
+    data = _summary(run)
+    totals = data.get("totals") or {}
+    usage = totals.get("usage") or data.get("usage") or {}
+    calls = data.get("calls", {})
+    scenario = data.get("scenario")
+    name = scenario.get("name") if isinstance(scenario, dict) else scenario
+    return {
+        "run_id": str(data.get("run_id", run.name)),
+        "scenario": name,
+        "task": _task(run),
+        "end": None if data.get("no_summary") else data.get("stop_reason"),
+        "interrupted": bool(data.get("interrupted")),
+        "finished": not data.get("no_summary"),
+        "segments": int(totals.get("segments", 1)),
+        "tokens": int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0)),
+        "calls": int(calls.get("allowed", 0)) + int(calls.get("denied", 0)),
+        "denied": int(calls.get("denied", 0)),
+        "duration_seconds": float(
+            totals.get("duration_seconds", data.get("duration_seconds", 0)) or 0
+        ),
+        "workspace": data.get("workspace"),
+        "record": str(run),
+    }
+
+
 def cmd_runs_list(args: argparse.Namespace) -> int:
     if not args.all and not args.where.is_dir():
         what = "not a directory" if args.where.exists() else "no such directory"
@@ -416,6 +479,9 @@ def cmd_runs_list(args: argparse.Namespace) -> int:
             f"{what}: runs are listed by the directory they worked in", path=args.where
         )
     runs = _run_dirs(None if args.all else args.where, _runs_dir(args.runs_dir))
+    if getattr(args, "json", False):
+        print(json.dumps([_listed(run) for run in runs], indent=2))
+        return OK
     title = "every run" if args.all else f"runs working under {args.where}"
     table = _table(
         ("run", "scenario", "end", "segs", "tokens", "calls", "denied", "time"),
@@ -428,8 +494,7 @@ def cmd_runs_list(args: argparse.Namespace) -> int:
         totals = data.get("totals") or {}
         usage = totals.get("usage") or data.get("usage") or {}
         calls = data.get("calls", {})
-        scenario = data.get("scenario", "-")
-        name = scenario.get("name", "-") if isinstance(scenario, dict) else scenario
+        name = _name(data, run)
         table.add_row(
             Text(visible(str(data.get("run_id", run.name)))),
             Text(visible(str(name))),
@@ -457,6 +522,9 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
     console.print(
         Text.assemble((visible(f"Run {data.get('run_id')}"), "bold"), visible(f" ({name})"))
     )
+    task = _task(run)
+    if task is not None:
+        console.print(Text(visible(f"Task: {task}")))
     if data.get("no_summary"):
         console.print(
             "No summary: the run is going on, or was killed. Resume it with: "

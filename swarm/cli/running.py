@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 from rich.console import Console
 
+from swarm._log import quiet, said
 from swarm._text import plural
 from swarm._visible import visible
 from swarm.batch.tasks import load_script_model
@@ -33,6 +34,7 @@ from swarm.scenario import (
     load_scenario,
     run_scenario,
 )
+from swarm.scenario.folders import folder_contents
 from swarm.scenario.record import default_runs_dir, new_run_id
 from swarm.scenario.runner import NO_MODEL_HELP, RunOutcome, default_workspace
 from swarm.scenario.sandboxing import sandbox_line, swarm_code_line
@@ -131,9 +133,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         return run_crew_command(args, scenario, crew)
     console = Console(stderr=args.json)
     prompt = TerminalPrompt() if interactive() and not args.json else None
-    team = Team.load(scenario.team, entry=scenario.entry)
+    with quiet():  # its warnings are printed here, once: not logged as well
+        team = Team.load(scenario.team, entry=scenario.entry)
     for warning in team.warnings:
         sys.stderr.write(visible(f"warning: {warning}") + "\n")
+    said(team.warnings)  # nor when the run loads the team again
     run_id = new_run_id()
     runs_dir = (args.runs_dir or scenario.runs_dir or default_runs_dir()).absolute()
     board = AgentBoard(team.entry, frozenset(team.specs))
@@ -260,11 +264,15 @@ class _Null:
 
 
 def _collect(targets: list[Path]) -> list[Path]:
+    """The scenario files of ``targets``: each file given, and the scenarios a folder
+    holds (``swarm.scenario.folders``: the rule ``swarm validate`` follows too)."""
     files: list[Path] = []
     for target in targets:
         if target.is_dir():
-            found = sorted(p for p in target.iterdir() if p.suffix in (".yaml", ".yml"))
-            files += [p for p in found if _is_scenario(p)]
+            found = folder_contents(target)
+            if not found.scenarios and found.teams:
+                raise ConfigError(_teams_only(target, found.teams), path=target)
+            files += found.scenarios
         elif target.exists():
             files.append(target)
         else:
@@ -272,15 +280,17 @@ def _collect(targets: list[Path]) -> list[Path]:
     return files
 
 
-def _is_scenario(path: Path) -> bool:
-    """A YAML file with a top-level ``task`` (role and policy files have none)."""
-    import yaml
-
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
-        return True  # let loading report the problem
-    return isinstance(data, dict) and "task" in data
+def _teams_only(target: Path, teams: tuple[Path, ...]) -> str:
+    """What to say of a folder that holds teams but no scenario to test."""
+    if teams == (target,):
+        return (
+            "a team folder (role files), not a scenario: `swarm validate` checks it,"
+            " `swarm run --team` runs it on a task"
+        )
+    return (
+        f"holds no scenario (a YAML file with 'task:'), only {plural(len(teams), 'team folder')}"
+        f" ({', '.join(map(str, teams))}): `swarm validate` checks them"
+    )
 
 
 def cmd_test(args: argparse.Namespace) -> int:

@@ -156,6 +156,7 @@ def manifest_document(
         "scenario": {
             "name": scenario.name,
             "path": config.scenario_path,
+            "task": scenario.task,
             "hash": file_hash(scenario.path),
         },
         "team": {"dir": config.team, "entry": team.entry, "hash": file_hash(scenario.team)},

@@ -18,6 +18,7 @@ import networkx as nx
 
 from swarm._log import logger
 from swarm.agent import Agent
+from swarm.config import did_you_mean
 from swarm.errors import ConfigError
 from swarm.mcp.config import McpServer
 from swarm.team.implicit import implicit_orchestrator, needs_orchestrator
@@ -53,7 +54,9 @@ def _role_problems(specs: Mapping[str, AgentSpec]) -> list[ConfigError]:
             problems.append(spec.error(str(exc), "name"))
         for index, delegate in enumerate(spec.delegates):
             if delegate not in specs:
-                message = f"delegate '{delegate}' is not a role (roles: {roles})"
+                hint = did_you_mean(delegate, specs)
+                known = hint or f" (roles: {roles})"
+                message = f"delegate '{delegate}' is not a role{known}"
                 problems.append(spec.error(message, "delegates", index))
             elif delegate in spec.tools:
                 message = f"delegate '{delegate}' has the name of one of the role's tools"
@@ -240,7 +243,11 @@ class Team:
         try:
             self.entry = _choose_entry(self.graph, entry)
         except ConfigError as exc:
-            problems.append(exc if exc.path else ConfigError(exc.message, path=directory))
+            # a delegate that is not a role leaves the role it meant delegated to by no
+            # one: "cannot tell the entry role" would be that typo said a second time
+            missing = any(d not in self.specs for r in self.specs.values() for d in r.delegates)
+            if not missing:
+                problems.append(exc if exc.path else ConfigError(exc.message, path=directory))
         else:
             if not cycles:  # depth is only defined on a graph without cycles
                 problems += _depth_problems(self.graph, self.specs, self.entry, max_depth)

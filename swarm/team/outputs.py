@@ -9,7 +9,6 @@ naming the file, the line and the place in the schema, so ``swarm validate`` sho
 
 from __future__ import annotations
 
-import importlib
 import json
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ import yaml
 from swarm.config import Document
 from swarm.contracts import OutputContract, schema_problems
 from swarm.errors import ConfigError
-from swarm.team.references import _import_path, is_reference
+from swarm.team.references import import_beside, is_reference
 
 __all__ = ["role_output"]
 
@@ -101,14 +100,9 @@ def _model(value: str, base: Path, document: Document) -> OutputContract:
 
     module_name, _, attr = value.partition(":")
     try:
-        with _import_path([Path.cwd(), base]):
-            found: Any = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        raise error(f"cannot import module '{module_name}': {exc}") from None
-    except Exception as exc:
-        raise error(
-            f"importing module '{module_name}' failed: {type(exc).__name__}: {exc}"
-        ) from None
+        found: Any = import_beside(module_name, [base])
+    except ValueError as exc:
+        raise error(str(exc)) from None
     for part in attr.split("."):
         try:
             found = getattr(found, part)

@@ -13,7 +13,7 @@ from swarm.team.spec import AgentSpec
 from swarm.team.tool_entries import resolve_entries
 from swarm.tools import Tool
 
-__all__ = ["mcp_names", "team_reach"]
+__all__ = ["mcp_names", "role_tool_names", "team_reach"]
 
 Toolbox = Mapping[str, Tool[Any] | Sequence[Tool[Any]]]
 
@@ -67,6 +67,17 @@ def _role_tools(
         complete = not problems
     names = ToolNames(names=frozenset({*(t.name for t in tools), *spec.delegates}))
     return names | mcp, tools, complete
+
+
+def role_tool_names(
+    spec: AgentSpec, *, toolbox: Toolbox, mcp_servers: Collection[str] = ()
+) -> tuple[ToolNames, bool]:
+    """The names of the tools ``spec`` has as the model sees them (a Python reference
+    by the tool's own name, an MCP server's as a pattern) with its delegates, and whether
+    every entry resolved (when not, a name outside these may still be one of its tools).
+    Never raises."""
+    names, _, complete = _role_tools(spec, toolbox, mcp_servers)
+    return names, complete
 
 
 def team_reach(

@@ -3,8 +3,9 @@
 A role's ``tools:`` entry that is not a toolbox name may be a reference ``module:attr``
 (``attr`` may be dotted: ``tools.weather:Client.forecast``) naming a ``Tool``, a ``@tool``
 function, a plain function (made a tool from its signature and docstring) or a list of
-those. Modules are imported with the current directory and the team directory on the import
-path. Installed packages add named tools for every team through entry points in the
+those. A module is found beside the file that names it (the role file, the scenario), or
+installed; never through the current directory, so a file means the same from anywhere.
+Installed packages add named tools for every team through entry points in the
 ``swarm.tools`` group (the entry's name is the name a role lists).
 """
 
@@ -12,15 +13,24 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import importlib.machinery
 import importlib.metadata
+import importlib.util
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from swarm.tools import Tool, tool
 
-__all__ = ["ENTRY_POINT_GROUP", "entry_point_tools", "is_reference", "load_tool_reference"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "entry_point_tools",
+    "import_beside",
+    "is_reference",
+    "load_tool_reference",
+]
 
 ENTRY_POINT_GROUP = "swarm.tools"
 """The entry point group whose entries add named tools for every team."""
@@ -72,24 +82,77 @@ def _as_tools(value: Any, what: str) -> list[Tool[Any]]:
     return tools
 
 
-def load_tool_reference(entry: str, *, search: Sequence[Path] = ()) -> list[Tool[Any]]:
-    """The tools ``entry`` (``module:attr``) names, importing the module with ``search``
-    and the current directory first on the import path.
+def _drop(top: str) -> None:
+    """Forget the module ``top`` and its submodules, imported from another folder."""
+    for name in [n for n in sys.modules if n == top or n.startswith(top + ".")]:
+        del sys.modules[name]
 
-    Raises ``ValueError`` saying what is wrong: the module cannot be imported (or fails
-    while importing), it has no such attribute, the attribute is not a tool, or its input
-    schema cannot be built.
+
+def _in_folder(origin: str | None, folder: Path) -> bool:
+    """Whether a module found at ``origin`` is a file or package directly in ``folder``."""
+    if not origin:
+        return False
+    found = Path(origin)
+    home = found.parent.parent if found.name == "__init__.py" else found.parent
+    return home.resolve() == folder
+
+
+def import_beside(module_name: str, search: Sequence[Path] = ()) -> ModuleType:
+    """Import ``module_name`` from the folders of ``search`` (the folder of the file that
+    names it), else as installed; with no ``search`` (a Python caller), the current
+    directory first.
+
+    With ``search``, a module of that name imported before from elsewhere (another
+    team's ``tools.py``) is imported again from here, and one found only in the current
+    directory is refused: a file's references mean the same from any directory. Raises
+    ``ValueError`` saying where it looked, or what failed while importing.
     """
-    module_name, _, attr = entry.partition(":")
+    folders = [d.resolve() for d in search]
+    top = module_name.partition(".")[0]
+    where = ", ".join(map(str, folders))
     try:
-        with _import_path([Path.cwd(), *search]):
-            module = importlib.import_module(module_name)
+        if not folders:
+            with _import_path([Path.cwd()]):
+                return importlib.import_module(module_name)
+        beside = importlib.machinery.PathFinder.find_spec(top, [str(f) for f in folders])
+        if beside is not None:
+            loaded = sys.modules.get(top)
+            if loaded is not None and getattr(loaded, "__file__", None) != beside.origin:
+                _drop(top)
+            with _import_path(folders):
+                return importlib.import_module(module_name)
+        here = Path.cwd().resolve()
+        installed = importlib.util.find_spec(top)
+        if installed is None or (here not in folders and _in_folder(installed.origin, here)):
+            raise ReferenceError(
+                f"cannot import module '{module_name}': it is neither in {where} (beside"
+                " the file that names it) nor installed"
+            )
+        return importlib.import_module(module_name)
+    except ReferenceError:
+        raise
     except ModuleNotFoundError as exc:
+        if exc.name != top:  # the module is there; something it imports is not
+            raise ReferenceError(
+                f"importing module '{module_name}' failed: ModuleNotFoundError: {exc}"
+            ) from None
         raise ReferenceError(f"cannot import module '{module_name}': {exc}") from None
     except Exception as exc:
         raise ReferenceError(
             f"importing module '{module_name}' failed: {type(exc).__name__}: {exc}"
         ) from None
+
+
+def load_tool_reference(entry: str, *, search: Sequence[Path] = ()) -> list[Tool[Any]]:
+    """The tools ``entry`` (``module:attr``) names, the module imported from the folders
+    of ``search`` (the folder of the file naming it) or as installed (``import_beside``).
+
+    Raises ``ValueError`` saying what is wrong: the module cannot be found (and where it
+    looked) or fails while importing, it has no such attribute, the attribute is not a
+    tool, or its input schema cannot be built.
+    """
+    module_name, _, attr = entry.partition(":")
+    module = import_beside(module_name, search)
     value: Any = module
     for part in attr.split("."):
         try:

@@ -42,6 +42,7 @@ __all__ = [
     "ToolChoice",
     "check_name",
     "index_specs",
+    "meant_field",
     "role_spec",
 ]
 
@@ -359,12 +360,19 @@ def _check_aliases(document: Document) -> None:
             )
 
 
+def meant_field(key: str) -> str | None:
+    """The role-file field a key that is not one was most likely meant to be
+    (``delegate`` -> ``delegates``), or ``None`` when none is close."""
+    close = difflib.get_close_matches(key, sorted({*FIELD_NAMES, *ALIASES}), n=1)
+    return close[0] if close else None
+
+
 def _unknown_field(document: Document, key: str) -> ConfigError:
-    fields = sorted(FIELD_NAMES)
-    close = difflib.get_close_matches(key, [*fields, *ALIASES], n=1)
-    hint = f"; did you mean '{close[0]}'?" if close else ""
+    meant = meant_field(key)
+    # the list of every field only when there is no suggestion: beside one, it is noise
+    said = f"; did you mean '{meant}'?" if meant else f" (fields: {', '.join(sorted(FIELD_NAMES))})"
     return ConfigError(
-        f"unknown field{hint} (fields: {', '.join(fields)})",
+        f"unknown field{said}",
         path=document.path,
         line=document.line_of((key,)),
         field=key,

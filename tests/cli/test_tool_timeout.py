@@ -19,15 +19,15 @@ def test_a_bad_tool_timeout_is_one_line_and_exit_2(swarm: Swarm, roles: Path, va
 def test_a_hung_tool_is_stopped_by_the_run_timeout_and_the_run_goes_on(
     swarm: Swarm, tmp_path: Path, runs: Path
 ) -> None:
-    (tmp_path / "slow_tools.py").write_text(
+    team = tmp_path / "team"
+    team.mkdir()
+    (team / "slow_tools.py").write_text(  # beside the role file that names it
         "import anyio\n\n\n"
         "async def hang() -> str:\n"
         '    """Wait for a long time."""\n'
         "    await anyio.sleep(3600)\n"
         '    return "never"\n'
     )
-    team = tmp_path / "team"
-    team.mkdir()
     (team / "waiter.yaml").write_text(
         "name: waiter\ndescription: waits\nsystem: You wait.\ntools: [slow_tools:hang]\n"
     )

@@ -72,7 +72,7 @@ def test_shipped_policies_require_a_sandbox_without_network(name: str) -> None:
         ("sandbox:\n  mode: auto\n  network: internet\n", 3, "sandbox.network", "'none' or"),
         ("sandbox:\n  env: [OK, 'BAD NAME']\n", 2, "sandbox.env.1", "letters, digits and"),
         ("sandbox:\n  mode: auto\n  netwrk: none\n", 3, "sandbox.netwrk", "unknown field"),
-        ("sandbox: [required]\n", 1, "sandbox", "valid dictionary"),
+        ("sandbox: [required]\n", 1, "sandbox", "expected a mapping"),
     ],
 )
 def test_bad_sandbox_settings_name_file_line_and_field(
@@ -220,7 +220,7 @@ def test_an_extending_policy_overrides_limits_one_by_one(tmp_path: Path) -> None
         ("sandbox:\n  limits:\n    memory: -1\n", 3, "sandbox.limits.memory", "above 0"),
         ("sandbox:\n  limits:\n    file_size: true\n", 3, "sandbox.limits.file_size", "size"),
         ("sandbox:\n  limits:\n    procs: 5\n", 3, "sandbox.limits.procs", "unknown field"),
-        ("sandbox:\n  limits: 100\n", 2, "sandbox.limits", "valid dictionary"),
+        ("sandbox:\n  limits: 100\n", 2, "sandbox.limits", "expected a mapping"),
     ],
 )
 def test_bad_limits_name_file_line_and_field(
