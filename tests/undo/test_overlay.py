@@ -258,7 +258,7 @@ def test_a_command_cannot_mark_a_directory_replaced_to_have_its_files_deleted(
         "    try: os.setxattr('src', name, b'y')\n"
         "    except OSError: pass\n"
     )
-    command = f"echo c > src/c.py && python3 -c \"{mark}\""
+    command = f'echo c > src/c.py && python3 -c "{mark}"'
     script = {"dev": [shell(command), {"text": "Done."}]}
     scenario = scenario_file(tmp_path, script, team=team(tmp_path, dev="shell"))
 
