@@ -33,6 +33,7 @@ from swarm.audit import (
 from swarm.cli.exits import FAILED, OK, Stopped, run_until_stopped
 from swarm.cli.held import held_message, outcome_code
 from swarm.cli.prompt import TerminalPrompt, interactive
+from swarm.cli.segments import earlier_changes, resumed_sandbox, run_calls
 from swarm.cli.view import AgentBoard, LineView, LiveView, print_summary
 from swarm.context.sqlite import SQLiteContextStore
 from swarm.errors import ConfigError
@@ -44,7 +45,7 @@ from swarm.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from swarm.scenario.record import audit_check, default_runs_dir
+from swarm.scenario.record import RunRecord, audit_check, default_runs_dir
 from swarm.scenario.runner import resume_run
 from swarm.types import StopReason
 
@@ -369,6 +370,10 @@ def cmd_sessions_resume(args: argparse.Namespace) -> int:
         console.print(
             f"workspace: {summary['workspace']}", markup=False, highlight=False, soft_wrap=True
         )
+    sandbox = resumed_sandbox(run)
+    if sandbox is not None:
+        console.print(f"sandbox: {sandbox}", markup=False, highlight=False, soft_wrap=True)
+    earlier = RunRecord(run).calls()
     if args.plain or not console.is_terminal:
         view: Any = LineView(board, sys.stdout)
     else:
@@ -397,6 +402,9 @@ def cmd_sessions_resume(args: argparse.Namespace) -> int:
         sys.stderr.write(f"\n{stop.how} again: the record is written; resume with:\n  {command}\n")
         return stop.code
     print_summary(console, outcome, board)
+    files = earlier_changes(earlier)
+    if files is not None:
+        console.print(files, soft_wrap=True)
     head = audit_head_line(outcome.record_dir)
     if head:
         console.print(head, markup=False, soft_wrap=True)
@@ -536,8 +544,8 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
     console.print(Text(visible(f"Stop reason: {_end_of(data)}")))
     answer = visible(str(data.get("final_text") or "(none)"), multiline=True)
     console.print(Text("Final answer:\n" + textwrap.indent(answer, "  ")))  # as in the summary
-    calls = data.get("calls", {})
-    console.print(f"Tool calls: {calls.get('allowed', 0)} allowed, {calls.get('denied', 0)} denied")
+    allowed, denied = run_calls(data)
+    console.print(f"Tool calls: {allowed} allowed, {denied} denied")
     for denied in data.get("denied_calls", []):
         line = f" {denied.get('path')} {denied.get('tool')}: {denied.get('reason')}"
         console.print(Text.assemble(("  denied", "red"), visible(line)))

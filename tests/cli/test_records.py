@@ -304,3 +304,47 @@ def test_a_resumed_run_says_which_run_where_and_its_audit_head(
     ]
     head = json.loads((record / "summary.json").read_text())["audit"]
     assert lines[-1] == f"Audit head: {head['records']} records, MAC {head['mac']}"
+
+
+WRITES_TWICE = """\
+team: {roles}
+task: Build it.
+model:
+  script:
+    orchestrator:
+      - call: developer
+        args: {{task: build the first part}}
+      - text: First part built.
+      - call: developer
+        args: {{task: build the second part}}
+      - text: Second part built.
+    developer:
+      - call: write_file
+        args: {{path: one.txt, content: "one"}}
+      - text: built the first part
+      - call: write_file
+        args: {{path: two.txt, content: "two"}}
+      - text: built the second part
+"""
+
+
+def test_a_resumed_run_says_its_sandbox_its_earlier_files_and_all_its_calls(
+    runs: Path, swarm: Swarm, roles: Path, tmp_path: Path
+) -> None:
+    scenario = tmp_path / "twice.yaml"
+    scenario.write_text(WRITES_TWICE.format(roles=roles))
+    first = swarm("run", scenario, "--workspace", tmp_path / "ws", "--plain")
+    assert first.returncode == 0, first.stderr
+    sandbox = next(line for line in first.stdout.splitlines() if line.startswith("sandbox: "))
+    (record,) = runs.iterdir()
+
+    resumed = swarm("sessions", "resume", record.name, "Now", "the", "second", "part", "--plain")
+
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    lines = resumed.stdout.splitlines()
+    assert lines[2] == sandbox
+    earlier = lines.index("Files of the earlier segments:")
+    assert lines[earlier + 1] == "  + one.txt  (added)  by orchestrator/developer#1"
+    assert "  + two.txt  (added)  by orchestrator/developer#2" in lines[:earlier]
+    shown = swarm("runs", "show", record.name)
+    assert "Tool calls: 4 allowed, 0 denied" in shown.stdout.splitlines()
