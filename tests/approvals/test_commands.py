@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -92,7 +93,7 @@ def test_held_run_exits_75_with_the_commands_and_goes_on_after_approve(tmp_path:
     report = _swarm(tmp_path, "runs", "report", run_id, "--runs-dir", "runs")
     assert report.returncode == 0, report.stderr
     html = (record / "report.html").read_text()
-    assert '<table id="approvals">' in html
+    assert re.search(r'<table[^>]* id="approvals"', html)
     assert "ask-shell" in html.split('id="approvals"', 1)[1]
 
 
@@ -133,11 +134,17 @@ def test_kill_9_while_held_loses_nothing(tmp_path: Path) -> None:
 
 def test_approve_from_another_shell_while_the_run_is_live(tmp_path: Path) -> None:
     make_project(tmp_path)
-    # the helper keeps working a while, so the run is live when the answer comes
+    # the helper keeps working until the test has answered, so the run is live when the
+    # answer comes: it waits for a file the test makes in a folder its sandbox may read
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    policy = tmp_path / "careful.yaml"
+    policy.write_text(policy.read_text() + f"sandbox: {{read: ['{gate}']}}\n")
+    wait = f"for i in $(seq 1200); do [ -e {gate}/go ] && break; sleep 0.1; done"
     scenario = tmp_path / "counting.yaml"
     text = scenario.read_text().replace(
         "      - call: write_file\n        args: {path: notes.txt, content: noted}\n",
-        '      - call: shell\n        args: {command: "sleep 5"}\n'
+        f"      - call: shell\n        args: {{command: '{wait}'}}\n"
         "      - call: write_file\n        args: {path: notes.txt, content: noted}\n",
     )
     scenario.write_text(text)
@@ -159,6 +166,7 @@ def test_approve_from_another_shell_while_the_run_is_live(tmp_path: Path) -> Non
     assert record is not None
     approved = _swarm(tmp_path, "approve", record.name, "1", "--runs-dir", "runs")
     assert approved.returncode == 0
+    (gate / "go").touch()
     assert process.wait(timeout=TIMEOUT) == 0  # the run went on by itself and finished
     assert (tmp_path / "ws" / "count.txt").read_text() == "x\n"
     summary = json.loads((record / "summary.json").read_text())
