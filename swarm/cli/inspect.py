@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from swarm._log import quiet
 from swarm._text import plural
@@ -13,8 +14,10 @@ from swarm.cli.checks import is_policy_file, needed_keys, validate
 from swarm.cli.exits import BAD_INPUT, OK
 from swarm.errors import ConfigError
 from swarm.guards.policy import Policy, load_policy
-from swarm.scenario import Scenario, load_scenario
 from swarm.team import DEFAULT_MAX_DEPTH, Team
+
+if TYPE_CHECKING:
+    from swarm.scenario.spec import Scenario
 
 __all__ = ["cmd_graph", "cmd_validate", "validate"]
 
@@ -22,6 +25,8 @@ __all__ = ["cmd_graph", "cmd_validate", "validate"]
 def _team_of(target: Path, entry: str | None) -> tuple[Team, Scenario | None]:
     if target.is_dir():
         return Team.load(target, entry=entry), None
+    from swarm.scenario.spec import load_scenario  # its models: only for a scenario file
+
     scenario = load_scenario(target)
     depth = scenario.limits.max_depth
     team = Team.load(
