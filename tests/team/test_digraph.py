@@ -76,7 +76,9 @@ def test_a_graph_with_a_cycle_has_no_topological_order() -> None:
         Delegations(["a", "b"], [("a", "b"), ("b", "a")]).topological_order()
 
 
-def test_validating_the_default_team_does_not_import_networkx(tmp_path: Path) -> None:
+def test_validating_a_team_directory_loads_neither_networkx_nor_scenario_models(
+    tmp_path: Path,
+) -> None:
     roles = Path(__file__).resolve().parents[2] / "roles"
     code = (
         "import sys\n"
@@ -84,9 +86,9 @@ def test_validating_the_default_team_does_not_import_networkx(tmp_path: Path) ->
         "from swarm.cli.checks import validate\n"
         f"problems, _ = validate(Path({str(roles)!r}))\n"
         "assert not problems, problems\n"
-        "print('networkx' in sys.modules)\n"
+        "print('networkx' in sys.modules, 'swarm.scenario.spec' in sys.modules)\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=tmp_path
     )
-    assert out.stdout.strip() == "False"
+    assert out.stdout.strip() == "False False"
