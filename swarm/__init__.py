@@ -3,7 +3,7 @@
 Everything a user imports is here; ``__all__`` lists it (sorted). ``import swarm`` loads the
 core (agent, loop, tools, messages, events, errors); the team, guards, transports, sandbox,
 audit, scenario, batch, local, MCP, OpenTelemetry, report and toolbox names are imported on
-first use (``swarm._lazy``), so a program that never builds a team never imports networkx,
+first use (``swarm._lazy``), so a program that never draws a ``Team.graph`` never imports networkx,
 and one that never makes an HTTP transport never imports httpx.
 """
 

@@ -200,7 +200,7 @@ def test_fanning_out_to_sub_agents_loads_no_team_files_guards_or_transports() ->
 
 @pytest.mark.parametrize(
     ("name", "brings"),
-    [("Team", "networkx"), ("OpenAITransport", "httpx"), ("load_policy", "pydantic")],
+    [("Team", "yaml"), ("OpenAITransport", "httpx"), ("load_policy", "pydantic")],
 )
 def test_a_name_imported_on_first_use_brings_its_dependencies_then(name: str, brings: str) -> None:
     out = fresh(
@@ -213,6 +213,24 @@ def test_a_name_imported_on_first_use_brings_its_dependencies_then(name: str, br
         """
     )
     assert (out["before"], out["after"]) == (False, True)
+
+
+def test_a_team_brings_networkx_only_when_its_graph_is_asked_for() -> None:
+    out = fresh(
+        """
+        import sys
+        from swarm import AgentSpec, Team
+        team = Team([
+            AgentSpec(name="lead", description="l", system="s", delegates=("dev",)),
+            AgentSpec(name="dev", description="d", system="s"),
+        ])
+        before = "networkx" in sys.modules
+        edges = sorted(team.graph.edges)
+        out = {"before": before, "after": "networkx" in sys.modules, "edges": edges}
+        """
+    )
+    assert (out["before"], out["after"]) == (False, True)
+    assert out["edges"] == [["lead", "dev"]]
 
 
 def test_an_unknown_name_is_still_an_import_error() -> None:

@@ -18,7 +18,7 @@ import re
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from swarm.background import AGENTS_TOOL
 from swarm.config import Document, load_document, without_keys
@@ -26,7 +26,6 @@ from swarm.contracts import FINAL_ANSWER
 from swarm.errors import ConfigError
 from swarm.guards.policy import Policy, check_policy, load_policy
 from swarm.guards.reach import Reach, ToolNames, idle, unreachable
-from swarm.scenario import Scenario, Script, scenario_from_document
 from swarm.scenario.folders import is_policy_file
 from swarm.scenario.policies import policy_refs
 from swarm.scenario.tooling import scenario_tools
@@ -50,6 +49,9 @@ from swarm.toolbox import TOOL_NAMES
 from swarm.tools import Tool
 from swarm.transports.resolver import missing_key, model_spec
 from swarm.transports.spec import transport_from_spec
+
+if TYPE_CHECKING:  # a team directory is checked without the scenario file's models
+    from swarm.scenario.spec import Scenario, Script
 
 __all__ = ["needed_keys", "validate"]
 
@@ -134,6 +136,13 @@ def _unique(problems: list[ConfigError]) -> list[ConfigError]:
     return kept
 
 
+def _script(scenario: Scenario) -> Script | None:
+    """The scenario's model when it is a script (its module is loaded: a scenario is)."""
+    from swarm.scenario.spec import Script
+
+    return scenario.model if isinstance(scenario.model, Script) else None
+
+
 def _scenario(path: Path, problems: list[ConfigError]) -> Scenario | None:
     """The scenario, salvaged without its bad keys when it has some."""
     try:
@@ -141,6 +150,8 @@ def _scenario(path: Path, problems: list[ConfigError]) -> Scenario | None:
     except ConfigError as exc:
         problems += exc.problems
         return None
+    from swarm.scenario import scenario_from_document
+
     try:
         return scenario_from_document(document)
     except ConfigError as exc:
@@ -322,7 +333,7 @@ def needed_keys(team: Team, scenario: Scenario | None = None) -> list[str]:
     is an error when running, never when checking files."""
     servers = {**team.mcp_servers, **(scenario.mcp_servers if scenario else {})}
     variables = [e.message.split("'")[1] for e in mcp_unset(team.specs.values(), servers)]
-    if scenario is not None and isinstance(scenario.model, Script):
+    if scenario is not None and _script(scenario) is not None:
         return list(dict.fromkeys(variables))
     aliases = {**team.models, **(scenario.models if scenario else {})}
     for spec in team.specs.values():
@@ -416,8 +427,8 @@ def _script_problems(
     its tools (a ``module:function`` entry by its tool's name); a role with an entry that
     does not resolve (reported by ``_tool_problems``) is not checked."""
     problems: list[ConfigError] = []
-    model = scenario.model
-    if isinstance(model, Script):
+    model = _script(scenario)
+    if model is not None:
         toolbox: dict[str, Tool[Any] | list[Tool[Any]]] = {**_toolbox()}
         with contextlib.suppress(ConfigError):  # reported by _tool_problems
             toolbox.update(scenario_tools(scenario))
@@ -460,8 +471,8 @@ def _script_problems(
 def _script_warnings(scenario: Scenario, team: Team) -> list[str]:
     """Each role a scripted run delegates to (following the script's calls from the entry)
     that has no turns of its own: its agent would end in an error at its first turn."""
-    model = scenario.model
-    if not isinstance(model, Script):
+    model = _script(scenario)
+    if model is None:
         return []
     keys_of: dict[str, list[str]] = {}
     for key in model.script:

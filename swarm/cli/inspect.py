@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from swarm._log import quiet
 from swarm._text import plural
@@ -14,9 +15,11 @@ from swarm.cli.checks import needed_keys, validate
 from swarm.cli.exits import BAD_INPUT, OK
 from swarm.errors import ConfigError
 from swarm.guards.policy import Policy, load_policy
-from swarm.scenario import Scenario, load_scenario
 from swarm.scenario.folders import FolderContents, folder_contents, is_policy_file, is_team_folder
 from swarm.team import DEFAULT_MAX_DEPTH, Team
+
+if TYPE_CHECKING:
+    from swarm.scenario.spec import Scenario
 
 __all__ = ["cmd_graph", "cmd_validate", "validate"]
 
@@ -24,6 +27,8 @@ __all__ = ["cmd_graph", "cmd_validate", "validate"]
 def _team_of(target: Path, entry: str | None) -> tuple[Team, Scenario | None]:
     if target.is_dir():
         return Team.load(target, entry=entry), None
+    from swarm.scenario.spec import load_scenario  # its models: only for a scenario file
+
     scenario = load_scenario(target)
     depth = scenario.limits.max_depth
     team = Team.load(
@@ -82,6 +87,8 @@ def _validate_folder(args: argparse.Namespace, contents: FolderContents) -> int:
             f" {_holds(contents)}: give one of them",
             path=args.target,
         )
+    from swarm.scenario.spec import load_scenario
+
     named: set[Path] = set()
     for path in contents.scenarios:
         with contextlib.suppress(ConfigError):  # reported when the scenario is checked

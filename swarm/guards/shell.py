@@ -89,44 +89,22 @@ class CommandPattern:
     writes: tuple[str, ...] = ()
     runs_code: tuple[str, ...] = ()
     unknown_program: bool = False
-    _program: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
-    _by_path: bool = field(init=False, repr=False, compare=False)
-    _any_names: frozenset[str] = field(init=False, repr=False, compare=False)
-    _any_globs: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
-    _all_names: frozenset[str] = field(init=False, repr=False, compare=False)
-    _all_globs: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
-    _redirect: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
-    _writes: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
-    _runs_code: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
-    _longs: tuple[str, ...] = field(init=False, repr=False, compare=False)
-    _wants_args: bool = field(init=False, repr=False, compare=False)
+    # the regexes, built on the first match (a policy file has hundreds of patterns, and
+    # `swarm validate` or a run that never meets a pattern's program needs none of them)
+    _matcher: _Matcher | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for name in ("program", "any_arg", "all_args", "redirect", "writes", "runs_code"):
             value = getattr(self, name)
             if isinstance(value, str):
                 object.__setattr__(self, name, (value,))
-        # plain names are checked as set members, only real globs as regexes
-        any_names = frozenset(g for g in self.any_arg if not _WILD.search(g))
-        all_names = frozenset(g for g in self.all_args if not _WILD.search(g))
-        longs = {_literal(g) for g in (*self.any_arg, *self.all_args) if g.startswith("--")}
-        compiled = {
-            "_program": _compile(self.program),
-            "_by_path": any("/" in g for g in self.program),
-            "_any_names": any_names,
-            "_any_globs": _compile(g for g in self.any_arg if g not in any_names),
-            "_all_names": all_names,
-            "_all_globs": tuple(
-                re.compile(translate(g)) for g in self.all_args if g not in all_names
-            ),
-            "_redirect": _compile(self.redirect),
-            "_writes": _compile(self.writes),
-            "_runs_code": _compile(self.runs_code),
-            "_longs": tuple(sorted(g for g in longs if len(g) > 2)),
-            "_wants_args": bool(self.any_arg or self.all_args),
-        }
-        for name, value in compiled.items():
-            object.__setattr__(self, name, value)
+
+    def _compiled(self) -> _Matcher:
+        matcher = self._matcher
+        if matcher is None:
+            matcher = _Matcher(self)
+            object.__setattr__(self, "_matcher", matcher)
+        return matcher
 
     @classmethod
     def of(cls, spec: str | CommandPattern | Mapping[str, Any]) -> CommandPattern:
@@ -137,13 +115,6 @@ class CommandPattern:
             return cls(program=(spec,))
         return CommandPatternSpec.model_validate(spec).to_pattern()
 
-    def _names_program(self, invocation: Invocation) -> bool:
-        program = self._program
-        assert program is not None
-        if program.match(invocation.program):
-            return True
-        return self._by_path and bool(invocation.argv) and bool(program.match(invocation.argv[0]))
-
     def matches(
         self, invocation: Invocation, *, program_known: bool = False, deny: bool = False
     ) -> bool:
@@ -152,63 +123,30 @@ class CommandPattern:
         time matches, as a deny rule needs)."""
         if self.unknown_program and not invocation.program_unknown:
             return False
-        program = self._program
+        m = self._matcher or self._compiled()
+        program = m.program
         if program is not None and not program_known:
             if invocation.program_unknown:
                 if not deny:
                     return False
-            elif not self._names_program(invocation):
+            elif not m.names_program(invocation):
                 return False
-        if self._runs_code is not None:
+        if m.runs_code is not None:
             kind = invocation.runs_code
-            if not kind or not self._runs_code.match(kind):
+            if not kind or not m.runs_code.match(kind):
                 return False
-        if self._wants_args and not self._args_match(invocation, deny):
+        if m.wants_args and not m.args_match(self, invocation, deny):
             return False
-        if self._redirect is None and self._writes is None:
+        if m.redirect is None and m.writes is None:
             return True
-        if self._redirect is not None:
+        if m.redirect is not None:
             files = [r for r in invocation.redirects if r.is_file]
-            if not any(self._redirect.match(r.target) if r.known else deny for r in files):
+            if not any(m.redirect.match(r.target) if r.known else deny for r in files):
                 return False
-        if self._writes is not None:
+        if m.writes is not None:
             if invocation.unknown_writes:
                 return deny
-            return any(self._writes.match(t) for t in invocation.writes)
-        return True
-
-    def _args_match(self, invocation: Invocation, deny: bool) -> bool:
-        args = invocation.arg_set
-        if self._longs and any(a.startswith("--") for a in args):
-            args = args | {
-                long
-                for a in args
-                if a.startswith("--") and len(name := a.split("=", 1)[0]) > 2
-                for long in self._longs
-                if long.startswith(name)
-            }
-        unknown = invocation.unknown_args
-        if (unknown or invocation.more_args) and not deny:
-            return False
-        anything = invocation.more_args
-
-        def could_be(glob: str) -> bool:
-            return anything or any(_could_match(u, glob) for u in unknown)
-
-        if self.any_arg and args.isdisjoint(self._any_names):
-            globs = self._any_globs
-            if (globs is None or not _any_match(globs, args)) and not any(
-                could_be(g) for g in self.any_arg
-            ):
-                return False
-        for name in self._all_names:
-            if name not in args and not could_be(name):
-                return False
-        for glob, wanted in zip(
-            (g for g in self.all_args if g not in self._all_names), self._all_globs, strict=True
-        ):
-            if not _any_match(wanted, args) and not could_be(glob):
-                return False
+            return any(m.writes.match(t) for t in invocation.writes)
         return True
 
     def __str__(self) -> str:
@@ -239,6 +177,82 @@ def _could_match(word: UnknownWord, glob: str) -> bool:
         )
     literal, prefix = _literal(glob), word.prefix
     return literal.startswith(prefix) or prefix.startswith(literal)
+
+
+class _Matcher:
+    """A ``CommandPattern``'s globs compiled: plain names as set members, only real globs
+    as regexes."""
+
+    __slots__ = (
+        "all_globs",
+        "all_names",
+        "any_globs",
+        "any_names",
+        "by_path",
+        "longs",
+        "program",
+        "redirect",
+        "runs_code",
+        "wants_args",
+        "writes",
+    )
+
+    def __init__(self, pattern: CommandPattern) -> None:
+        self.any_names = frozenset(g for g in pattern.any_arg if not _WILD.search(g))
+        self.all_names = frozenset(g for g in pattern.all_args if not _WILD.search(g))
+        longs = {_literal(g) for g in (*pattern.any_arg, *pattern.all_args) if g.startswith("--")}
+        self.program = _compile(pattern.program)
+        self.by_path = any("/" in g for g in pattern.program)
+        self.any_globs = _compile(g for g in pattern.any_arg if g not in self.any_names)
+        self.all_globs = tuple(
+            re.compile(translate(g)) for g in pattern.all_args if g not in self.all_names
+        )
+        self.redirect = _compile(pattern.redirect)
+        self.writes = _compile(pattern.writes)
+        self.runs_code = _compile(pattern.runs_code)
+        self.longs = tuple(sorted(g for g in longs if len(g) > 2))
+        self.wants_args = bool(pattern.any_arg or pattern.all_args)
+
+    def names_program(self, invocation: Invocation) -> bool:
+        program = self.program
+        assert program is not None
+        if program.match(invocation.program):
+            return True
+        return self.by_path and bool(invocation.argv) and bool(program.match(invocation.argv[0]))
+
+    def args_match(self, pattern: CommandPattern, invocation: Invocation, deny: bool) -> bool:
+        args = invocation.arg_set
+        if self.longs and any(a.startswith("--") for a in args):
+            args = args | {
+                long
+                for a in args
+                if a.startswith("--") and len(name := a.split("=", 1)[0]) > 2
+                for long in self.longs
+                if long.startswith(name)
+            }
+        unknown = invocation.unknown_args
+        if (unknown or invocation.more_args) and not deny:
+            return False
+        anything = invocation.more_args
+
+        def could_be(glob: str) -> bool:
+            return anything or any(_could_match(u, glob) for u in unknown)
+
+        if pattern.any_arg and args.isdisjoint(self.any_names):
+            globs = self.any_globs
+            if (globs is None or not _any_match(globs, args)) and not any(
+                could_be(g) for g in pattern.any_arg
+            ):
+                return False
+        for name in self.all_names:
+            if name not in args and not could_be(name):
+                return False
+        for glob, wanted in zip(
+            (g for g in pattern.all_args if g not in self.all_names), self.all_globs, strict=True
+        ):
+            if not _any_match(wanted, args) and not could_be(glob):
+                return False
+        return True
 
 
 class PatternSet:

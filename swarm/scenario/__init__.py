@@ -4,16 +4,6 @@ record of everything, and checked against expectations so they work as tests."""
 from typing import TYPE_CHECKING
 
 from swarm._lazy import lazy_exports
-from swarm.scenario.spec import (
-    Expectations,
-    Limits,
-    Scenario,
-    Script,
-    ScriptCall,
-    ScriptTurn,
-    load_scenario,
-    scenario_from_document,
-)
 
 if TYPE_CHECKING:
     from swarm.scenario.expect import (
@@ -34,6 +24,16 @@ if TYPE_CHECKING:
         ScriptedModel,
         estimate_tokens,
         role_of,
+    )
+    from swarm.scenario.spec import (
+        Expectations,
+        Limits,
+        Scenario,
+        Script,
+        ScriptCall,
+        ScriptTurn,
+        load_scenario,
+        scenario_from_document,
     )
 
 __all__ = [
@@ -75,6 +75,17 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "ScriptedModel",
         "estimate_tokens",
         "role_of",
+    ),
+    # the file format's models are built on first use: `swarm validate DIR` needs none
+    "swarm.scenario.spec": (
+        "Expectations",
+        "Limits",
+        "Scenario",
+        "Script",
+        "ScriptCall",
+        "ScriptTurn",
+        "load_scenario",
+        "scenario_from_document",
     ),
 }
 

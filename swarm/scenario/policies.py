@@ -6,17 +6,19 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from swarm.errors import ConfigError
 from swarm.guards.policy import Policy, apply_policy, load_policy
 from swarm.guards.protect import ProtectedPaths
 from swarm.guards.reach import unreachable
-from swarm.scenario.spec import Scenario
 from swarm.team import AgentSpec, Team
 from swarm.team.reach import team_reach
 from swarm.toolbox import make_toolbox
 from swarm.tools import Tool
+
+if TYPE_CHECKING:  # the scenario file's models are built only where one is read
+    from swarm.scenario.spec import Scenario
 
 __all__ = ["check_policies", "guard_tools", "policy_refs", "role_policies", "run_policy"]
 

@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from swarm.errors import ConfigError
-from swarm.scenario.spec import Scenario
 from swarm.team import Team
 from swarm.team.references import load_tool_reference
 from swarm.tools import Tool
+
+if TYPE_CHECKING:  # the scenario file's models are built only where one is read
+    from swarm.scenario.spec import Scenario
 
 __all__ = ["scenario_team", "scenario_tools"]
 

@@ -36,7 +36,7 @@ from swarm.transports.models import ModelRegistry, default_registry
 from swarm.transports.options import for_cache, for_tool_choice
 from swarm.transports.resolver import ModelResolver
 
-if TYPE_CHECKING:  # only build_team and run_team take these: a team's graph is networkx
+if TYPE_CHECKING:  # only build_team and run_team take these
     from swarm.team.graph import Team
     from swarm.team.spec import AgentSpec
 
@@ -373,8 +373,6 @@ def build_team(
     ``transport`` with the team's ``models`` aliases). Raises ``ConfigError`` for unknown
     tool names and for role models no provider understands (naming the role's file).
     """
-    import networkx as nx  # a Team has imported it already; make_agent_tools never needs it
-
     from swarm.team.skills import scoped_skill_tools  # the team loader has imported it
 
     prototypes = team.agents(toolbox)
@@ -391,7 +389,7 @@ def build_team(
     if problems:
         raise ConfigError.collect(problems)
     built: dict[str, Agent] = {}
-    for name in reversed(list(nx.topological_sort(team.graph))):
+    for name in reversed(team.delegations.topological_order()):
         spec = team.specs[name]
         _, prototype = prototypes[name]
         delegates = {d: (team.specs[d].description, built[d]) for d in spec.delegates}

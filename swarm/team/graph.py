@@ -1,6 +1,8 @@
 """The team: roles and the delegation graph between them, validated before anything runs.
 
-Each role's ``delegates`` are edges of a ``networkx.DiGraph``. A ``Team`` refuses to exist
+Each role's ``delegates`` are edges of the delegation graph (``swarm.team.digraph``, plain
+dictionaries; ``Team.graph`` builds the same graph as a ``networkx.DiGraph`` on first use,
+so validating and running a team never import networkx). A ``Team`` refuses to exist
 when a delegate is not a role, a delegation cycle exists, or a chain from the entry role
 runs deeper than ``max_depth`` (or than a role's own ``budget.depth``); it warns about roles
 that only delegation reaches but the entry cannot. The graph exports as Mermaid and DOT.
@@ -8,19 +10,19 @@ that only delegation reaches but the entry cannot. The graph exports as Mermaid 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any
 
 from swarm._log import logger
 from swarm.agent import Agent
 from swarm.config import did_you_mean
 from swarm.errors import ConfigError
 from swarm.mcp.config import McpServer
+from swarm.team.digraph import Delegations, delegations
 from swarm.team.implicit import implicit_orchestrator, needs_orchestrator
 from swarm.team.layout import team_layout
 from swarm.team.loader import MultiFormatLoader, agents_from_specs, load_specs
@@ -35,6 +37,9 @@ from swarm.team.teamfile import (
     model_prices,
 )
 from swarm.tools import Tool
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 __all__ = ["DEFAULT_MAX_DEPTH", "Team"]
 
@@ -68,28 +73,16 @@ def _arrows(chain: Iterable[str]) -> str:
     return " -> ".join(chain)
 
 
-def _build_graph(specs: Mapping[str, AgentSpec]) -> nx.DiGraph[str]:
-    graph: nx.DiGraph[str] = nx.DiGraph()
-    for name, spec in specs.items():
-        graph.add_node(name, spec=spec, description=spec.description)
-    for name, spec in specs.items():
-        graph.add_edges_from((name, d) for d in spec.delegates if d in specs)
-    return graph
-
-
-def _cycle_problems(graph: nx.DiGraph[str], specs: Mapping[str, AgentSpec]) -> list[ConfigError]:
+def _cycle_problems(graph: Delegations, specs: Mapping[str, AgentSpec]) -> list[ConfigError]:
     """One problem per strongly connected component that holds a cycle, named from its
     alphabetically first role and pointing at that role's delegates entry."""
     problems = []
-    components = sorted(
-        (sorted(c) for c in nx.strongly_connected_components(graph)), key=lambda c: c[0]
-    )
+    components = sorted((sorted(c) for c in graph.components()), key=lambda c: c[0])
     for component in components:
         first = component[0]
         if len(component) == 1 and not graph.has_edge(first, first):
             continue
-        edges = nx.find_cycle(graph.subgraph(component), source=first)
-        cycle = [u for u, _ in edges]
+        cycle = graph.subgraph(component).find_cycle(first)
         start = cycle.index(min(cycle))
         cycle = cycle[start:] + cycle[:start]
         spec = specs[cycle[0]]
@@ -99,12 +92,12 @@ def _cycle_problems(graph: nx.DiGraph[str], specs: Mapping[str, AgentSpec]) -> l
     return problems
 
 
-def _choose_entry(graph: nx.DiGraph[str], entry: str | None) -> str:
+def _choose_entry(graph: Delegations, entry: str | None) -> str:
     if entry is not None:
         if entry not in graph:
             raise ConfigError(f"entry role '{entry}' is not a role (roles: {', '.join(graph)})")
         return entry
-    roots = [name for name in graph if graph.in_degree(name) == 0]
+    roots = [name for name in graph if not graph.pred[name]]
     if len(roots) == 1:
         return roots[0]
     raise ConfigError(
@@ -113,15 +106,14 @@ def _choose_entry(graph: nx.DiGraph[str], entry: str | None) -> str:
     )
 
 
-def _longest_chain(graph: nx.DiGraph[str], start: str) -> list[str]:
+def _longest_chain(graph: Delegations, start: str) -> list[str]:
     """The longest delegation chain from ``start`` (the graph must have no cycles)."""
-    below = graph.subgraph(nx.descendants(graph, start) | {start})
-    chain: list[str] = nx.dag_longest_path(below)
+    chain = graph.subgraph(graph.descendants(start) | {start}).longest_path()
     return chain if chain else [start]
 
 
 def _depth_problems(
-    graph: nx.DiGraph[str], specs: Mapping[str, AgentSpec], entry: str, max_depth: int
+    graph: Delegations, specs: Mapping[str, AgentSpec], entry: str, max_depth: int
 ) -> list[ConfigError]:
     problems = []
     chain = _longest_chain(graph, entry)
@@ -147,11 +139,11 @@ def _depth_problems(
     return problems
 
 
-def _warnings(graph: nx.DiGraph[str], specs: Mapping[str, AgentSpec], entry: str) -> list[str]:
-    reachable = nx.descendants(graph, entry) | {entry}
+def _warnings(graph: Delegations, specs: Mapping[str, AgentSpec], entry: str) -> list[str]:
+    reachable = graph.descendants(entry) | {entry}
     found = []
     for name in graph:
-        callers = sorted(graph.predecessors(name))
+        callers = sorted(graph.pred[name])
         if name not in reachable and callers:
             found.append(
                 f"role '{name}' is only reached by delegation (from {', '.join(callers)}) "
@@ -191,8 +183,9 @@ def _dot_string(text: str) -> str:
 class Team:
     """A validated team: role specs, the delegation graph and the entry role.
 
-    ``graph`` has a node per role (attributes ``spec`` and ``description``) and an edge
-    ``a -> b`` when ``a`` may delegate to ``b``. ``entry`` is the role a run starts with;
+    ``delegations`` has an edge ``a -> b`` when ``a`` may delegate to ``b``; ``graph`` is
+    the same as a ``networkx.DiGraph`` (built on first use), with a node per role
+    (attributes ``spec`` and ``description``). ``entry`` is the role a run starts with;
     when not given it is the one role no other role delegates to, or, when two or more
     roles and none delegates, the implicit orchestrator (``swarm.team.implicit``; then
     ``implicit`` is true). ``models`` are the team's model aliases (``team.yaml``).
@@ -237,11 +230,11 @@ class Team:
         self.max_depth = max_depth
         self.directory = directory
         self.mcp_servers: Mapping[str, McpServer] = MappingProxyType(dict(mcp_servers or {}))
-        self.graph = _build_graph(self.specs)
-        cycles = _cycle_problems(self.graph, self.specs)
+        self.delegations = delegations({n: spec.delegates for n, spec in self.specs.items()})
+        cycles = _cycle_problems(self.delegations, self.specs)
         problems = _role_problems(self.specs) + cycles
         try:
-            self.entry = _choose_entry(self.graph, entry)
+            self.entry = _choose_entry(self.delegations, entry)
         except ConfigError as exc:
             # a delegate that is not a role leaves the role it meant delegated to by no
             # one: "cannot tell the entry role" would be that typo said a second time
@@ -250,13 +243,13 @@ class Team:
                 problems.append(exc if exc.path else ConfigError(exc.message, path=directory))
         else:
             if not cycles:  # depth is only defined on a graph without cycles
-                problems += _depth_problems(self.graph, self.specs, self.entry, max_depth)
+                problems += _depth_problems(self.delegations, self.specs, self.entry, max_depth)
         if problems:
             raise ConfigError.collect(problems)
         where = str(directory) if directory else None
         for note in notes:  # what loading changed: shown by `swarm validate` and `swarm run`
             log.info("team: " + note, directory=where)
-        suspicious = _warnings(self.graph, self.specs, self.entry)
+        suspicious = _warnings(self.delegations, self.specs, self.entry)
         for warning in suspicious:
             log.warning("team: " + warning, directory=where)
         self.warnings: tuple[str, ...] = (*notes, *suspicious)
@@ -319,6 +312,20 @@ class Team:
             skills=self.skills,
         )
 
+    @functools.cached_property
+    def graph(self) -> nx.DiGraph[str]:
+        """The delegation graph as a ``networkx.DiGraph`` (networkx is imported on first
+        use): a node per role with attributes ``spec`` and ``description``, an edge
+        ``a -> b`` when ``a`` may delegate to ``b``."""
+        import networkx as nx
+
+        graph: nx.DiGraph[str] = nx.DiGraph()
+        for name, spec in self.specs.items():
+            graph.add_node(name, spec=spec, description=spec.description)
+        for name, spec in self.specs.items():
+            graph.add_edges_from((name, d) for d in spec.delegates if d in self.specs)
+        return graph
+
     def __repr__(self) -> str:
         return f"Team(entry={self.entry!r}, roles={list(self.specs)!r})"
 
@@ -331,7 +338,7 @@ class Team:
     @property
     def depth(self) -> int:
         """How many delegations deep the longest chain from the entry role goes."""
-        return len(_longest_chain(self.graph, self.entry)) - 1
+        return len(_longest_chain(self.delegations, self.entry)) - 1
 
     def delegates_of(self, name: str) -> tuple[str, ...]:
         """The roles ``name`` may delegate to, in the order its file lists them.
@@ -344,7 +351,7 @@ class Team:
 
     def reachable(self) -> tuple[str, ...]:
         """The roles a run from the entry can reach (the entry first, then by name)."""
-        below = sorted(nx.descendants(self.graph, self.entry))
+        below = sorted(self.delegations.descendants(self.entry))
         return (self.entry, *below)
 
     def agents(
@@ -370,7 +377,7 @@ class Team:
 
     def to_mermaid(self) -> str:
         """The delegation graph as a Mermaid flowchart (the entry role drawn rounded)."""
-        ids = _mermaid_ids(self.graph)
+        ids = _mermaid_ids(self.specs)
         lines = ["flowchart TD"]
         for name in self._drawing_order():
             shape = '(["{}"])' if name == self.entry else '["{}"]'

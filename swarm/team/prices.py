@@ -37,12 +37,10 @@ def check_dollar_budgets(
     dollar budget covers has a model with no price. A role's ``budget.usd`` covers it and
     every role it can reach by delegation; ``run_usd`` (a scenario's ``limits.usd``)
     covers the whole team."""
-    import networkx as nx  # a Team has imported it already
-
     covered: set[str] = set(team.specs) if run_usd is not None else set()
     for name, role in team.specs.items():
         if role.budget.usd is not None:
-            covered |= {name, *nx.descendants(team.graph, name)}
+            covered |= {name, *team.delegations.descendants(name)}
     problems = []
     for name in sorted(covered):
         agent = agents.get(name)
