@@ -458,7 +458,7 @@ def _listed(run: Path) -> dict[str, Any]:
     data = _summary(run)
     totals = data.get("totals") or {}
     usage = totals.get("usage") or data.get("usage") or {}
-    calls = data.get("calls", {})
+    allowed, denied = run_calls(data)
     scenario = data.get("scenario")
     name = scenario.get("name") if isinstance(scenario, dict) else scenario
     return {
@@ -470,8 +470,8 @@ def _listed(run: Path) -> dict[str, Any]:
         "finished": not data.get("no_summary"),
         "segments": int(totals.get("segments", 1)),
         "tokens": int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0)),
-        "calls": int(calls.get("allowed", 0)) + int(calls.get("denied", 0)),
-        "denied": int(calls.get("denied", 0)),
+        "calls": allowed + denied,
+        "denied": denied,
         "duration_seconds": float(
             totals.get("duration_seconds", data.get("duration_seconds", 0)) or 0
         ),
@@ -501,7 +501,7 @@ def cmd_runs_list(args: argparse.Namespace) -> int:
         data = _summary(run)
         totals = data.get("totals") or {}
         usage = totals.get("usage") or data.get("usage") or {}
-        calls = data.get("calls", {})
+        allowed, denied = run_calls(data)
         name = _name(data, run)
         table.add_row(
             Text(visible(str(data.get("run_id", run.name)))),
@@ -509,8 +509,8 @@ def cmd_runs_list(args: argparse.Namespace) -> int:
             Text(visible(_end_of(data))),
             str(totals.get("segments", 1)),
             f"{usage.get('input_tokens', 0) + usage.get('output_tokens', 0):,}",
-            str(calls.get("allowed", 0) + calls.get("denied", 0)),
-            str(calls.get("denied", 0)),
+            str(allowed + denied),
+            str(denied),
             f"{totals.get('duration_seconds', data.get('duration_seconds', 0)) or 0:.1f}s",
         )
     console = Console()

@@ -348,3 +348,5 @@ def test_a_resumed_run_says_its_sandbox_its_earlier_files_and_all_its_calls(
     assert "  + two.txt  (added)  by orchestrator/developer#2" in lines[:earlier]
     shown = swarm("runs", "show", record.name)
     assert "Tool calls: 4 allowed, 0 denied" in shown.stdout.splitlines()
+    (listed,) = json.loads(swarm("runs", "list", "--all", "--json").stdout)
+    assert (listed["calls"], listed["segments"]) == (4, 2)
