@@ -80,17 +80,25 @@ def _inside(path: str | None, where: Path) -> bool:
     return path is not None and Path(path).resolve().is_relative_to(where)
 
 
+def _worked_under(info: dict[str, Any], root: Path) -> bool:
+    """Whether a run worked under ``root``: its workspace is there, or its scenario file
+    (``swarm test`` runs each scenario in a fresh workspace of its own elsewhere)."""
+    config = info.get("config")
+    scenario = config.get("scenario_path") if isinstance(config, dict) else None
+    return _inside(info.get("workspace"), root) or (
+        isinstance(scenario, str) and _inside(scenario, root)
+    )
+
+
 def _run_dirs(where: Path | None, runs_dir: Path | None = None) -> list[Path]:
-    """Run records: those in the runs directory whose workspace is under ``where`` (all
-    of them when it is ``None``), then those in the old places under ``where``
+    """Run records: those in the runs directory that worked under ``where`` (all of
+    them when it is ``None``), then those in the old places under ``where``
     (``<workspace>/.swarm/runs``)."""
     found: dict[Path, None] = {}
     root = where.resolve() if where is not None else None
     state = runs_dir or default_runs_dir()
     for path in sorted(state.glob("*")) if state.is_dir() else []:
-        if _is_record(path) and (
-            root is None or _inside(_record_info(path).get("workspace"), root)
-        ):
+        if _is_record(path) and (root is None or _worked_under(_record_info(path), root)):
             found.setdefault(path.resolve())
     old = (".swarm/runs/*", ".swarm/workspaces/*/.swarm/runs/*", "runs/*", "*")
     for pattern in old if where is not None else ():

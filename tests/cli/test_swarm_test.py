@@ -224,3 +224,21 @@ def test_expect_denied_checks_the_rule_that_denied_the_call(
     assert wrong.returncode == 1, wrong.stdout + wrong.stderr
     assert "denied: no call of developer's 'shell' was denied by rule 'no-network'" in wrong.stdout
     assert "Traceback" not in wrong.stderr
+
+
+def test_a_tests_runs_are_listed_where_its_scenarios_are(
+    swarm: Swarm, roles: Path, tmp_path: Path, runs: Path
+) -> None:
+    """``swarm test`` runs each scenario in a fresh workspace elsewhere; ``runs list`` in
+    the scenarios' folder lists those runs without ``--all``."""
+    (tmp_path / "hello.yaml").write_text(_hello(roles, "expect: {stop_reason: end_turn}\n"))
+    assert swarm("test", "hello.yaml").returncode == 0
+    (record,) = runs.iterdir()
+
+    listed = swarm("runs", "list")
+
+    assert listed.returncode == 0, listed.stderr
+    assert record.name in listed.stdout and "hello" in listed.stdout
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    assert record.name not in swarm("runs", "list", elsewhere).stdout
