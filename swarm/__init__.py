@@ -77,6 +77,7 @@ from swarm.run import (
     CallCapture,
     CallObserver,
     CallRecord,
+    OverlayCapture,
     RunScope,
     current_call,
     current_scope,
@@ -131,6 +132,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "swarm.sandbox.base": (
         "Confinement",
         "Launch",
+        "Overlay",
         "Sandbox",
         "SandboxSettings",
         "SandboxUnavailable",
@@ -210,6 +212,7 @@ if _TYPE_CHECKING:
     from swarm.sandbox.base import (
         Confinement,
         Launch,
+        Overlay,
         Sandbox,
         SandboxSettings,
         SandboxUnavailable,
@@ -346,6 +349,8 @@ __all__ = [
     "OtelObserver",
     "OutputContract",
     "OutputInvalid",
+    "Overlay",
+    "OverlayCapture",
     "PathGuard",
     "PathState",
     "PermissionGuard",

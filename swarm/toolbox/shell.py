@@ -490,6 +490,8 @@ def shell_tool(
                         )
         except ToolError as exc:
             undone = await _settle(capture, guarded, before, evidence, call)
+            if capture is not None and (dropped := capture.apply()):
+                undone.append(dropped)
             if undone:
                 raise ToolError(f"{exc}\n" + "\n".join(undone)) from None
             raise

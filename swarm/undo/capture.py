@@ -399,7 +399,10 @@ class OverlayCall:
         """Keep the pre-images, then move the changes into the workspace; "" or why they
         were dropped or not all applied. Runs once."""
         if self._answer is None:
-            self._answer = self._apply()
+            try:
+                self._answer = self._apply()
+            except OSError as exc:  # the upper directory or the record cannot be read
+                self._answer = f"the command's changes were not kept: {exc}"
         return self._answer
 
     def _apply(self) -> str:
