@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import json
 import stat
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -142,8 +142,10 @@ class UndoCapture:
     def _overlays(self, tool: Tool[Any], call: CallRecord | None) -> bool:
         """Whether ``tool`` is the shell tool and the tier it will find for the call's
         sandbox settings mounts an overlay, which works here (known once per settings)."""
+        if tool.name != "shell" or not isinstance(tool.context, Mapping):
+            return False  # another tool's context is its own (an MCP tool's: its info)
         find = getattr(tool.context.get("sandbox"), "find", None)
-        if tool.name != "shell" or find is None:
+        if find is None:
             return False
         settings = call.sandbox_settings if call is not None else None
         key: tuple[int, object] | None = (id(tool), settings)

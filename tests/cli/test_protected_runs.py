@@ -144,8 +144,15 @@ def test_git_config_and_hooks_cannot_be_planted(
     assert not (repo / ".mcp.json").exists()
     (record,) = runs.iterdir()
     assert any(p.name.endswith("mcp.json") for p in (record / "protected").iterdir())
+    assert not (repo / "pwned").exists()
+    # Over the workspace overlay `mv .git .git-old` is a copy and a delete (a directory
+    # there cannot be renamed), which stops at the read-only config: the command itself
+    # deleted the rest of .git. Undo brings the repository back, and nothing ran.
+    taken_back = swarm("runs", "undo", record.name)
+    assert taken_back.returncode == 0, taken_back.stdout + taken_back.stderr
     subprocess.run(["git", "-C", str(repo), "status", "--short"], check=True, capture_output=True)
     assert not (repo / "pwned").exists()
+    assert (repo / ".git" / "config").read_bytes() == config
     audit = decisions(runs)
     assert [
         r["arguments"]["path"]
@@ -154,7 +161,8 @@ def test_git_config_and_hooks_cannot_be_planted(
     ] == [".git/config", ".git/hooks/pre-commit"]
     undone = [r for r in audit if r["event"] == "finish" and r.get("rule") == "protected-path"]
     assert "'.mcp.json' is protected" in undone[0]["undone"][0]
-    assert "'.git/config' is protected" in undone[1]["undone"][0]  # the swapped git dir
+    if len(undone) > 1:  # walked, not over an overlay: the swap happened and was taken back
+        assert "'.git/config' is protected" in undone[1]["undone"][0]
 
 
 def test_a_parents_protect_glob_binds_a_sub_agent_whose_policy_lists_none(

@@ -36,9 +36,11 @@ def test_the_typed_review_passes_retry_exhaustion_and_outputs(
     done = swarm("runs", "report", summary.parent.name, "-o", report)
     assert done.returncode == 0, done.stdout + done.stderr
     html = report.read_text()
-    for reviewer in ("lead/reviewer#1", "lead/reviewer#2", "lead/reviewer#3"):
-        assert f'<b>{reviewer}</b> <span class="dim">(background)</span>' in html
-    assert '<b>lead</b> <span class="dim">(background)</span>' not in html
+    for number in (1, 2, 3):  # in the tree, each agent by its name, its path as a title
+        reviewer = f'<b title="lead/reviewer#{number}">reviewer#{number}</b>'
+        assert f'{reviewer} <span class="dim">(background)</span>' in html
+    assert '<b title="lead">lead</b> <span class="dim">(background)</span>' not in html
+    assert '<b title="lead">lead</b>' in html
 
 
 def test_an_unmet_output_condition_fails_naming_path_and_value(
