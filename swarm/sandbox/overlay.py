@@ -17,9 +17,11 @@ that existed before cannot be renamed (``EXDEV``; ``mv`` copies instead). The ov
 unmount otherwise waits for every dirty page of that filesystem, the host's included);
 an upper directory a crash cut short is never applied anyway.
 
-``overlay_works`` tries the mount once per filesystem pair and user: where it fails (no
-user namespaces, an upper directory on a filesystem without extended attributes, an
-old kernel) captures fall back to walking the workspace.
+``overlay_works`` tries the mount once per filesystem of the upper directory and user:
+where it fails (no user namespaces, an upper directory on a filesystem without extended
+attributes, an old kernel) captures fall back to walking the workspace. ``unshare`` and
+``mount`` run outside the sandbox, so they are found in the system's directories only,
+never through the command's ``PATH``.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from swarm.sandbox.base import Overlay
 
 __all__ = [
     "MOUNT_FAILED",
+    "SYSTEM_PATH",
     "overlay_argv",
     "overlay_options",
     "overlay_works",
@@ -50,14 +53,21 @@ MOUNT_FAILED = 126
 
 _WHY = "the workspace overlay could not be mounted; nothing ran"
 _MOUNT = (
-    f'mount -t overlay swarm-undo -o "$1" -- "$2" || {{ echo "swarm: {_WHY}" >&2;'
-    f' exit {MOUNT_FAILED}; }}; shift 2; exec "$@"'
+    f'"$1" -t overlay swarm-undo -o "$2" -- "$3" || {{ echo "swarm: {_WHY}" >&2;'
+    f' exit {MOUNT_FAILED}; }}; shift 3; exec "$@"'
 )
+SYSTEM_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
+"""Where ``unshare`` and ``mount`` are looked for: they run outside the sandbox, so
+never through the command's ``PATH`` (a directory of the workspace may be on it)."""
 _UNSAFE = frozenset(",:\\\n\"'")
 
 
 def _as_root() -> bool:
     return os.geteuid() == 0
+
+
+def _program(name: str) -> str | None:
+    return shutil.which(name, path=SYSTEM_PATH)
 
 
 def private_attributes() -> str:
@@ -81,22 +91,27 @@ def overlay_options(workspace: Path, overlay: Overlay) -> str | None:
 
 def overlay_argv(workspace: Path, overlay: Overlay) -> tuple[str, ...]:
     """The words put in front of a launch so it runs with ``overlay`` mounted over
-    ``workspace`` (a real path); the launch's own words follow them. Raises
-    ``ValueError`` when the paths cannot be given to ``mount``."""
+    ``workspace`` (a real path); the launch's own words follow them. Every program is
+    named by its full path. Raises ``ValueError`` when the paths cannot be given to
+    ``mount``, or ``unshare`` or ``mount`` is missing."""
     options = overlay_options(workspace, overlay)
     if options is None:
         raise ValueError(f"an overlay cannot be mounted over {workspace}: its path has a comma")
+    unshare, mount = _program("unshare"), _program("mount")
+    if unshare is None or mount is None:
+        raise ValueError(f"an overlay needs unshare and mount (util-linux) in {SYSTEM_PATH}")
     namespaces = ("--mount",) if _as_root() else ("--user", "--map-root-user", "--mount")
     return (
-        "unshare",
+        unshare,
         *namespaces,
         "--propagation",
         "private",
         "--",
-        "sh",
+        "/bin/sh",
         "-c",
         _MOUNT,
         "swarm-overlay",
+        mount,
         options,
         str(workspace),
     )
@@ -115,7 +130,7 @@ def overlay_works(workspace: Path, base: Path) -> bool:
     """Whether an overlay can be mounted over ``workspace`` with its upper directory
     under ``base``: tried once per filesystem of ``base`` and user (a probe mounts an
     overlay of its own there and checks the copy and the whiteout it must leave)."""
-    if shutil.which("unshare") is None or shutil.which("mount") is None:
+    if _program("unshare") is None or _program("mount") is None:
         return False
     if overlay_options(workspace, Overlay(base, base)) is None:
         return False

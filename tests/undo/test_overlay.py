@@ -266,3 +266,29 @@ def test_a_command_cannot_mark_a_directory_replaced_to_have_its_files_deleted(
 
     assert sorted(p.name for p in (workspace / "src").iterdir()) == ["a.py", "b.py", "c.py"]
     assert (workspace / "src" / "a.py").read_text() == "a.py"
+
+
+def test_the_programs_in_front_of_the_sandbox_are_not_found_through_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``unshare`` and ``mount`` run outside the sandbox, before it exists: a program of
+    that name in a directory on ``PATH`` (one a command could write) must not run."""
+    _require_overlay(tmp_path)
+    planted = tmp_path / "bin"
+    planted.mkdir()
+    for name in ("unshare", "mount", "sh"):
+        fake = planted / name
+        fake.write_text(f"#!/bin/sh\ntouch {tmp_path / 'ran-unconfined'}\nexit 1\n")
+        fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{planted}:{os.environ['PATH']}")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    script = {"dev": [shell("echo made > new.txt"), {"text": "Done."}]}
+    scenario = scenario_file(tmp_path, script, team=team(tmp_path, dev="shell"))
+
+    run(scenario, workspace, tmp_path / "runs")
+
+    assert not (tmp_path / "ran-unconfined").exists()
+    assert (workspace / "new.txt").read_text() == "made\n"
+    (call,) = RunRecord(_one_run(tmp_path / "runs")).calls()
+    assert [c.path for c in call.changes] == ["new.txt"]
