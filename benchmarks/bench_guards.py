@@ -39,8 +39,8 @@ import anyio
 from swarm.audit import AuditLog, verify_log
 from swarm.guards import apply_policy, load_policy, parse_command
 from swarm.messages import ToolResultBlock
-from swarm.run import CallRecord, RunScope, use_call, use_scope
 from swarm.sandbox.select import Unconfined
+from swarm.scope import CallRecord, RunScope, use_call, use_scope
 from swarm.toolbox import make_toolbox
 from swarm.tools import Tool
 

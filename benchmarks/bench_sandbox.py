@@ -55,8 +55,8 @@ from typing import Any
 import anyio
 
 from swarm import SandboxSettings, SandboxUnavailable, Tool, find_sandbox
-from swarm.run import CallRecord, use_call
 from swarm.sandbox import SandboxFinder
+from swarm.scope import CallRecord, use_call
 from swarm.toolbox import make_toolbox
 from swarm.undo import UndoCapture
 

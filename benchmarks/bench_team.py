@@ -47,7 +47,7 @@ from swarm import (
     ToolUseStart,
     Usage,
 )
-from swarm.run import current_scope
+from swarm.scope import current_scope
 from swarm.team import AgentSpec, Team
 from swarm.team.delegation import run_team
 

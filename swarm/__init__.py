@@ -10,21 +10,12 @@ and one that never makes an HTTP transport never imports httpx.
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from swarm._lazy import lazy_exports as _lazy_exports
-from swarm.agent import (
-    Agent,
-    AgentStream,
-    ToolSelector,
-)
 from swarm.budget import (
     Budget,
     BudgetLimits,
 )
 from swarm.context.base import ContextStore, MemoryContextStore, SessionInfo
 from swarm.contracts import DEFAULT_OUTPUT_RETRIES, FINAL_ANSWER, OutputContract
-from swarm.dispatch import (
-    DEFAULT_TOOL_TIMEOUT,
-    AfterCallHook,
-)
 from swarm.errors import (
     BudgetExceeded,
     CompactionError,
@@ -60,6 +51,16 @@ from swarm.events import (
     TurnEnd,
     TurnStart,
 )
+from swarm.loop.agent import (
+    Agent,
+    AgentStream,
+    ToolSelector,
+)
+from swarm.loop.calls import (
+    DEFAULT_TOOL_TIMEOUT,
+    AfterCallHook,
+)
+from swarm.loop.outputs import DEFAULT_MAX_RESULT_CHARS
 from swarm.messages import (
     ContentBlock,
     ImageBlock,
@@ -69,8 +70,7 @@ from swarm.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from swarm.outputs import DEFAULT_MAX_RESULT_CHARS
-from swarm.run import (
+from swarm.scope import (
     ApprovalDecision,
     ApprovalRequest,
     Approver,

@@ -323,7 +323,7 @@ class Tool(Generic[T]):
     runs too long (``None``: the agent's ``tool_timeout``; ``math.inf``: no limit).
     ``context`` is free data for whoever builds the tool; ``schema`` overrides the input
     schema derived from the handler.
-    ``streams`` says the handler emits events while it runs (``swarm.run.emit``, as a
+    ``streams`` says the handler emits events while it runs (``swarm.scope.emit``, as a
     sub-agent does), so the loop runs it where they reach the stream live.
     ``idempotent`` says running a call twice does no more than running it once (reading a
     file); a call of a tool that is not (``shell``) is never re-run silently when a

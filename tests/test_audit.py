@@ -11,7 +11,6 @@ import anyio
 import pytest
 from rich.console import Console
 
-from swarm.agent import Agent
 from swarm.audit import (
     GENESIS,
     AuditHead,
@@ -26,8 +25,9 @@ from swarm.audit import (
 )
 from swarm.context import MemoryContextStore
 from swarm.guards import apply_policy, load_policy
+from swarm.loop.agent import Agent
 from swarm.messages import Message, ToolResultBlock
-from swarm.run import CallRecord, RunScope, current_scope, use_scope
+from swarm.scope import CallRecord, RunScope, current_scope, use_scope
 from swarm.testing import StubTransport, make_text_response, make_tool_use_response
 from swarm.tools import Tool
 

@@ -148,7 +148,7 @@ def test_invalid_schema_is_refused_with_where() -> None:
 
 def test_retries_are_counted_in_the_budget_tree() -> None:
     from swarm.budget import Budget
-    from swarm.run import RunScope
+    from swarm.scope import RunScope
 
     turns = [_answer({"verdict": 1}, "c1"), _answer(VALID, "c2")]
     agent = Agent("review", StubTransport(turns), output=Review)

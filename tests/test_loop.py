@@ -35,7 +35,7 @@ from swarm import (
     Usage,
     tool,
 )
-from swarm.run import RunScope, current_scope, emit
+from swarm.scope import RunScope, current_scope, emit
 from swarm.testing import (
     FunctionTransport,
     StubTransport,

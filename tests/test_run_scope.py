@@ -10,7 +10,7 @@ import pytest
 
 from swarm.budget import Budget
 from swarm.control import AgentTree
-from swarm.run import AgentNumbers, RunScope
+from swarm.scope import AgentNumbers, RunScope
 
 
 def _distinct_values() -> dict[str, Any]:

@@ -20,7 +20,7 @@ import anyio.to_thread
 
 from swarm.approvals.store import ApprovalStore, Pending, os_user
 from swarm.events import ApprovalRequested
-from swarm.run import ApprovalDecision, ApprovalRequest, Approver, emit
+from swarm.scope import ApprovalDecision, ApprovalRequest, Approver, emit
 
 __all__ = ["OnAsk", "RunApprover", "decision_of"]
 

@@ -22,17 +22,17 @@ from typing import Any
 
 from swarm._text import plural
 from swarm._visible import visible
-from swarm.agent import Agent
 from swarm.approvals.store import ApprovalStore, Pending
 from swarm.budget import BudgetLimits
 from swarm.context.base import ContextStore
 from swarm.control import Control
-from swarm.dispatch import complete, decide, error_result, result_event
 from swarm.errors import ConfigError
 from swarm.events import Error, SessionEndEvent, StreamEvent, SubAgentEvent
-from swarm.loop import run_loop
+from swarm.loop.agent import Agent
+from swarm.loop.calls import complete, decide, error_result, result_event
+from swarm.loop.loop import run_loop
 from swarm.messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
-from swarm.run import RunScope, role_of
+from swarm.scope import RunScope, role_of
 from swarm.transports.base import model_name
 from swarm.types import StopReason
 

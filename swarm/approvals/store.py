@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from swarm.run import ApprovalRequest
+from swarm.scope import ApprovalRequest
 
 __all__ = ["APPROVALS_FILE", "ApprovalStore", "Pending", "os_user"]
 

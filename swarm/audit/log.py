@@ -51,7 +51,7 @@ import structlog
 from swarm.audit.anchor import AuditHead, canonical_json, open_head, record_mac, write_head
 from swarm.audit.redact import redact, redact_text
 from swarm.messages import ToolResultBlock
-from swarm.run import CallRecord, current_scope, role_of
+from swarm.scope import CallRecord, current_scope, role_of
 
 if TYPE_CHECKING:
     from swarm.sandbox.proxy import ConnectionRecord

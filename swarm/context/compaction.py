@@ -36,7 +36,7 @@ from swarm.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from swarm.run import current_scope, emit
+from swarm.scope import current_scope, emit
 from swarm.spend import hold_request
 from swarm.transports.base import CompletionTransport, context_window_of
 

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import pydantic
 
 from swarm.errors import GuardError
-from swarm.run import CallRecord
 from swarm.sandbox import (
     Mode,
     Network,
@@ -27,6 +26,7 @@ from swarm.sandbox import (
 from swarm.sandbox.egress import AllowList, Egress, parse_allow_entry
 from swarm.sandbox.limits import parse_size
 from swarm.sandbox.select import ToolSandbox
+from swarm.scope import CallRecord
 
 if TYPE_CHECKING:
     from swarm.tools import Tool

@@ -1,5 +1,5 @@
 """Asking before a call runs: ``ask`` and ApprovalGuard (the approval types, defined in
-``swarm.run`` with the run scope that carries the approver, are re-exported here).
+``swarm.scope`` with the run scope that carries the approver, are re-exported here).
 
 An ``ask`` decision (from ``ApprovalGuard`` or a policy rule) goes to an approver: the
 guard's own, else the run scope's ``approver``, which every sub-agent shares, so a call
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from swarm.errors import GuardError, ToolError
 from swarm.guards.base import ConcurrentGuard, PermissionGuard
 from swarm.guards.chain import run_guards
-from swarm.run import (
+from swarm.scope import (
     ApprovalDecision,
     ApprovalRequest,
     Approver,

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from swarm.errors import GuardError
 from swarm.guards.base import PermissionGuard
-from swarm.run import current_scope
+from swarm.scope import current_scope
 
 if TYPE_CHECKING:
     from swarm.tools import Tool

@@ -22,9 +22,9 @@ from swarm.errors import GuardError
 from swarm.guards.base import PermissionGuard
 from swarm.guards.limits import role_of
 from swarm.guards.rules import UNPARSEABLE, Decision, Rule, Unjudgeable
-from swarm.run import CallRecord, current_call
 from swarm.sandbox.base import SandboxSettings
 from swarm.sandbox.egress import AllowList, Egress
+from swarm.scope import CallRecord, current_call
 
 if TYPE_CHECKING:
     from swarm.tools import Tool

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from swarm.errors import GuardError
 from swarm.guards.base import PermissionGuard
-from swarm.run import current_call, current_scope, role_of
+from swarm.scope import current_call, current_scope, role_of
 
 if TYPE_CHECKING:
     from swarm.tools import Tool

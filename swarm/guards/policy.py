@@ -79,8 +79,8 @@ from swarm.guards.rules import (
     RuleOrigin,
     Unjudgeable,
 )
-from swarm.run import CallRecord, current_call
 from swarm.sandbox import SandboxSettings
+from swarm.scope import CallRecord, current_call
 from swarm.undo.capture import DEFAULT_MAX_BYTES, UndoSettings
 
 if TYPE_CHECKING:

@@ -37,7 +37,7 @@ from swarm.guards.base import PermissionGuard
 from swarm.guards.limits import role_of
 from swarm.guards.paths import path_arguments
 from swarm.guards.rules import path_glob
-from swarm.run import current_call
+from swarm.scope import current_call
 
 if TYPE_CHECKING:
     from swarm.tools import Tool

@@ -15,7 +15,7 @@ from mcp.server.mcpserver import Context
 from pydantic import BaseModel, Field
 
 from swarm._visible import visible
-from swarm.run import ApprovalDecision, ApprovalRequest, Approver
+from swarm.scope import ApprovalDecision, ApprovalRequest, Approver
 
 __all__ = ["ApprovalForm", "elicit_approver"]
 

@@ -26,8 +26,8 @@ from swarm.events import (
     ToolResult,
 )
 from swarm.messages import ToolResultBlock
-from swarm.run import CallRecord
 from swarm.scenario.script import role_of
+from swarm.scope import CallRecord
 
 __all__ = ["OtelObserver"]
 

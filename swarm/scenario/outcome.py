@@ -21,9 +21,9 @@ from swarm.events import (
     SubAgentEvent,
 )
 from swarm.messages import Message, ToolResultBlock
-from swarm.run import CallRecord
 from swarm.scenario.changes import WorkspaceChanges
 from swarm.scenario.spec import Scenario
+from swarm.scope import CallRecord
 from swarm.transports.models import estimate_cost
 from swarm.types import StopReason, Usage
 

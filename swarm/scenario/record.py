@@ -39,7 +39,7 @@ from typing import Any
 from swarm.audit import AuditHead, AuditLog, read_head, read_key, verify_log
 from swarm.errors import ConfigError
 from swarm.messages import ToolResultBlock
-from swarm.run import CallRecord
+from swarm.scope import CallRecord
 from swarm.undo.log import CallChanges
 from swarm.undo.taking import UndoResult, call_diff, run_calls, undo_calls
 

@@ -22,7 +22,6 @@ from swarm.audit import create_key
 from swarm.context.sqlite import SQLiteContextStore
 from swarm.errors import ConfigError
 from swarm.events import StreamEvent
-from swarm.run import Approver, CallObserver
 from swarm.scenario.manifest import RunConfig, RunManifest, manifest_document
 from swarm.scenario.models import role_models, role_models_record
 from swarm.scenario.outcome import CallTally, RunOutcome
@@ -40,6 +39,7 @@ from swarm.scenario.script import ScriptedModel
 from swarm.scenario.segment import RunSetup, Segment, load_team, run_segment
 from swarm.scenario.spec import Scenario, Script
 from swarm.scenario.tooling import scenario_tools
+from swarm.scope import Approver, CallObserver
 from swarm.transports.base import CompletionTransport
 from swarm.transports.recording import RecordingTransport, ReplayTransport
 from swarm.transports.resolver import model_spec

@@ -22,8 +22,8 @@ from swarm.context.compaction import DEFAULT_SUMMARY_PROMPT
 from swarm.errors import TransportError
 from swarm.events import IterationEnd, StreamEvent, TextDelta, ToolInputDelta, ToolUseStart
 from swarm.messages import Message, block_to_dict
-from swarm.run import current_scope, role_of
 from swarm.scenario.spec import ScriptTurn
+from swarm.scope import current_scope, role_of
 from swarm.tools import Tool
 from swarm.types import StopReason, Usage
 

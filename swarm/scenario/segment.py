@@ -18,7 +18,6 @@ import anyio
 import anyio.to_thread
 
 from swarm._log import logger
-from swarm.agent import Agent, AgentStream
 from swarm.approvals import (
     Activity,
     ApprovalStore,
@@ -32,13 +31,13 @@ from swarm.audit import AuditLog, environment_secrets, read_key, redact
 from swarm.budget import BudgetLimits
 from swarm.context.base import ContextStore
 from swarm.context.sqlite import SQLiteContextStore
-from swarm.dispatch import call_tool
 from swarm.event_codec import event_to_dict
 from swarm.events import StreamEvent
 from swarm.guards.policy import Policy
 from swarm.guards.protect import ProtectedPaths
+from swarm.loop.agent import Agent, AgentStream
+from swarm.loop.calls import call_tool
 from swarm.messages import ToolUseBlock
-from swarm.run import Approver, CallObserver, RunScope, current_scope, role_of
 from swarm.scenario.changes import attributed, snapshot, workspace_changes
 from swarm.scenario.manifest import RunConfig
 from swarm.scenario.outcome import CallTally, EventTally, RunOutcome, build_outcome
@@ -51,6 +50,7 @@ from swarm.scenario.script import ScriptedModel
 from swarm.scenario.spec import Scenario
 from swarm.scenario.summary import RunSummary
 from swarm.scenario.tooling import scenario_team, scenario_tools
+from swarm.scope import Approver, CallObserver, RunScope, current_scope, role_of
 from swarm.team import DEFAULT_MAX_DEPTH, Team
 from swarm.team.commands import CommandTask
 from swarm.team.crewai import fill

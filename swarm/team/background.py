@@ -23,7 +23,7 @@ from typing import Annotated, Any, Literal
 
 from swarm.background import AGENTS_TOOL, AgentsSettings, Child, OnExit, SubAgents, describe
 from swarm.errors import ToolError
-from swarm.run import current_scope
+from swarm.scope import current_scope
 from swarm.team.children import continue_child
 from swarm.tools import Field, Tool, ToolOutput
 

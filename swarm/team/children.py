@@ -16,15 +16,15 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
 
-from swarm.agent import Agent
 from swarm.background import Child, ChildResult, SubAgents
 from swarm.budget import Budget
 from swarm.context.base import ContextStore
 from swarm.control import Control
 from swarm.errors import ToolError
 from swarm.events import Error, SessionEndEvent, StreamEvent
-from swarm.loop import run_loop
-from swarm.run import RunScope, role_of
+from swarm.loop.agent import Agent
+from swarm.loop.loop import run_loop
+from swarm.scope import RunScope, role_of
 from swarm.tools import ToolOutput
 from swarm.types import StopReason
 

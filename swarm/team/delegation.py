@@ -18,7 +18,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
-from swarm.agent import Agent, AgentStream
 from swarm.background import SubAgents
 from swarm.budget import Budget, BudgetLimits
 from swarm.context.base import ContextStore
@@ -26,7 +25,8 @@ from swarm.context.compaction import AutoCompactStore
 from swarm.context.memory import MemoryContextStore
 from swarm.errors import ConfigError, ToolError
 from swarm.events import StreamEvent, SubAgentEvent
-from swarm.run import Approver, CallObserver, RunScope, current_scope, role_of, use_scope
+from swarm.loop.agent import Agent, AgentStream
+from swarm.scope import Approver, CallObserver, RunScope, current_scope, role_of, use_scope
 from swarm.team.background import agents_tool
 from swarm.team.children import ChildRun, continue_child, delegate_to, restart
 from swarm.team.prices import check_dollar_budgets, team_registry

@@ -18,9 +18,9 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from swarm._log import logger
-from swarm.agent import Agent
 from swarm.config import did_you_mean
 from swarm.errors import ConfigError
+from swarm.loop.agent import Agent
 from swarm.mcp.config import McpServer
 from swarm.team.digraph import Delegations, delegations
 from swarm.team.implicit import implicit_orchestrator, needs_orchestrator

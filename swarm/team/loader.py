@@ -18,9 +18,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-from swarm.agent import Agent
 from swarm.config import parse_document
 from swarm.errors import ConfigError
+from swarm.loop.agent import Agent
 from swarm.mcp.config import MCP_FILES
 from swarm.team.claude import claude_fields
 from swarm.team.claude_markdown import read_markdown, slug

@@ -11,7 +11,7 @@ from swarm.transports.base import model_name
 from swarm.transports.models import ModelRegistry, default_registry
 
 if TYPE_CHECKING:
-    from swarm.agent import Agent
+    from swarm.loop.agent import Agent
     from swarm.team.graph import Team
 
 __all__ = ["check_dollar_budgets", "team_registry"]

@@ -21,13 +21,13 @@ from typing import Any, Literal, TypeAlias
 import pydantic
 from pydantic import AliasChoices, ConfigDict
 
-from swarm.agent import Agent
 from swarm.background import OnExit
 from swarm.config import Document, validate_document
 from swarm.contracts import DEFAULT_OUTPUT_RETRIES, OutputContract
 from swarm.errors import ConfigError
 from swarm.guards.claude_rules import ClaudePermissions, ClaudeRulesGuard
 from swarm.guards.prefixes import CommandDenyGuard, CommandPrefixGuard
+from swarm.loop.agent import Agent
 from swarm.team.outputs import role_output
 from swarm.team.tool_entries import resolve_entries
 from swarm.tools import Tool

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from swarm.errors import ToolError
-from swarm.run import current_call
+from swarm.scope import current_call
 
 if TYPE_CHECKING:
     from swarm.guards.protect import ProtectedPaths

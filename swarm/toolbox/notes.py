@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from typing import Annotated, Literal
 
 from swarm.errors import ToolError
-from swarm.run import current_scope
+from swarm.scope import current_scope
 from swarm.toolbox._fs import append_at, open_dir, open_leaf, require_single_file
 from swarm.toolbox._paths import STATE_DIR, Workspace
 from swarm.tools import Field, Tool

@@ -30,7 +30,6 @@ from swarm._log import logger
 from swarm.audit.redact import holds_credential, secret_key
 from swarm.errors import ToolError
 from swarm.guards.protect import PROTECTED_RULE, Fingerprint, ProtectedPaths
-from swarm.run import CallRecord, OverlayCapture, current_call, current_scope
 from swarm.sandbox import (
     Confinement,
     Launch,
@@ -44,6 +43,7 @@ from swarm.sandbox.cgroup import CommandBudget, command_budget, in_budget
 from swarm.sandbox.proxy import ConnectionRecord
 from swarm.sandbox.proxy_door import door_for, proxy_environment
 from swarm.sandbox.select import ToolSandbox
+from swarm.scope import CallRecord, OverlayCapture, current_call, current_scope
 from swarm.toolbox._paths import Workspace
 from swarm.tools import Field, Progress, Tool, ToolOutput
 

@@ -6,7 +6,7 @@ A cassette is a JSONL file, one line per model call::
      "request": {"model": ..., "system": ..., "tools": [...], "messages": [...]},
      "events": [{"type": "text_delta", ...}, ...], "error": null}
 
-``path`` is the calling agent's path in the run (``swarm.run.current_scope().path``) and
+``path`` is the calling agent's path in the run (``swarm.scope.current_scope().path``) and
 ``call`` counts that path's calls from 0, so agents that run concurrently replay correctly
 however their calls interleave. ``error`` holds the exception that ended the call, if any;
 replay raises it again after the recorded events. A call the consumer abandoned midway is
@@ -34,7 +34,7 @@ from swarm.event_codec import (
 )
 from swarm.events import StreamEvent
 from swarm.messages import Message
-from swarm.run import current_scope
+from swarm.scope import current_scope
 from swarm.tools import Tool
 from swarm.transports.base import CompletionTransport, context_window_of, model_name
 from swarm.transports.models import DEFAULT_CONTEXT_WINDOW

@@ -1,6 +1,6 @@
 """Capturing each call's effect on the workspace, so it can be shown and undone.
 
-``UndoCapture`` is a run's ``swarm.run.CallCapture``: the loop asks it to ``admit`` a call
+``UndoCapture`` is a run's ``swarm.scope.CallCapture``: the loop asks it to ``admit`` a call
 that can write (after the guards allowed it) and runs the call inside ``capturing``.
 
 - ``write_file`` and ``edit_file`` capture their own path (and the directories they
@@ -43,9 +43,9 @@ import anyio
 import anyio.to_thread
 
 from swarm.errors import GuardError
-from swarm.run import CallRecord
 from swarm.sandbox.base import Overlay
 from swarm.sandbox.overlay import overlay_works
+from swarm.scope import CallRecord
 from swarm.tools import Tool
 from swarm.undo.log import UNDO_DIR, CallChanges, Change, UndoLog
 from swarm.undo.overlay import apply_upper, discard, lower_touched, read_upper
@@ -374,7 +374,7 @@ class UndoCapture:
 
 
 class OverlayCall:
-    """A shell call captured by its overlay (``swarm.run.OverlayCapture``): its command
+    """A shell call captured by its overlay (``swarm.scope.OverlayCapture``): its command
     writes to ``overlay``; ``apply`` keeps the pre-image of each path the command
     changed, then moves its changes into the workspace; ``finish`` records them."""
 

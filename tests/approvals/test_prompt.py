@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from swarm.cli.prompt import TerminalPrompt
-from swarm.run import ApprovalDecision, ApprovalRequest
+from swarm.scope import ApprovalDecision, ApprovalRequest
 
 
 def _request(path: str = "boss/lead#1/worker#1", command: str = "make") -> ApprovalRequest:

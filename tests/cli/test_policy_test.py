@@ -13,7 +13,7 @@ import pytest
 from swarm import Agent, MemoryContextStore, Tool
 from swarm.audit import AuditLog
 from swarm.guards import apply_policy, load_policy
-from swarm.run import RunScope, use_scope
+from swarm.scope import RunScope, use_scope
 from swarm.testing import StubTransport, make_text_response, make_tool_uses_response
 
 OLD = """\

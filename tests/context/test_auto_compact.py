@@ -31,7 +31,7 @@ from swarm import (
 )
 from swarm.budget import Budget, BudgetLimits
 from swarm.context import AutoCompactStore, MemoryContextStore, SQLiteContextStore
-from swarm.run import RunScope
+from swarm.scope import RunScope
 from swarm.testing import (
     FunctionTransport,
     StubTransport,

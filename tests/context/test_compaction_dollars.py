@@ -11,7 +11,7 @@ import pytest
 from swarm import BudgetLimits, CompactionError, MemoryContextStore, Message, Usage
 from swarm.budget import Budget
 from swarm.context.compaction import compact_context
-from swarm.run import RunScope, use_scope
+from swarm.scope import RunScope, use_scope
 from swarm.testing import FunctionTransport, make_text_response
 
 pytestmark = pytest.mark.anyio

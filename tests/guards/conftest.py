@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from swarm.audit import AuditLog
-from swarm.run import RunScope, use_scope
+from swarm.scope import RunScope, use_scope
 from swarm.tools import Tool
 
 

@@ -15,7 +15,7 @@ from swarm.guards import (
     ShellGuard,
     apply_policy,
 )
-from swarm.run import CallRecord, RunScope, use_call, use_scope
+from swarm.scope import CallRecord, RunScope, use_call, use_scope
 from swarm.tools import Field, Tool
 
 pytestmark = pytest.mark.anyio

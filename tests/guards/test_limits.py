@@ -8,7 +8,7 @@ import pytest
 
 from swarm.errors import GuardError
 from swarm.guards import BudgetGuard, RateLimitGuard, role_of
-from swarm.run import CallRecord, RunScope, use_call, use_scope
+from swarm.scope import CallRecord, RunScope, use_call, use_scope
 from swarm.tools import Tool
 
 pytestmark = pytest.mark.anyio

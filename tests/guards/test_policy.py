@@ -19,7 +19,7 @@ from swarm.guards import (
     shipped_policies,
 )
 from swarm.guards.paths import PathGuard
-from swarm.run import CallRecord, RunScope, use_call, use_scope
+from swarm.scope import CallRecord, RunScope, use_call, use_scope
 from swarm.tools import Tool
 
 pytestmark = pytest.mark.anyio

@@ -11,10 +11,10 @@ import pytest
 from swarm import ResourceLimits, SandboxSettings, SandboxUnavailable
 from swarm.errors import ConfigError, GuardError
 from swarm.guards import Policy, PolicyGuard, load_policy, shipped_policies
-from swarm.run import CallRecord, use_call
 from swarm.sandbox import Confinement, Sandbox, find_sandbox
 from swarm.sandbox.limits import default_memory
 from swarm.sandbox.select import ToolSandbox, Unconfined
+from swarm.scope import CallRecord, use_call
 from swarm.tools import Tool
 
 

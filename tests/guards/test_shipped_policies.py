@@ -11,7 +11,7 @@ from swarm.audit import AuditLog
 from swarm.errors import GuardError
 from swarm.guards import apply_policy, load_policy
 from swarm.guards.approval import ApprovalRequest
-from swarm.run import CallRecord, current_scope, use_call, use_scope
+from swarm.scope import CallRecord, current_scope, use_call, use_scope
 from swarm.tools import Tool
 
 pytestmark = pytest.mark.anyio

@@ -36,7 +36,7 @@ from swarm import (
 from swarm.audit import AuditLog, verify_log
 from swarm.guards import apply_policy, load_policy
 from swarm.local import LocalServer
-from swarm.run import RunScope
+from swarm.scope import RunScope
 from swarm.team.delegation import make_agent_tools
 from swarm.testing import history_problems
 from swarm.transports import RecordingTransport, ReplayTransport, on_user_turn

@@ -23,10 +23,10 @@ import pytest
 from swarm import SandboxSettings, Tool
 from swarm.audit import AuditLog
 from swarm.guards import Policy, apply_policy
-from swarm.run import CallRecord, RunScope, use_call, use_scope
 from swarm.sandbox import Bubblewrap
 from swarm.sandbox.egress import AllowList, Egress
 from swarm.sandbox.proxy import mapped_resolver
+from swarm.scope import CallRecord, RunScope, use_call, use_scope
 from swarm.toolbox import make_toolbox
 from swarm.tools import run_guards
 

@@ -16,9 +16,9 @@ from swarm import Agent, MemoryContextStore, ResourceLimits, SandboxSettings, To
 from swarm.audit import AuditLog
 from swarm.errors import ToolError
 from swarm.guards import apply_policy, load_policy
-from swarm.run import RunScope
 from swarm.sandbox.cgroup import find_cgroups
 from swarm.sandbox.limits import PID_MAX_FLOOR
+from swarm.scope import RunScope
 from swarm.testing import StubTransport, make_text_response, make_tool_use_response
 from swarm.toolbox import make_toolbox
 

@@ -15,7 +15,7 @@ import pytest
 from swarm import Agent, MemoryContextStore, ToolResult
 from swarm.audit import AuditLog
 from swarm.guards import apply_policy, load_policy
-from swarm.run import RunScope
+from swarm.scope import RunScope
 from swarm.testing import StubTransport, make_text_response, make_tool_use_response
 from swarm.toolbox import make_toolbox
 

@@ -21,8 +21,8 @@ from swarm import (
     find_sandbox,
 )
 from swarm.guards import apply_policy, load_policy
-from swarm.run import RunScope
 from swarm.sandbox import Bubblewrap, Sandbox
+from swarm.scope import RunScope
 from swarm.testing import StubTransport, make_text_response, make_tool_uses_response
 from swarm.toolbox import make_toolbox
 

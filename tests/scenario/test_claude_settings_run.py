@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from swarm.run import ApprovalRequest
 from swarm.scenario import load_scenario, run_scenario
+from swarm.scope import ApprovalRequest
 from swarm.types import StopReason
 
 pytestmark = pytest.mark.anyio

@@ -8,9 +8,9 @@ import pytest
 
 from swarm.errors import TransportError
 from swarm.events import TextDelta, ToolUseStart
-from swarm.run import RunScope, use_scope
 from swarm.scenario.script import ScriptedModel, turn_call_id
 from swarm.scenario.spec import ScriptTurn
+from swarm.scope import RunScope, use_scope
 
 pytestmark = pytest.mark.anyio
 

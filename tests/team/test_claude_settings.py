@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from swarm.errors import ConfigError, GuardError
-from swarm.run import ApprovalRequest, RunScope, use_scope
+from swarm.scope import ApprovalRequest, RunScope, use_scope
 from swarm.team import Team
 from swarm.team.claude_settings import project_settings
 from swarm.toolbox import make_toolbox

@@ -10,7 +10,7 @@ from swarm import Tool
 from swarm.audit import AuditLog
 from swarm.errors import GuardError
 from swarm.guards import apply_policy, load_policy
-from swarm.run import RunScope, use_scope
+from swarm.scope import RunScope, use_scope
 from swarm.team import DEFAULT_MAX_DEPTH, AgentSpec, Team, default_roles_dir, load_agents
 
 REPO_ROLES = Path(__file__).resolve().parents[2] / "roles"

@@ -22,7 +22,7 @@ from swarm import (
     Usage,
 )
 from swarm.budget import BudgetLimits
-from swarm.run import RunScope
+from swarm.scope import RunScope
 from swarm.team import AgentSpec, BudgetSettings, Team
 from swarm.team.delegation import build_team, make_agent_tools, run_team, team_scope
 from swarm.testing import (

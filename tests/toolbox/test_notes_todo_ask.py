@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from swarm import RunScope, Tool, ToolError
-from swarm.run import use_scope
+from swarm.scope import use_scope
 from swarm.toolbox import make_toolbox
 from swarm.toolbox.todo import MAX_TASKS
 

@@ -10,7 +10,7 @@ import pytest
 
 from swarm import AuditLog, RunScope, Tool
 from swarm.guards import apply_policy, load_policy
-from swarm.run import use_scope
+from swarm.scope import use_scope
 
 from .conftest import RunCalls
 

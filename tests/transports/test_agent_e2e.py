@@ -18,7 +18,7 @@ from swarm import (
     Usage,
     tool,
 )
-from swarm.run import current_call
+from swarm.scope import current_call
 from swarm.transports import (
     AnthropicTransport,
     OpenAITransport,

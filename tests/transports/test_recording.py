@@ -17,7 +17,7 @@ from swarm import (
     TransportError,
     tool,
 )
-from swarm.run import current_scope, use_scope
+from swarm.scope import current_scope, use_scope
 from swarm.testing import (
     FunctionTransport,
     StubTransport,

@@ -19,12 +19,12 @@ from swarm.budget import BudgetLimits
 from swarm.context.base import ContextStore
 from swarm.contracts import DEFAULT_OUTPUT_RETRIES, OutputContract, OutputSpec
 from swarm.control import Control
-from swarm.dispatch import DEFAULT_TOOL_TIMEOUT, AfterCallHook, CallSettings, dispatch_tools
 from swarm.events import IterationEnd, SessionEndEvent, StreamEvent, TextDelta
-from swarm.loop import run_loop
+from swarm.loop.calls import DEFAULT_TOOL_TIMEOUT, AfterCallHook, CallSettings, dispatch_tools
+from swarm.loop.loop import run_loop
+from swarm.loop.outputs import DEFAULT_MAX_RESULT_CHARS
 from swarm.messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
-from swarm.outputs import DEFAULT_MAX_RESULT_CHARS
-from swarm.run import RunScope
+from swarm.scope import RunScope
 from swarm.tools import Tool
 from swarm.transports.base import CompletionTransport
 

@@ -23,14 +23,6 @@ from typing import Any
 from swarm.context.base import ContextStore
 from swarm.contracts import FINAL_ANSWER
 from swarm.control import Control, Interrupted
-from swarm.dispatch import (
-    Decided,
-    complete,
-    decide,
-    error_result,
-    result_event,
-    run_calls,
-)
 from swarm.errors import BudgetExceeded, ConfigError, InvalidOutput, MaxIterationsReached
 from swarm.events import (
     AgentStart,
@@ -41,7 +33,16 @@ from swarm.events import (
     TurnEnd,
     TurnStart,
 )
-from swarm.loop_run import (
+from swarm.loop.calls import (
+    Decided,
+    complete,
+    decide,
+    error_result,
+    result_event,
+    run_calls,
+)
+from swarm.loop.outputs import DEFAULT_MAX_RESULT_CHARS, READ_OUTPUT, read_output_tool
+from swarm.loop.state import (
     Failed,
     LoopAgent,
     LoopRun,
@@ -52,12 +53,11 @@ from swarm.loop_run import (
     session_end,
     store_failed,
 )
+from swarm.loop.turn import Turn
 from swarm.messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
-from swarm.outputs import DEFAULT_MAX_RESULT_CHARS, READ_OUTPUT, read_output_tool
-from swarm.run import RunScope, _scope, use_scope
+from swarm.scope import RunScope, _scope, use_scope
 from swarm.spend import hold_request
 from swarm.tools import Tool
-from swarm.turn import Turn
 from swarm.types import StopReason, Usage
 
 __all__ = ["Control", "LoopAgent", "run_loop"]

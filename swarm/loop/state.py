@@ -19,15 +19,15 @@ from swarm.budget import Budget, BudgetLimits
 from swarm.context.base import ContextStore
 from swarm.contracts import FINAL_ANSWER, OutputCheck, OutputContract
 from swarm.control import AgentTree, Control
-from swarm.dispatch import CallSettings, Outbox, error_result
 from swarm.errors import ContextStoreError
 from swarm.events import MessageEnd, SessionEndEvent, StreamEvent
+from swarm.loop.calls import CallSettings, Outbox, error_result
+from swarm.loop.turn import Turn
 from swarm.messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
-from swarm.run import RunScope, current_scope
+from swarm.scope import RunScope, current_scope
 from swarm.tools import Tool
 from swarm.transports.base import CompletionTransport, model_name
 from swarm.transports.models import estimate_cost
-from swarm.turn import Turn
 from swarm.types import StopReason, Usage
 
 __all__ = [

@@ -22,9 +22,9 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 from swarm.control import Control, Interrupted, Signal
 from swarm.errors import GuardError, ToolError
 from swarm.events import StreamEvent, ToolCallStart, ToolOutputDelta, ToolResult
+from swarm.loop.outputs import READ_OUTPUT, spill
 from swarm.messages import ToolResultBlock, ToolUseBlock
-from swarm.outputs import READ_OUTPUT, spill
-from swarm.run import CallRecord, RunScope, _call, _scope, current_scope
+from swarm.scope import CallRecord, RunScope, _call, _scope, current_scope
 from swarm.tools import Progress, Tool, ToolOutput
 
 __all__ = [

@@ -19,7 +19,7 @@ import anyio
 
 from swarm.errors import ToolError
 from swarm.messages import ToolResultBlock, ToolUseBlock
-from swarm.run import RunScope
+from swarm.scope import RunScope
 from swarm.tools import Tool
 
 __all__ = ["DEFAULT_MAX_RESULT_CHARS", "READ_OUTPUT", "read_output_tool", "spill"]
