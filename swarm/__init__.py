@@ -163,14 +163,14 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "swarm.toolbox": ("make_toolbox",),
     "swarm.toolbox.shell": ("safe_environment",),
     "swarm.transports.anthropic": ("AnthropicTransport",),
-    "swarm.transports.models": ("ModelSpec", "estimate_cost"),
+    "swarm.models.registry": ("ModelSpec", "estimate_cost"),
     "swarm.transports.openai": ("OpenAITransport",),
     "swarm.transports.options": ("Timeouts", "on_user_turn"),
     "swarm.transports.recording": ("RecordingTransport", "ReplayTransport"),
-    "swarm.transports.resolver": ("ModelResolver", "model_spec"),
+    "swarm.models.resolver": ("ModelResolver", "model_spec"),
     "swarm.transports.retry": ("RetryPolicy",),
     "swarm.event_codec": ("event_from_dict", "event_to_dict"),
-    "swarm.transports.spec": ("register_provider", "transport_from_spec"),
+    "swarm.models.spec": ("register_provider", "transport_from_spec"),
     "swarm.undo.capture": ("UndoCapture", "UndoSettings"),
     "swarm.undo.log": ("CallChanges", "Change"),
     "swarm.undo.restore": ("UndoRefused",),
@@ -207,6 +207,9 @@ if _TYPE_CHECKING:
     from swarm.guards.replay import replay_decisions
     from swarm.guards.shell import ShellGuard
     from swarm.mcp.config import McpHttpServer, McpServer, McpStdioServer, load_mcp_servers
+    from swarm.models.registry import ModelSpec, estimate_cost
+    from swarm.models.resolver import ModelResolver, model_spec
+    from swarm.models.spec import register_provider, transport_from_spec
     from swarm.otel.observer import OtelObserver
     from swarm.report import build_report, write_report
     from swarm.sandbox.base import (
@@ -243,13 +246,10 @@ if _TYPE_CHECKING:
     from swarm.toolbox import make_toolbox
     from swarm.toolbox.shell import safe_environment
     from swarm.transports.anthropic import AnthropicTransport
-    from swarm.transports.models import ModelSpec, estimate_cost
     from swarm.transports.openai import OpenAITransport
     from swarm.transports.options import Timeouts, on_user_turn
     from swarm.transports.recording import RecordingTransport, ReplayTransport
-    from swarm.transports.resolver import ModelResolver, model_spec
     from swarm.transports.retry import RetryPolicy
-    from swarm.transports.spec import register_provider, transport_from_spec
     from swarm.undo.capture import UndoCapture, UndoSettings
     from swarm.undo.log import CallChanges, Change
     from swarm.undo.restore import UndoRefused

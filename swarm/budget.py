@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from swarm.model_registry import ModelRegistry, ModelSpec, default_registry
+from swarm.models.registry import ModelRegistry, ModelSpec, default_registry
 from swarm.types import StopReason, Usage, UsageNode
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from typing import Any
 from swarm.budget import Budget
 from swarm.errors import BudgetExceeded
 from swarm.messages import Message, block_to_dict
-from swarm.model_registry import DEFAULT_MAX_OUTPUT_TOKENS
+from swarm.models.registry import DEFAULT_MAX_OUTPUT_TOKENS
 from swarm.tools import Tool
 
 __all__ = ["CHARS_PER_TOKEN_LOW", "hold_request", "request_tokens"]

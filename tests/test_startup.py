@@ -250,7 +250,7 @@ def test_the_local_model_spec_is_known_before_swarm_local_is_imported() -> None:
         """
         import sys
         from swarm import ConfigError, transport_from_spec
-        from swarm.transports import provider_prefixes
+        from swarm.models.spec import provider_prefixes
         prefixes = provider_prefixes()
         try:
             transport_from_spec("local:klingon")

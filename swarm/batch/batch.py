@@ -22,11 +22,11 @@ from swarm.batch.job import Job, JobReport, receive_record
 from swarm.batch.tasks import BatchTask, load_tasks
 from swarm.errors import ConfigError
 from swarm.guards.policy import load_policy
+from swarm.models.spec import provider_prefixes
 from swarm.scenario.policies import check_policies
 from swarm.scenario.record import default_runs_dir, new_run_id
 from swarm.scenario.spec import Limits, Scenario, Script
 from swarm.team import Team
-from swarm.transports.spec import provider_prefixes
 
 __all__ = ["BatchResult", "BatchSummary", "run_batch"]
 

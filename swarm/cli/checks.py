@@ -26,6 +26,8 @@ from swarm.contracts import FINAL_ANSWER
 from swarm.errors import ConfigError
 from swarm.guards.policy import Policy, check_policy, load_policy
 from swarm.guards.reach import Reach, ToolNames, idle, unreachable
+from swarm.models.resolver import missing_key, model_spec
+from swarm.models.spec import transport_from_spec
 from swarm.scenario.folders import is_policy_file
 from swarm.scenario.policies import policy_refs
 from swarm.scenario.tooling import scenario_tools
@@ -47,8 +49,6 @@ from swarm.team.teamfile import (
 )
 from swarm.toolbox import TOOL_NAMES
 from swarm.tools import Tool
-from swarm.transports.resolver import missing_key, model_spec
-from swarm.transports.spec import transport_from_spec
 
 if TYPE_CHECKING:  # a team directory is checked without the scenario file's models
     from swarm.scenario.spec import Scenario, Script

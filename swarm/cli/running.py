@@ -28,6 +28,7 @@ from swarm.cli.view import AgentBoard, LineView, LiveView, print_summary
 from swarm.errors import ConfigError
 from swarm.event_codec import event_to_dict
 from swarm.events import StreamEvent
+from swarm.models.resolver import spec_for
 from swarm.scenario import (
     Scenario,
     check_expectations,
@@ -41,7 +42,6 @@ from swarm.scenario.sandboxing import sandbox_line, swarm_code_line
 from swarm.team import Team
 from swarm.team.commands import CommandTask, read_command
 from swarm.team.crewai import crew_files
-from swarm.transports.resolver import spec_for
 from swarm.types import StopReason
 
 __all__ = ["cmd_run", "cmd_test"]

@@ -24,10 +24,10 @@ from swarm.events import MessageEnd, SessionEndEvent, StreamEvent
 from swarm.loop.calls import CallSettings, Outbox, error_result
 from swarm.loop.turn import Turn
 from swarm.messages import ContentBlock, Message, TextBlock, ToolResultBlock, ToolUseBlock
+from swarm.models.registry import estimate_cost
 from swarm.scope import RunScope, current_scope
 from swarm.tools import Tool
 from swarm.transports.base import CompletionTransport, model_name
-from swarm.transports.models import estimate_cost
 from swarm.types import StopReason, Usage
 
 __all__ = [

@@ -6,11 +6,11 @@ from pathlib import Path
 from typing import Any
 
 from swarm.errors import ConfigError
+from swarm.models.resolver import ModelResolver, missing_key
 from swarm.scenario.spec import Scenario
 from swarm.team import Team
 from swarm.transports.base import CompletionTransport
 from swarm.transports.recording import RecordingTransport
-from swarm.transports.resolver import ModelResolver, missing_key
 
 __all__ = ["role_models", "role_models_record"]
 

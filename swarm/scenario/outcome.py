@@ -21,10 +21,10 @@ from swarm.events import (
     SubAgentEvent,
 )
 from swarm.messages import Message, ToolResultBlock
+from swarm.models.registry import estimate_cost
 from swarm.scenario.changes import WorkspaceChanges
 from swarm.scenario.spec import Scenario
 from swarm.scope import CallRecord
-from swarm.transports.models import estimate_cost
 from swarm.types import StopReason, Usage
 
 __all__ = [

@@ -22,6 +22,8 @@ from swarm.audit import create_key
 from swarm.context.sqlite import SQLiteContextStore
 from swarm.errors import ConfigError
 from swarm.events import StreamEvent
+from swarm.models.resolver import model_spec
+from swarm.models.spec import transport_from_spec
 from swarm.scenario.manifest import RunConfig, RunManifest, manifest_document
 from swarm.scenario.models import role_models, role_models_record
 from swarm.scenario.outcome import CallTally, RunOutcome
@@ -42,8 +44,6 @@ from swarm.scenario.tooling import scenario_tools
 from swarm.scope import Approver, CallObserver
 from swarm.transports.base import CompletionTransport
 from swarm.transports.recording import RecordingTransport, ReplayTransport
-from swarm.transports.resolver import model_spec
-from swarm.transports.spec import transport_from_spec
 
 __all__ = ["CallTally", "RunOutcome", "prepare_workspace", "resume_run", "run_scenario"]
 

@@ -38,6 +38,7 @@ from swarm.guards.protect import ProtectedPaths
 from swarm.loop.agent import Agent, AgentStream
 from swarm.loop.calls import call_tool
 from swarm.messages import ToolUseBlock
+from swarm.models.resolver import ModelResolver
 from swarm.scenario.changes import attributed, snapshot, workspace_changes
 from swarm.scenario.manifest import RunConfig
 from swarm.scenario.outcome import CallTally, EventTally, RunOutcome, build_outcome
@@ -67,7 +68,6 @@ from swarm.toolbox import make_toolbox
 from swarm.tools import Tool
 from swarm.transports.base import CompletionTransport, model_name
 from swarm.transports.options import for_cache
-from swarm.transports.resolver import ModelResolver
 from swarm.types import StopReason
 from swarm.undo import UndoCapture
 

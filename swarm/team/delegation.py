@@ -26,15 +26,15 @@ from swarm.context.memory import MemoryContextStore
 from swarm.errors import ConfigError, ToolError
 from swarm.events import StreamEvent, SubAgentEvent
 from swarm.loop.agent import Agent, AgentStream
+from swarm.models.registry import ModelRegistry, default_registry
+from swarm.models.resolver import ModelResolver
 from swarm.scope import Approver, CallObserver, RunScope, current_scope, role_of, use_scope
 from swarm.team.background import agents_tool
 from swarm.team.children import ChildRun, continue_child, delegate_to, restart
 from swarm.team.prices import check_dollar_budgets, team_registry
 from swarm.tools import Field, Tool, ToolOutput
 from swarm.transports.base import CompletionTransport, model_name
-from swarm.transports.models import ModelRegistry, default_registry
 from swarm.transports.options import for_cache, for_tool_choice
-from swarm.transports.resolver import ModelResolver
 
 if TYPE_CHECKING:  # only build_team and run_team take these
     from swarm.team.graph import Team

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from swarm.errors import ConfigError
+from swarm.models.registry import ModelRegistry, default_registry
 from swarm.transports.base import model_name
-from swarm.transports.models import ModelRegistry, default_registry
 
 if TYPE_CHECKING:
     from swarm.loop.agent import Agent

@@ -1,12 +1,13 @@
-"""Model providers behind the CompletionTransport protocol.
+"""Model providers behind the CompletionTransport protocol: the protocols they speak.
 
 - ``OpenAITransport``: OpenAI Chat Completions and every compatible server.
 - ``AnthropicTransport``: Anthropic's Messages API.
-- ``transport_from_spec("openai:gpt-4.1-mini")``: a transport from a model spec string.
 - ``RecordingTransport`` / ``ReplayTransport``: record calls to a cassette, replay offline.
 - ``RetryPolicy``, ``Timeouts``, ``on_user_turn``: options every HTTP transport takes.
-- ``ModelResolver``, ``model_spec``: a role's ``model:`` (aliases, ``inherit``) to a transport.
-- ``ModelSpec``, ``default_registry``, ``estimate_cost``: context windows and prices.
+
+Naming models is ``swarm.models``' job: ``transport_from_spec("openai:gpt-4.1-mini")``
+(``swarm.models.spec``), a role's ``model:`` (``swarm.models.resolver``), context windows
+and prices (``swarm.models.registry``).
 """
 
 from typing import TYPE_CHECKING
@@ -30,15 +31,6 @@ if TYPE_CHECKING:
         anthropic_tools,
         mark_cache_breakpoints,
     )
-    from swarm.transports.models import (
-        DEFAULT_CONTEXT_WINDOW,
-        PRICES_AS_OF,
-        ModelRegistry,
-        ModelSpec,
-        default_registry,
-        estimate_cost,
-        lookup_model,
-    )
     from swarm.transports.openai import (
         OpenAIStreamDecoder,
         OpenAITransport,
@@ -61,23 +53,10 @@ if TYPE_CHECKING:
         ReplayTransport,
         request_to_dict,
     )
-    from swarm.transports.resolver import (
-        BUILTIN_ALIASES,
-        ModelResolver,
-        key_variable,
-        missing_key,
-        model_spec,
-    )
     from swarm.transports.retry import (
         ProviderError,
         RetryPolicy,
         parse_retry_after,
-    )
-    from swarm.transports.spec import (
-        TransportFactory,
-        provider_prefixes,
-        register_provider,
-        transport_from_spec,
     )
     from swarm.transports.sse import (
         SSEEvent,
@@ -87,18 +66,12 @@ if TYPE_CHECKING:
 __all__ = [
     "AnthropicStreamDecoder",
     "AnthropicTransport",
-    "BUILTIN_ALIASES",
     "CacheTTL",
     "CompletionTransport",
-    "DEFAULT_CONTEXT_WINDOW",
     "DummyCompletionTransport",
     "HTTPTransport",
-    "ModelRegistry",
-    "ModelResolver",
-    "ModelSpec",
     "OpenAIStreamDecoder",
     "OpenAITransport",
-    "PRICES_AS_OF",
     "PerRequest",
     "ProviderError",
     "RecordingTransport",
@@ -109,30 +82,20 @@ __all__ = [
     "StreamDecoder",
     "Timeouts",
     "ToolChoice",
-    "TransportFactory",
     "anthropic_messages",
     "anthropic_tools",
-    "default_registry",
-    "estimate_cost",
     "event_from_dict",
     "event_to_dict",
     "for_cache",
     "for_tool_choice",
-    "key_variable",
-    "lookup_model",
     "mark_cache_breakpoints",
-    "missing_key",
-    "model_spec",
     "on_user_turn",
     "openai_messages",
     "openai_tools",
     "openai_usage",
     "parse_retry_after",
-    "provider_prefixes",
-    "register_provider",
     "request_to_dict",
     "role_cache_key",
-    "transport_from_spec",
 ]
 
 _LAZY: dict[str, tuple[str, ...]] = {
@@ -146,15 +109,6 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "anthropic_messages",
         "anthropic_tools",
         "mark_cache_breakpoints",
-    ),
-    "swarm.transports.models": (
-        "DEFAULT_CONTEXT_WINDOW",
-        "PRICES_AS_OF",
-        "ModelRegistry",
-        "ModelSpec",
-        "default_registry",
-        "estimate_cost",
-        "lookup_model",
     ),
     "swarm.transports.openai": (
         "OpenAIStreamDecoder",
@@ -178,13 +132,6 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "ReplayTransport",
         "request_to_dict",
     ),
-    "swarm.transports.resolver": (
-        "BUILTIN_ALIASES",
-        "ModelResolver",
-        "key_variable",
-        "missing_key",
-        "model_spec",
-    ),
     "swarm.transports.retry": (
         "ProviderError",
         "RetryPolicy",
@@ -193,12 +140,6 @@ _LAZY: dict[str, tuple[str, ...]] = {
     "swarm.event_codec": (
         "event_from_dict",
         "event_to_dict",
-    ),
-    "swarm.transports.spec": (
-        "TransportFactory",
-        "provider_prefixes",
-        "register_provider",
-        "transport_from_spec",
     ),
     "swarm.transports.sse": (
         "SSEEvent",

@@ -16,8 +16,8 @@ import httpx
 from swarm.errors import ConfigError, TransportError
 from swarm.events import StreamEvent
 from swarm.messages import Message
+from swarm.models.registry import default_registry
 from swarm.tools import Tool
-from swarm.transports.models import default_registry
 from swarm.transports.options import CacheTTL, PerRequest, Timeouts, ToolChoice, resolve_option
 from swarm.transports.retry import (
     ProviderError,

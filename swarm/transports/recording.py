@@ -34,10 +34,10 @@ from swarm.event_codec import (
 )
 from swarm.events import StreamEvent
 from swarm.messages import Message
+from swarm.models.registry import DEFAULT_CONTEXT_WINDOW
 from swarm.scope import current_scope
 from swarm.tools import Tool
 from swarm.transports.base import CompletionTransport, context_window_of, model_name
-from swarm.transports.models import DEFAULT_CONTEXT_WINDOW
 
 __all__ = ["RecordingTransport", "ReplayTransport", "request_to_dict"]
 

@@ -31,6 +31,7 @@ from swarm import (
 )
 from swarm.budget import Budget, BudgetLimits
 from swarm.context import AutoCompactStore, MemoryContextStore, SQLiteContextStore
+from swarm.models.registry import ModelSpec
 from swarm.scope import RunScope
 from swarm.testing import (
     FunctionTransport,
@@ -38,7 +39,6 @@ from swarm.testing import (
     make_text_response,
     make_tool_use_response,
 )
-from swarm.transports.models import ModelSpec
 
 from .support import assert_valid_history
 

@@ -18,13 +18,9 @@ from swarm import (
     Usage,
     tool,
 )
+from swarm.models.spec import transport_from_spec
 from swarm.scope import current_call
-from swarm.transports import (
-    AnthropicTransport,
-    OpenAITransport,
-    on_user_turn,
-    transport_from_spec,
-)
+from swarm.transports import AnthropicTransport, OpenAITransport, on_user_turn
 
 from .recordings import cassette, conformance, sse_body
 from .server import LLMServer, Received, Reply, sse_chunks

@@ -13,7 +13,8 @@ from swarm import (
     Usage,
     tool,
 )
-from swarm.transports import AnthropicTransport, OpenAITransport, default_registry
+from swarm.models.registry import default_registry
+from swarm.transports import AnthropicTransport, OpenAITransport
 from swarm.transports.anthropic import AnthropicStreamDecoder
 from swarm.transports.sse import SSEParser
 

@@ -1,7 +1,13 @@
 import pytest
 
 from swarm import Usage
-from swarm.transports import ModelRegistry, ModelSpec, default_registry, estimate_cost, lookup_model
+from swarm.models.registry import (
+    ModelRegistry,
+    ModelSpec,
+    default_registry,
+    estimate_cost,
+    lookup_model,
+)
 
 
 @pytest.mark.parametrize(

@@ -21,17 +21,17 @@ from swarm import (
     Team,
     run_team,
 )
-from swarm.scenario import load_scenario, run_scenario
-from swarm.testing import StubTransport
-from swarm.transports import (
+from swarm.models.resolver import (
     BUILTIN_ALIASES,
     ModelResolver,
-    RecordingTransport,
+    is_provider,
     missing_key,
     model_spec,
 )
-from swarm.transports.resolver import is_provider
-from swarm.transports.spec import transport_from_spec
+from swarm.models.spec import transport_from_spec
+from swarm.scenario import load_scenario, run_scenario
+from swarm.testing import StubTransport
+from swarm.transports import RecordingTransport
 
 from .server import LLMServer, Received, Reply
 

@@ -1,13 +1,8 @@
 import pytest
 
 from swarm import ConfigError
-from swarm.transports import (
-    AnthropicTransport,
-    OpenAITransport,
-    ReplayTransport,
-    register_provider,
-    transport_from_spec,
-)
+from swarm.models.spec import register_provider, transport_from_spec
+from swarm.transports import AnthropicTransport, OpenAITransport, ReplayTransport
 
 
 def test_openai_spec() -> None:

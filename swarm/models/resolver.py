@@ -25,14 +25,14 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
 from swarm.errors import ConfigError
+from swarm.models.registry import lookup_model
+from swarm.models.spec import check_model_spec, transport_from_spec
 from swarm.transports.base import (
     ClosableTransport,
     CompletionTransport,
     WrapsTransport,
 )
-from swarm.transports.models import lookup_model
 from swarm.transports.options import API_KEY_VARIABLES
-from swarm.transports.spec import check_model_spec, transport_from_spec
 
 __all__ = [
     "BUILTIN_ALIASES",

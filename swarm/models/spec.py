@@ -26,7 +26,6 @@ coexist. The factory gets the rest of the spec (``""`` when there is none) and t
 from __future__ import annotations
 
 import difflib
-import importlib
 import os
 import re
 from collections.abc import Callable
@@ -180,10 +179,11 @@ register_provider("anthropic", _anthropic)
 
 
 def _local(rest: str, **options: Any) -> CompletionTransport:
-    # swarm.local is loaded by name: it builds on this package (its server speaks both
-    # dialects), so an import statement here would make the two depend on each other
-    make: TransportFactory = importlib.import_module("swarm.local").local_transport
-    return make(rest, **options)
+    # imported here, on the first `local` spec: swarm.local starts llama.cpp's server and
+    # builds on the transports, which a plain `openai:` spec must not pay for
+    from swarm.local import local_transport
+
+    return local_transport(rest, **options)
 
 
 register_provider("openai-compatible", _openai_compatible)
