@@ -383,7 +383,7 @@ class AuditLog:
     async def record_resume(self, run_id: str, accepted_changes: list[dict[str, str]]) -> None:
         """Write a ``resume`` record saying the run went on although the files that
         define it changed since it started (``accepted_changes``: path and how, as
-        ``swarm.scenario.pinning.ChangedFile`` gives them), as the person resuming
+        ``swarm.record.pinning.ChangedFile`` gives them), as the person resuming
         accepted (``--accept-changed-team``); rule ``accept-changed-team``."""
         await self._append(
             "resume",

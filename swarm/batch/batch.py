@@ -23,8 +23,8 @@ from swarm.batch.tasks import BatchTask, load_tasks
 from swarm.errors import ConfigError
 from swarm.guards.policy import load_policy
 from swarm.models.spec import provider_prefixes
+from swarm.record.record import default_runs_dir, new_run_id
 from swarm.scenario.policies import check_policies
-from swarm.scenario.record import default_runs_dir, new_run_id
 from swarm.scenario.spec import Limits, Scenario, Script
 from swarm.team import Team
 

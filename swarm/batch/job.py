@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from swarm.errors import ConfigError
+from swarm.record.record import RunRecord
 from swarm.scenario.expect import check_expectations
-from swarm.scenario.record import RunRecord
 from swarm.scenario.runner import run_scenario
 from swarm.scenario.spec import Scenario
 

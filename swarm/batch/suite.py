@@ -9,7 +9,7 @@ from pathlib import Path
 
 from swarm.batch.executors import Executor, LocalExecutor
 from swarm.batch.job import Job, JobReport, receive_record
-from swarm.scenario.record import default_runs_dir, new_run_id
+from swarm.record.record import default_runs_dir, new_run_id
 from swarm.scenario.spec import Scenario
 
 __all__ = ["SuiteReport", "run_suite"]

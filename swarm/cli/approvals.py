@@ -15,7 +15,7 @@ from swarm.cli.exits import FAILED, OK
 from swarm.cli.held import request_line as _line
 from swarm.cli.records import find_run, resume_command
 from swarm.errors import ConfigError
-from swarm.scenario.record import RunRecord, default_runs_dir
+from swarm.record.record import RunRecord, default_runs_dir
 
 __all__ = ["cmd_approvals", "cmd_approve", "cmd_deny"]
 

@@ -11,9 +11,9 @@ import anyio
 from swarm._visible import visible
 from swarm.cli.exits import FAILED, OK
 from swarm.errors import ConfigError
+from swarm.record.record import default_runs_dir
 from swarm.scenario import Scenario
 from swarm.scenario.crew import CrewStep, crew_of, run_crew
-from swarm.scenario.record import default_runs_dir
 from swarm.scenario.runner import default_workspace
 from swarm.team.crewai import Crew, CrewTask
 from swarm.types import StopReason

@@ -11,8 +11,8 @@ from swarm._text import plural
 from swarm._visible import visible
 from swarm.approvals import ApprovalStore, Pending
 from swarm.cli.exits import AWAITING_APPROVAL, FAILED, OK
-from swarm.scenario.outcome import RunOutcome
-from swarm.scenario.record import RunRecord
+from swarm.record.outcome import RunOutcome
+from swarm.record.record import RunRecord
 from swarm.types import StopReason
 
 __all__ = ["held_message", "outcome_code", "request_line"]

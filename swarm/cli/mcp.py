@@ -23,7 +23,7 @@ def _address(text: str) -> tuple[str, int]:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     try:
-        from swarm.mcp.serve import team_server
+        from swarm.cli.mcp_serve import team_server
     except ImportError as exc:
         raise ConfigError(
             f"serving over MCP needs the mcp package ({exc}): {install_hint('mcp')}"

@@ -14,7 +14,7 @@ from swarm.cli.exits import FAILED, OK
 from swarm.errors import ConfigError
 from swarm.guards.policy import Policy, load_policy
 from swarm.guards.replay import ReplayReport, audit_logs, replay_decisions
-from swarm.scenario.record import default_runs_dir
+from swarm.record.record import default_runs_dir
 
 __all__ = ["FAIL_ON", "cmd_policy_test", "print_replay", "replay_exit", "run_replay"]
 

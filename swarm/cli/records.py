@@ -45,7 +45,7 @@ from swarm.messages import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from swarm.scenario.record import RunRecord, audit_check, default_runs_dir
+from swarm.record.record import RunRecord, audit_check, default_runs_dir
 from swarm.scenario.runner import resume_run
 from swarm.types import StopReason
 

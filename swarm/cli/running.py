@@ -29,6 +29,7 @@ from swarm.errors import ConfigError
 from swarm.event_codec import event_to_dict
 from swarm.events import StreamEvent
 from swarm.models.resolver import spec_for
+from swarm.record.record import default_runs_dir, new_run_id
 from swarm.scenario import (
     Scenario,
     check_expectations,
@@ -36,7 +37,6 @@ from swarm.scenario import (
     run_scenario,
 )
 from swarm.scenario.folders import folder_contents
-from swarm.scenario.record import default_runs_dir, new_run_id
 from swarm.scenario.runner import NO_MODEL_HELP, RunOutcome, default_workspace
 from swarm.scenario.sandboxing import sandbox_line, swarm_code_line
 from swarm.team import Team

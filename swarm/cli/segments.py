@@ -12,7 +12,7 @@ from rich.text import Text
 
 from swarm._visible import visible
 from swarm.errors import ConfigError
-from swarm.scenario.manifest import RunManifest
+from swarm.record.manifest import RunManifest
 from swarm.scenario.sandboxing import sandbox_line
 from swarm.undo import CallChanges, Change, PathState
 

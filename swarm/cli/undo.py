@@ -10,7 +10,7 @@ from swarm._text import plural
 from swarm._visible import visible
 from swarm.cli.exits import OK
 from swarm.cli.records import find_run
-from swarm.scenario.record import RunRecord
+from swarm.record.record import RunRecord
 
 __all__ = ["cmd_runs_diff", "cmd_runs_undo"]
 

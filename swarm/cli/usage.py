@@ -21,7 +21,7 @@ from rich.text import Text
 from swarm._text import cost_text
 from swarm._visible import visible
 from swarm.budget import UsageNode
-from swarm.scenario.outcome import node_cost, tree_cost
+from swarm.record.outcome import node_cost, tree_cost
 from swarm.types import StopReason
 
 __all__ = ["UsageTable", "usage_table"]

@@ -34,7 +34,7 @@ from swarm.events import (
     ToolResult,
     ToolUseStart,
 )
-from swarm.scenario.outcome import RunOutcome, tree_cost
+from swarm.record.outcome import RunOutcome, tree_cost
 from swarm.types import StopReason
 
 __all__ = ["AgentBoard", "AgentState", "LineView", "LiveView", "print_summary"]

@@ -1,9 +1,10 @@
-"""MCP: servers' tools for a team's roles, and a team served as an MCP server.
+"""MCP, the client side: servers' tools for a team's roles.
 
 Importing this package does not import the ``mcp`` SDK: the declarations
-(``load_mcp_servers``) are plain data. ``McpConnections``, ``mcp_toolbox``, ``mcp_tool`` and
-``team_server`` load it when first used, and need the ``mcp`` extra
-(``pip install -e '.[mcp]'`` in the checkout).
+(``load_mcp_servers``) are plain data. ``McpConnections``, ``mcp_toolbox`` and ``mcp_tool``
+load it when first used, and need the ``mcp`` extra (``pip install -e '.[mcp]'`` in the
+checkout). A team served as an MCP server (``swarm mcp serve``) is the command line's:
+``swarm.cli.mcp_serve``.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ __all__ = [
     "load_mcp_servers",
     "mcp_tool",
     "mcp_toolbox",
-    "team_server",
 ]
 
 _LAZY = {
@@ -32,7 +32,6 @@ _LAZY = {
     "McpPathGuard": "swarm.mcp.paths",
     "mcp_tool": "swarm.mcp.tools",
     "mcp_toolbox": "swarm.mcp.tools",
-    "team_server": "swarm.mcp.serve",
 }
 
 

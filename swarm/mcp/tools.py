@@ -16,7 +16,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 import jsonschema
@@ -27,10 +27,23 @@ from swarm.errors import ConfigError, ToolError
 from swarm.mcp.client import McpConnections, McpUnavailable
 from swarm.mcp.paths import Location, McpPathGuard, path_fields
 from swarm.messages import ImageBlock, TextBlock
-from swarm.team.spec import AgentSpec
 from swarm.tools import Progress, Tool, ToolOutput
 
-__all__ = ["McpToolInfo", "mcp_tool", "mcp_tool_name", "mcp_toolbox", "parse_mcp_entry"]
+
+class McpRole(Protocol):
+    """What ``mcp_toolbox`` reads of a role (``swarm.team.AgentSpec`` is one): its entries
+    and how to point at one of them in its file."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def tools(self) -> tuple[str, ...]: ...
+    @property
+    def optional_tools(self) -> frozenset[str]: ...
+    def error(self, message: str, *key: str | int) -> ConfigError: ...
+
+
+__all__ = ["McpRole", "McpToolInfo", "mcp_tool", "mcp_tool_name", "mcp_toolbox", "parse_mcp_entry"]
 
 log = logger(__name__)
 
@@ -186,7 +199,7 @@ def mcp_tool(
 
 
 async def mcp_toolbox(
-    specs: Iterable[AgentSpec],
+    specs: Iterable[McpRole],
     connections: McpConnections,
     *,
     readonly: Iterable[str | os.PathLike[str]] = (),

@@ -18,8 +18,8 @@ from typing import Any
 
 from swarm.audit import NotALog, verify_log
 from swarm.errors import ConfigError
-from swarm.scenario.changes import WorkspaceChanges
-from swarm.scenario.record import audit_check
+from swarm.record.changes import WorkspaceChanges
+from swarm.record.record import audit_check
 
 __all__ = ["AgentData", "CallData", "ModelCall", "RunData", "load_run", "verify_record"]
 

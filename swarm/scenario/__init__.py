@@ -6,12 +6,12 @@ from typing import TYPE_CHECKING
 from swarm._lazy import lazy_exports
 
 if TYPE_CHECKING:
-    from swarm.scenario.expect import (
-        check_expectations,
-    )
-    from swarm.scenario.record import (
+    from swarm.record.record import (
         RunRecord,
         default_runs_dir,
+    )
+    from swarm.scenario.expect import (
+        check_expectations,
     )
     from swarm.scenario.runner import (
         CallTally,
@@ -60,7 +60,7 @@ __all__ = [
 
 _LAZY: dict[str, tuple[str, ...]] = {
     "swarm.scenario.expect": ("check_expectations",),
-    "swarm.scenario.record": (
+    "swarm.record.record": (
         "RunRecord",
         "default_runs_dir",
     ),

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from swarm.errors import ConfigError
 from swarm.events import StreamEvent
-from swarm.scenario.outcome import RunOutcome
+from swarm.record.outcome import RunOutcome
 from swarm.scenario.runner import resolve_transport, run_scenario
 from swarm.scenario.spec import Scenario
 from swarm.team.crewai import Crew, CrewTask, crew_files, load_crew, missing_inputs

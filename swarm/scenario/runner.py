@@ -1,6 +1,6 @@
 """Running a scenario: build the team, guard it, run it, and keep a record of the run.
 
-Every run writes one directory, outside the workspace (``swarm.scenario.record``): a
+Every run writes one directory, outside the workspace (``swarm.record.record``): a
 manifest before the first model call, the keyed audit log and its anchored head, the
 events (secrets redacted), the sessions, a crash journal, and ``summary.json`` at the end of
 each segment. ``resume_run`` continues a run from its record after Ctrl-C or after a crash
@@ -24,18 +24,18 @@ from swarm.errors import ConfigError
 from swarm.events import StreamEvent
 from swarm.models.resolver import model_spec
 from swarm.models.spec import transport_from_spec
-from swarm.scenario.manifest import RunConfig, RunManifest, manifest_document
-from swarm.scenario.models import role_models, role_models_record
-from swarm.scenario.outcome import CallTally, RunOutcome
-from swarm.scenario.pinning import check_unchanged
-from swarm.scenario.policies import check_policies, run_policy
-from swarm.scenario.record import RunRecord, default_runs_dir, new_run_id, read_journal
-from swarm.scenario.recover import (
+from swarm.record.manifest import RunConfig, RunManifest, manifest_document
+from swarm.record.outcome import CallTally, RunOutcome
+from swarm.record.pinning import check_unchanged
+from swarm.record.record import RunRecord, default_runs_dir, new_run_id, read_journal
+from swarm.record.recover import (
     crashed_segments,
     interrupted_calls,
     repair_sessions,
     unstored_turns,
 )
+from swarm.scenario.models import role_models, role_models_record
+from swarm.scenario.policies import check_policies, run_policy
 from swarm.scenario.sandboxing import sandbox_line
 from swarm.scenario.script import ScriptedModel
 from swarm.scenario.segment import RunSetup, Segment, load_team, run_segment

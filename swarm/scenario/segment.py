@@ -39,17 +39,17 @@ from swarm.loop.agent import Agent, AgentStream
 from swarm.loop.calls import call_tool
 from swarm.messages import ToolUseBlock
 from swarm.models.resolver import ModelResolver
-from swarm.scenario.changes import attributed, snapshot, workspace_changes
-from swarm.scenario.manifest import RunConfig
-from swarm.scenario.outcome import CallTally, EventTally, RunOutcome, build_outcome
-from swarm.scenario.pinning import ChangedFile
+from swarm.record.changes import attributed, snapshot, workspace_changes
+from swarm.record.manifest import RunConfig
+from swarm.record.outcome import CallTally, EventTally, RunOutcome, build_outcome
+from swarm.record.pinning import ChangedFile
+from swarm.record.record import Journal, RunRecord
+from swarm.record.recover import unfinished_background
+from swarm.record.summary import RunSummary
 from swarm.scenario.policies import guard_tools, role_policies, run_policy
-from swarm.scenario.record import Journal, RunRecord
-from swarm.scenario.recover import unfinished_background
 from swarm.scenario.sandboxing import protected_paths, run_controls
 from swarm.scenario.script import ScriptedModel
 from swarm.scenario.spec import Scenario
-from swarm.scenario.summary import RunSummary
 from swarm.scenario.tooling import scenario_team, scenario_tools
 from swarm.scope import Approver, CallObserver, RunScope, current_scope, role_of
 from swarm.team import DEFAULT_MAX_DEPTH, Team

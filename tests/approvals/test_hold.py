@@ -15,7 +15,7 @@ from swarm.audit import read_key, verify_log
 from swarm.audit.anchor import record_mac
 from swarm.audit.log import GENESIS, record_hash
 from swarm.errors import ConfigError
-from swarm.scenario.outcome import RunOutcome
+from swarm.record.outcome import RunOutcome
 from swarm.scenario.runner import resume_run, run_scenario
 from swarm.scenario.spec import load_scenario
 from swarm.scope import ApprovalDecision, ApprovalRequest

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from swarm.scenario.changes import SnapshotBudget, WorkspaceChanges, snapshot, workspace_changes
+from swarm.record.changes import SnapshotBudget, WorkspaceChanges, snapshot, workspace_changes
 
 
 def test_added_changed_and_deleted_files_with_diffs(tmp_path: Path) -> None:
@@ -132,7 +132,7 @@ def test_past_its_text_budget_the_snapshot_keeps_no_more_diffs(tmp_path: Path) -
 _MEASURE = """
 import json, resource, sys
 from pathlib import Path
-from swarm.scenario.changes import snapshot, workspace_changes
+from swarm.record.changes import snapshot, workspace_changes
 workspace = Path(sys.argv[1])
 snapshot(workspace / "warm")  # imports, first allocations
 start = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -244,7 +244,7 @@ async def test_a_typed_task_output_is_checked_and_passed_on_as_json(tmp_path: Pa
     assert recorded["output"]["required"] == ["score", "reasons"]
     assert "output" not in manifest["config"]
     # resuming the scorer's run rebuilds its scenario with the schema it was held to
-    from swarm.scenario.manifest import RunConfig
+    from swarm.record.manifest import RunConfig
 
     again = RunConfig.from_dict(recorded, path=scored.record_dir).scenario()
     assert again.output is not None

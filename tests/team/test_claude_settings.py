@@ -238,8 +238,8 @@ def test_a_quoted_command_pattern_is_read_as_the_shell_reads_it(tmp_path: Path) 
 
 
 def test_the_settings_files_pin_a_run_of_the_project(tmp_path: Path) -> None:
+    from swarm.record.pinning import defining_files
     from swarm.scenario import Scenario
-    from swarm.scenario.pinning import defining_files
 
     root = _project(tmp_path, {"permissions": {}}, {"permissions": {}})
     pinned = defining_files(Scenario(name="s", task="t", team=root), [])

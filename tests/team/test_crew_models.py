@@ -302,8 +302,8 @@ def test_a_python_file_that_is_not_a_regular_file_is_never_opened(tmp_path: Path
 
 
 def test_the_files_typed_outputs_are_read_from_pin_a_crews_run(tmp_path: Path) -> None:
+    from swarm.record.pinning import defining_files
     from swarm.scenario import Scenario
-    from swarm.scenario.pinning import defining_files
 
     source = "from pydantic import BaseModel\n\nclass Report(BaseModel):\n    a: int\n"
     home = _crew(tmp_path, _task("output_pydantic", "Report"), {"models/report.py": source})

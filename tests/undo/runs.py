@@ -14,8 +14,8 @@ from typing import Any
 import anyio
 import yaml
 
+from swarm.record.outcome import RunOutcome
 from swarm.scenario import load_scenario, run_scenario
-from swarm.scenario.outcome import RunOutcome
 
 ROOT = Path(__file__).parents[2]
 SHIPPED_TEAM = ROOT / "roles"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from swarm.scenario.record import RunRecord
+from swarm.record.record import RunRecord
 from swarm.undo.restore import UndoRefused
 
 from .runs import run, scenario_file, shell, team, tree_hash

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from swarm.scenario.record import RunRecord
+from swarm.record.record import RunRecord
 from swarm.undo import UndoRefused
 
 from .runs import scenario_file, shell, team, tree_hash

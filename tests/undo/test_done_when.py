@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from swarm.scenario.record import RunRecord
+from swarm.record.record import RunRecord
 
 from .runs import finishes, git, run, scenario_file, shell, tree_hash
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from swarm.record.record import RunRecord
 from swarm.sandbox import SandboxUnavailable, probe_bubblewrap
 from swarm.sandbox.overlay import overlay_works
-from swarm.scenario.record import RunRecord
 
 from .runs import finishes, git, run, scenario_file, shell, team, tree_hash
 

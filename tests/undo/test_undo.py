@@ -14,7 +14,7 @@ import pytest
 from swarm.audit import read_head, read_key, verify_log
 from swarm.errors import ConfigError
 from swarm.guards.policy import Policy
-from swarm.scenario.record import RunRecord
+from swarm.record.record import RunRecord
 from swarm.undo import UndoSettings
 from swarm.undo.restore import UndoRefused
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from swarm.errors import ConfigError
 from swarm.guards.policy import Policy
 from swarm.mcp.config import MCP_FILES
-from swarm.scenario.record import file_hash
+from swarm.record.record import file_hash
 from swarm.scenario.spec import Scenario
 from swarm.team.claude_settings import SETTINGS_FILES
 from swarm.team.crew_models import crew_home, python_files

@@ -13,8 +13,8 @@ from typing import Any
 from swarm.contracts import OutputContract
 from swarm.errors import ConfigError
 from swarm.guards.policy import Policy, load_policy
-from swarm.scenario.pinning import defining_files
-from swarm.scenario.record import file_hash
+from swarm.record.pinning import defining_files
+from swarm.record.record import file_hash
 from swarm.scenario.spec import Scenario, load_scenario
 from swarm.team import Team
 from swarm.transports.base import CompletionTransport, model_name
@@ -141,7 +141,7 @@ def manifest_document(
 ) -> dict[str, Any]:
     """What the run is, written as ``manifest.json`` before its first model call;
     ``defined_by`` pins the hashes of the files that define it (see
-    ``swarm.scenario.pinning``), with ``policies`` the ones its roles use."""
+    ``swarm.record.pinning``), with ``policies`` the ones its roles use."""
     policy = scenario.policy or "default"
     base = scenario.path.parent if scenario.path else None
     try:

@@ -22,7 +22,7 @@ from swarm.events import (
 )
 from swarm.messages import Message, ToolResultBlock
 from swarm.models.registry import estimate_cost
-from swarm.scenario.changes import WorkspaceChanges
+from swarm.record.changes import WorkspaceChanges
 from swarm.scenario.spec import Scenario
 from swarm.scope import CallRecord
 from swarm.types import StopReason, Usage

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from swarm.audit import AuditHead
-from swarm.scenario.manifest import RunConfig
-from swarm.scenario.outcome import RunOutcome
-from swarm.scenario.record import segment_totals
+from swarm.record.manifest import RunConfig
+from swarm.record.outcome import RunOutcome
+from swarm.record.record import segment_totals
 
 __all__ = ["RunSummary", "segment_totals"]
 

@@ -17,9 +17,9 @@ from typing import Any
 from swarm.audit import read_log
 from swarm.context.sqlite import SQLiteContextStore
 from swarm.messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
-from swarm.scenario.record import JournalState, RunRecord
+from swarm.record.record import JournalState, RunRecord
+from swarm.record.summary import segment_totals
 from swarm.scenario.script import turn_call_id
-from swarm.scenario.summary import segment_totals
 
 __all__ = [
     "INTERRUPTED",

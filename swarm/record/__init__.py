@@ -1,0 +1,14 @@
+"""The run record: what a run leaves on disk, written and read in one place.
+
+- ``record``: ``RunRecord`` (where a run's files live, its journal of events, calls and
+  segments) and ``default_runs_dir``.
+- ``manifest``: what a run is (its config, ``manifest.json``), written before the first
+  model call so any crash can be resumed; ``pinning``: the hashes of what defines it.
+- ``outcome``: what a segment did, from its events and calls; ``summary``: ``summary.json``,
+  written when a segment ends; ``changes``: what a run did to its workspace.
+- ``recover``: picking a run up after a crash.
+
+Above it, ``swarm.scenario`` runs scenarios and keeps their records through this package;
+the scenario file format (``swarm.scenario.spec``) is what a manifest holds, so the record
+reads it. Below it: ``swarm.team``, ``swarm.audit``, ``swarm.undo``.
+"""
