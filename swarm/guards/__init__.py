@@ -29,6 +29,12 @@ if TYPE_CHECKING:
         DenyAllGuard,
         PermissionGuard,
     )
+    from swarm.guards.bash.parse import (
+        Invocation,
+        ShellSyntaxError,
+        UnknownWord,
+        parse_command,
+    )
     from swarm.guards.ceiling import (
         CeilingGuard,
     )
@@ -80,12 +86,6 @@ if TYPE_CHECKING:
     from swarm.guards.shell import (
         CommandPattern,
         ShellGuard,
-    )
-    from swarm.guards.shellparse import (
-        Invocation,
-        ShellSyntaxError,
-        UnknownWord,
-        parse_command,
     )
 
 __all__ = [
@@ -189,7 +189,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "CommandPattern",
         "ShellGuard",
     ),
-    "swarm.guards.shellparse": (
+    "swarm.guards.bash.parse": (
         "Invocation",
         "ShellSyntaxError",
         "UnknownWord",

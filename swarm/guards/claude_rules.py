@@ -13,7 +13,7 @@ What ``.claude/settings.json`` ``Bash(git push:*)``, ``Read(./.env)`` and ``Edit
 become (``swarm.team.claude_settings``). As Claude Code decides: a matching ``deny`` wins,
 then ``ask``, then ``allow``. A shell rule matches a command when a program it would run
 starts with the rule's words (an ``exact`` rule: is them), known before it runs
-(``swarm.guards.shellparse``); a deny or ask rule also matches when it might (a word only
+(``swarm.guards.bash.parse``); a deny or ask rule also matches when it might (a word only
 known at run time, ``/usr/bin/git`` for ``git``). A path rule is a gitignore-like glob
 relative to the workspace (``secrets/**``, ``*.pem``; a folder matches what is in it).
 When the project allows some commands (or paths) of a tool, a call of it that no allow
@@ -33,10 +33,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from swarm.errors import GuardError
 from swarm.guards.approval import ask
 from swarm.guards.base import PermissionGuard
+from swarm.guards.bash.parse import Invocation
 from swarm.guards.prefixes import _may_start_with, _starts_with
 from swarm.guards.rules import path_glob
 from swarm.guards.shell import judged_invocations
-from swarm.guards.shellparse import Invocation
 
 if TYPE_CHECKING:
     from swarm.tools import Tool

@@ -6,7 +6,7 @@
 
 This is what a Claude Code role's ``Bash(git log:*)`` becomes. Every program the command
 would start (through pipes, ``;``, ``&&``, ``bash -c``, ``env``, command substitution;
-see ``swarm.guards.shellparse``) must have an argv that starts with one of the prefixes'
+see ``swarm.guards.bash.parse``) must have an argv that starts with one of the prefixes'
 words, known before the command runs: ``git log; rm -rf ~`` is denied for ``rm``, and
 ``git $(echo log)`` because its second word is only known at run time. The guard only
 narrows what the role's policy allows; it never allows what the policy denies.
@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from swarm.errors import GuardError
 from swarm.guards.base import PermissionGuard
+from swarm.guards.bash.parse import Invocation
 from swarm.guards.shell import judged_invocations
-from swarm.guards.shellparse import Invocation
 
 if TYPE_CHECKING:
     from swarm.tools import Tool

@@ -29,8 +29,8 @@ from typing import Any, Literal
 import pydantic
 
 from swarm.errors import ConfigError
+from swarm.guards.bash.parse import Invocation, ShellSyntaxError
 from swarm.guards.shell import CommandPattern, CommandPatternSpec, PatternSet, invocations_of
-from swarm.guards.shellparse import Invocation, ShellSyntaxError
 
 __all__ = [
     "UNPARSEABLE",

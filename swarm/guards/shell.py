@@ -5,7 +5,7 @@
     guard = ShellGuard(deny=["curl", "wget", CommandPattern(program=("rm",), any_arg=("-*r*",))])
     shell = Tool(name="shell", handler=run, guards=(guard,))
 
-The command is parsed (``swarm.guards.shellparse``) into every program it would start,
+The command is parsed (``swarm.guards.bash.parse``) into every program it would start,
 through ``bash -c``, ``env``, ``sudo``, ``xargs``, pipes, ``;``, ``&&``, subshells and
 command substitution, so quoting tricks and wrappers cannot hide a denied program. A
 command the parser cannot judge is denied.
@@ -23,7 +23,7 @@ import pydantic
 
 from swarm.errors import GuardError
 from swarm.guards.base import PermissionGuard
-from swarm.guards.shellparse import (
+from swarm.guards.bash.parse import (
     Invocation,
     ShellSyntaxError,
     UnknownWord,

@@ -23,8 +23,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import lru_cache
 
-from swarm.guards._invocation import Invocation, Redirect, ShellSyntaxError, UnknownWord
-from swarm.guards._walker import invoke_argv, parse
+from swarm.guards.bash._invocation import Invocation, Redirect, ShellSyntaxError, UnknownWord
+from swarm.guards.bash._walker import invoke_argv, parse
 
 __all__ = [
     "Invocation",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from swarm.guards._walker import _terminated
-from swarm.guards.shellparse import Invocation, ShellSyntaxError, expand_argv, parse_command
+from swarm.guards.bash._walker import _terminated
+from swarm.guards.bash.parse import Invocation, ShellSyntaxError, expand_argv, parse_command
 
 
 def programs(command: str) -> list[str]:

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
-from swarm.guards._code import DANGEROUS_ENV, git_env_runs_code
-from swarm.guards._invocation import Invocation, Redirect, ShellSyntaxError, UnknownWord
-from swarm.guards._programs import SILENT_TARGETS, Programs, which
-from swarm.guards._words import Part, Word, decode_ansi_c, unescape
+from swarm.guards.bash._code import DANGEROUS_ENV, git_env_runs_code
+from swarm.guards.bash._invocation import Invocation, Redirect, ShellSyntaxError, UnknownWord
+from swarm.guards.bash._programs import SILENT_TARGETS, Programs, which
+from swarm.guards.bash._words import Part, Word, decode_ansi_c, unescape
 
 __all__ = ["parse", "invoke_argv"]
 

@@ -11,10 +11,16 @@ from __future__ import annotations
 import posixpath
 import re
 
-from swarm.guards._code import effects, has_effects
-from swarm.guards._invocation import MAX_DEPTH, Invocation, Redirect, ShellSyntaxError, UnknownWord
-from swarm.guards._words import Word
-from swarm.guards._wrappers import WRAPPERS
+from swarm.guards.bash._code import effects, has_effects
+from swarm.guards.bash._invocation import (
+    MAX_DEPTH,
+    Invocation,
+    Redirect,
+    ShellSyntaxError,
+    UnknownWord,
+)
+from swarm.guards.bash._words import Word
+from swarm.guards.bash._wrappers import WRAPPERS
 
 __all__ = ["SILENT_TARGETS", "Programs", "which"]
 
