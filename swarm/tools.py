@@ -9,6 +9,12 @@ A handler's annotated parameters define its input schema::
 
 Arguments are validated (and coerced: ``"42"`` becomes ``42``) with pydantic before any guard
 sees them, and validated again after a guard changed them.
+
+Here too: the guard chain (``run_guards``: every guard of a tool, in order, failing
+closed), ``Field`` and ``Progress``. The guards themselves are in ``swarm.guards``
+(``PermissionGuard`` in ``guards/base``, policies in ``guards/policy``); the loop calls a
+tool from ``swarm.loop.calls``; the built-in tools are in ``swarm.toolbox``, and a
+sub-agent as a tool in ``swarm.team.delegation``.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from swarm import (
     Error,
     GuardError,
     IterationEnd,
+    ProviderError,
     ReasoningDelta,
     SessionEndEvent,
     StopReason,
@@ -29,11 +30,10 @@ from swarm import (
     ToolUseStart,
     TransportError,
     Usage,
+    events as events_module,
 )
-from swarm import events as events_module
 from swarm.event_codec import EVENT_TYPES, event_from_dict, event_to_dict
 from swarm.messages import Message, ReasoningBlock, TextBlock, ToolUseBlock
-from swarm.transports import ProviderError
 from swarm.types import UsageNode
 
 OLD_RECORD = Path(__file__).parent / "data" / "events-before-event-codec.jsonl"

@@ -1,4 +1,7 @@
+import ast
+import importlib
 import inspect
+from pathlib import Path
 
 import pytest
 
@@ -39,3 +42,42 @@ def test_dir_lists_every_public_name_before_it_is_used() -> None:
 def test_an_unknown_name_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="no attribute 'NoSuchThing'"):
         swarm.NoSuchThing  # noqa: B018
+
+
+FACES = sorted(
+    ".".join(("swarm", *path.parent.relative_to(Path(swarm.__file__).parent).parts))
+    for path in Path(swarm.__file__).parent.rglob("__init__.py")
+    if "_LAZY" in path.read_text()
+)
+
+
+def _typed_imports(module: str) -> dict[str, set[str]]:
+    """What a face imports under ``if TYPE_CHECKING:``, by module."""
+    source = Path(importlib.import_module(module).__file__ or "").read_text()
+    found: dict[str, set[str]] = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for statement in node.body:
+                assert isinstance(statement, ast.ImportFrom), ast.unparse(statement)
+                names = found.setdefault(statement.module or "", set())
+                names |= {alias.name for alias in statement.names}
+    return found
+
+
+@pytest.mark.parametrize("face", FACES)
+def test_a_face_declares_for_type_checkers_exactly_the_names_it_loads_on_first_use(
+    face: str,
+) -> None:
+    table = {
+        module: set(names) for module, names in vars(importlib.import_module(face))["_LAZY"].items()
+    }
+    assert _typed_imports(face) == table
+
+
+@pytest.mark.parametrize("face", FACES)
+def test_a_face_lists_each_public_name_once_and_every_one_resolves(face: str) -> None:
+    module = importlib.import_module(face)
+    assert module.__all__ == sorted(set(module.__all__))
+    for name in module.__all__:
+        assert not name.startswith("_")
+        getattr(module, name)

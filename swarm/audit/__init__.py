@@ -5,68 +5,47 @@ chain (and, with the run's key, its MACs and anchored head), ``audit_table`` sho
 it; ``redact`` keeps secrets out of it.
 """
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
-from swarm._lazy import lazy_exports
+from swarm._lazy import lazy_exports as _lazy_exports
 from swarm.audit.anchor import (
-    AuditHead,
-    create_key,
-    open_head,
-    read_head,
-    read_key,
-    record_mac,
-    write_head,
+    AuditHead as AuditHead,
+    create_key as create_key,
+    open_head as open_head,
+    read_head as read_head,
+    read_key as read_key,
+    record_mac as record_mac,
+    write_head as write_head,
 )
-from swarm.audit.redact import REDACTED, environment_secrets, redact, redact_text, secret_key
+from swarm.audit.redact import (
+    REDACTED as REDACTED,
+    environment_secrets as environment_secrets,
+    redact as redact,
+    redact_text as redact_text,
+    secret_key as secret_key,
+)
 
-if TYPE_CHECKING:
+if _TYPE_CHECKING:
     from swarm.audit.log import (
-        GENESIS,
-        AuditLog,
-        args_hash,
-        canonical_json,
-        record_hash,
+        GENESIS as GENESIS,
+        AuditLog as AuditLog,
+        args_hash as args_hash,
+        canonical_json as canonical_json,
+        record_hash as record_hash,
     )
     from swarm.audit.show import (
-        AuditRow,
-        audit_rows,
-        audit_table,
-        read_log,
+        AuditRow as AuditRow,
+        audit_rows as audit_rows,
+        audit_table as audit_table,
+        read_log as read_log,
     )
     from swarm.audit.verify import (
-        AuditProblem,
-        AuditReport,
-        NotALog,
-        verify_log,
+        AuditProblem as AuditProblem,
+        AuditReport as AuditReport,
+        NotALog as NotALog,
+        verify_log as verify_log,
     )
 
-__all__ = [
-    "GENESIS",
-    "REDACTED",
-    "AuditHead",
-    "AuditLog",
-    "AuditProblem",
-    "AuditReport",
-    "AuditRow",
-    "NotALog",
-    "args_hash",
-    "audit_rows",
-    "audit_table",
-    "canonical_json",
-    "create_key",
-    "environment_secrets",
-    "open_head",
-    "read_head",
-    "read_key",
-    "read_log",
-    "record_hash",
-    "record_mac",
-    "redact",
-    "redact_text",
-    "secret_key",
-    "verify_log",
-    "write_head",
-]
 
 _LAZY: dict[str, tuple[str, ...]] = {
     "swarm.audit.log": (
@@ -90,4 +69,4 @@ _LAZY: dict[str, tuple[str, ...]] = {
     ),
 }
 
-__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)
+__getattr__, __dir__, __all__ = _lazy_exports(__name__, _LAZY)

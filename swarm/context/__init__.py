@@ -1,38 +1,27 @@
 """Context stores: in memory, in SQLite, and the auto-compacting wrapper."""
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
-from swarm._lazy import lazy_exports
-from swarm.context.base import ContextStore, SessionInfo
-from swarm.context.memory import MemoryContextStore
+from swarm._lazy import lazy_exports as _lazy_exports
+from swarm.context.base import (
+    ContextStore as ContextStore,
+    MemoryContextStore as MemoryContextStore,
+    SessionInfo as SessionInfo,
+)
 
-if TYPE_CHECKING:
+if _TYPE_CHECKING:
     from swarm.context.compaction import (
-        DEFAULT_SUMMARY_PROMPT,
-        SUMMARY_HEADER,
-        AutoCompactStore,
-        CompactHook,
-        CompactionError,
-        compact_context,
+        DEFAULT_SUMMARY_PROMPT as DEFAULT_SUMMARY_PROMPT,
+        SUMMARY_HEADER as SUMMARY_HEADER,
+        AutoCompactStore as AutoCompactStore,
+        CompactHook as CompactHook,
+        compact_context as compact_context,
     )
     from swarm.context.sqlite import (
-        ArchivedSegment,
-        SQLiteContextStore,
+        ArchivedSegment as ArchivedSegment,
+        SQLiteContextStore as SQLiteContextStore,
     )
 
-__all__ = [
-    "DEFAULT_SUMMARY_PROMPT",
-    "SUMMARY_HEADER",
-    "ArchivedSegment",
-    "AutoCompactStore",
-    "CompactHook",
-    "CompactionError",
-    "ContextStore",
-    "MemoryContextStore",
-    "SQLiteContextStore",
-    "SessionInfo",
-    "compact_context",
-]
 
 _LAZY: dict[str, tuple[str, ...]] = {
     "swarm.context.compaction": (
@@ -40,7 +29,6 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "SUMMARY_HEADER",
         "AutoCompactStore",
         "CompactHook",
-        "CompactionError",
         "compact_context",
     ),
     "swarm.context.sqlite": (
@@ -49,4 +37,4 @@ _LAZY: dict[str, tuple[str, ...]] = {
     ),
 }
 
-__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)
+__getattr__, __dir__, __all__ = _lazy_exports(__name__, _LAZY)

@@ -9,138 +9,66 @@ by name (``make_guard``, ``register_guard``) let policy files use them.
 ``replay_decisions`` replays recorded runs' decisions under a changed policy.
 """
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
-from swarm._lazy import lazy_exports
+from swarm._lazy import lazy_exports as _lazy_exports
 
-if TYPE_CHECKING:
-    from swarm.guards.approval import (
-        ApprovalDecision,
-        ApprovalGuard,
-        ApprovalRequest,
-        Approver,
-    )
-    from swarm.guards.audit import (
-        AuditGuard,
-    )
+if _TYPE_CHECKING:
+    from swarm.guards.approval import ApprovalGuard as ApprovalGuard
+    from swarm.guards.audit import AuditGuard as AuditGuard
     from swarm.guards.base import (
-        AllowAllGuard,
-        ConcurrentGuard,
-        DenyAllGuard,
-        PermissionGuard,
+        AllowAllGuard as AllowAllGuard,
+        ConcurrentGuard as ConcurrentGuard,
+        DenyAllGuard as DenyAllGuard,
+        PermissionGuard as PermissionGuard,
     )
     from swarm.guards.bash.parse import (
-        Invocation,
-        ShellSyntaxError,
-        UnknownWord,
-        parse_command,
+        Invocation as Invocation,
+        ShellSyntaxError as ShellSyntaxError,
+        UnknownWord as UnknownWord,
+        parse_command as parse_command,
     )
-    from swarm.guards.ceiling import (
-        CeilingGuard,
-    )
-    from swarm.guards.chain import (
-        run_guards,
-    )
+    from swarm.guards.ceiling import CeilingGuard as CeilingGuard
     from swarm.guards.claude_rules import (
-        ClaudePermissions,
-        ClaudeRule,
-        ClaudeRulesGuard,
+        ClaudePermissions as ClaudePermissions,
+        ClaudeRule as ClaudeRule,
+        ClaudeRulesGuard as ClaudeRulesGuard,
     )
     from swarm.guards.limits import (
-        BudgetGuard,
-        HasBudget,
-        RateLimitGuard,
-        role_of,
+        BudgetGuard as BudgetGuard,
+        HasBudget as HasBudget,
+        RateLimitGuard as RateLimitGuard,
     )
-    from swarm.guards.paths import (
-        PathGuard,
-        path_arguments,
-    )
+    from swarm.guards.paths import PathGuard as PathGuard, path_arguments as path_arguments
     from swarm.guards.policy import (
-        Policy,
-        PolicyGuard,
-        apply_policy,
-        load_policy,
-        shipped_policies,
+        Policy as Policy,
+        PolicyGuard as PolicyGuard,
+        apply_policy as apply_policy,
+        load_policy as load_policy,
+        shipped_policies as shipped_policies,
     )
     from swarm.guards.prefixes import (
-        CommandDenyGuard,
-        CommandPrefixGuard,
+        CommandDenyGuard as CommandDenyGuard,
+        CommandPrefixGuard as CommandPrefixGuard,
     )
     from swarm.guards.registry import (
-        GuardContext,
-        guard_names,
-        make_guard,
-        register_guard,
+        GuardContext as GuardContext,
+        guard_names as guard_names,
+        make_guard as make_guard,
+        register_guard as register_guard,
     )
     from swarm.guards.replay import (
-        ChangedCall,
-        ReplayReport,
-        audit_logs,
-        replay_decisions,
+        ChangedCall as ChangedCall,
+        ReplayReport as ReplayReport,
+        audit_logs as audit_logs,
+        replay_decisions as replay_decisions,
     )
-    from swarm.guards.rules import (
-        Decision,
-        Rule,
-    )
-    from swarm.guards.shell import (
-        CommandPattern,
-        ShellGuard,
-    )
+    from swarm.guards.rules import Decision as Decision, Rule as Rule
+    from swarm.guards.shell import CommandPattern as CommandPattern, ShellGuard as ShellGuard
 
-__all__ = [
-    "AllowAllGuard",
-    "ApprovalDecision",
-    "ApprovalGuard",
-    "ApprovalRequest",
-    "Approver",
-    "AuditGuard",
-    "BudgetGuard",
-    "CeilingGuard",
-    "ChangedCall",
-    "ClaudePermissions",
-    "ClaudeRule",
-    "ClaudeRulesGuard",
-    "CommandPattern",
-    "CommandDenyGuard",
-    "CommandPrefixGuard",
-    "ConcurrentGuard",
-    "Decision",
-    "DenyAllGuard",
-    "GuardContext",
-    "HasBudget",
-    "Invocation",
-    "PathGuard",
-    "PermissionGuard",
-    "Policy",
-    "PolicyGuard",
-    "RateLimitGuard",
-    "ReplayReport",
-    "Rule",
-    "ShellGuard",
-    "ShellSyntaxError",
-    "UnknownWord",
-    "apply_policy",
-    "audit_logs",
-    "guard_names",
-    "load_policy",
-    "make_guard",
-    "parse_command",
-    "path_arguments",
-    "register_guard",
-    "replay_decisions",
-    "role_of",
-    "run_guards",
-    "shipped_policies",
-]
 
 _LAZY: dict[str, tuple[str, ...]] = {
-    "swarm.guards.approval": (
-        "ApprovalDecision",
-        "ApprovalGuard",
-        "ApprovalRequest",
-        "Approver",
-    ),
+    "swarm.guards.approval": ("ApprovalGuard",),
     "swarm.guards.audit": ("AuditGuard",),
     "swarm.guards.base": (
         "AllowAllGuard",
@@ -149,12 +77,10 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "PermissionGuard",
     ),
     "swarm.guards.ceiling": ("CeilingGuard",),
-    "swarm.guards.chain": ("run_guards",),
     "swarm.guards.limits": (
         "BudgetGuard",
         "HasBudget",
         "RateLimitGuard",
-        "role_of",
     ),
     "swarm.guards.claude_rules": ("ClaudePermissions", "ClaudeRule", "ClaudeRulesGuard"),
     "swarm.guards.paths": (
@@ -197,4 +123,4 @@ _LAZY: dict[str, tuple[str, ...]] = {
     ),
 }
 
-__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)
+__getattr__, __dir__, __all__ = _lazy_exports(__name__, _LAZY)

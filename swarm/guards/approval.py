@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any
 
 from swarm.errors import GuardError, ToolError
 from swarm.guards.base import ConcurrentGuard, PermissionGuard
-from swarm.guards.chain import run_guards
 from swarm.scope import (
     ApprovalDecision,
     ApprovalRequest,
@@ -28,6 +27,7 @@ from swarm.scope import (
     current_call,
     current_scope,
 )
+from swarm.tools import run_guards
 
 if TYPE_CHECKING:
     from swarm.tools import Tool

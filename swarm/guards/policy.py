@@ -44,6 +44,12 @@ swarm's own code when the workspace holds it (an editable checkout).
 before it runs (rule ``undo-budget``), or, with ``over_budget: run``, runs with its
 changes listed but not undoable. The run's policy (the scenario's) decides; a policy
 that extends another overrides it whole.
+
+Its neighbours in ``swarm/guards/``: ``rules`` (one rule and its conditions), ``registry``
+(guards by factory name), ``base`` (``PermissionGuard``), ``shell``, ``prefixes``,
+``paths``, ``limits``, ``ceiling``, ``approval``, ``audit``, ``protect``, ``_sandboxing``
+(the ``sandbox:`` key); the bash command analyser a shell rule reads is ``guards/bash/``.
+A guard runs in the chain of ``swarm.tools.run_guards``, called by ``swarm.loop.calls``.
 """
 
 from __future__ import annotations

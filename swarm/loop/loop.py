@@ -1,5 +1,12 @@
 """The agentic loop: stream a model turn, run its tool calls, store the turn, repeat.
 
+Its neighbours in ``swarm/loop/``: ``agent`` (``Agent``, ``AgentStream``: what starts a run
+and what a caller holds), ``state`` (what the phases share, how a run opens and ends),
+``turn`` (a turn assembled from the stream), ``calls`` (the tool calls: validate, guard,
+execute), ``outputs`` (results too large for the model). Below it: ``swarm.scope`` (the
+run scope), ``swarm.control``, ``swarm.tools``; above it, ``swarm.team.delegation`` runs
+agents as other agents' tools.
+
 ``run_loop`` is an async generator of events, written as phases: prepare the request
 (history, ``transform_context``, the tool selector), stream the turn, run its calls,
 store it, and pick what comes next (steering, a follow-up, the end). It never raises for

@@ -7,37 +7,25 @@ checkout). A team served as an MCP server (``swarm mcp serve``) is the command l
 ``swarm.cli.mcp_serve``.
 """
 
-from __future__ import annotations
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
-import importlib
-from typing import Any
+from swarm._lazy import lazy_exports as _lazy_exports
+from swarm.mcp.config import (
+    McpHttpServer as McpHttpServer,
+    McpServer as McpServer,
+    McpStdioServer as McpStdioServer,
+    load_mcp_servers as load_mcp_servers,
+)
 
-from swarm.mcp.config import McpHttpServer, McpServer, McpStdioServer, load_mcp_servers
+if _TYPE_CHECKING:
+    from swarm.mcp.client import McpConnections as McpConnections, McpUnavailable as McpUnavailable
+    from swarm.mcp.paths import McpPathGuard as McpPathGuard
+    from swarm.mcp.tools import mcp_tool as mcp_tool, mcp_toolbox as mcp_toolbox
 
-__all__ = [
-    "McpConnections",
-    "McpHttpServer",
-    "McpPathGuard",
-    "McpServer",
-    "McpStdioServer",
-    "McpUnavailable",
-    "load_mcp_servers",
-    "mcp_tool",
-    "mcp_toolbox",
-]
-
-_LAZY = {
-    "McpConnections": "swarm.mcp.client",
-    "McpUnavailable": "swarm.mcp.client",
-    "McpPathGuard": "swarm.mcp.paths",
-    "mcp_tool": "swarm.mcp.tools",
-    "mcp_toolbox": "swarm.mcp.tools",
+_LAZY: dict[str, tuple[str, ...]] = {  # these need the mcp SDK
+    "swarm.mcp.client": ("McpConnections", "McpUnavailable"),
+    "swarm.mcp.paths": ("McpPathGuard",),
+    "swarm.mcp.tools": ("mcp_tool", "mcp_toolbox"),
 }
 
-
-def __getattr__(name: str) -> Any:
-    """The names that need the ``mcp`` SDK, imported on first use."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'swarm.mcp' has no attribute '{name}'")
-    return getattr(importlib.import_module(module), name)
+__getattr__, __dir__, __all__ = _lazy_exports(__name__, _LAZY)

@@ -12,3 +12,18 @@ Above it, ``swarm.scenario`` runs scenarios and keeps their records through this
 the scenario file format (``swarm.scenario.spec``) is what a manifest holds, so the record
 reads it. Below it: ``swarm.team``, ``swarm.audit``, ``swarm.undo``.
 """
+
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+
+from swarm._lazy import lazy_exports as _lazy_exports
+
+if _TYPE_CHECKING:
+    from swarm.record.outcome import CallTally as CallTally, RunOutcome as RunOutcome
+    from swarm.record.record import RunRecord as RunRecord, default_runs_dir as default_runs_dir
+
+_LAZY: dict[str, tuple[str, ...]] = {
+    "swarm.record.outcome": ("CallTally", "RunOutcome"),
+    "swarm.record.record": ("RunRecord", "default_runs_dir"),
+}
+
+__getattr__, __dir__, __all__ = _lazy_exports(__name__, _LAZY)

@@ -1,100 +1,56 @@
 """OS sandboxes for every process a tool starts (see ``base`` for the model, ``select``
 for how the tier is chosen)."""
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
-from swarm._lazy import lazy_exports
+from swarm._lazy import lazy_exports as _lazy_exports
 from swarm.sandbox.base import (
-    TMPFS_SIZE,
-    Confinement,
-    Launch,
-    Mode,
-    Network,
-    Overlay,
-    Reads,
-    Sandbox,
-    SandboxSettings,
-    SandboxUnavailable,
+    TMPFS_SIZE as TMPFS_SIZE,
+    Confinement as Confinement,
+    Launch as Launch,
+    Mode as Mode,
+    Network as Network,
+    Overlay as Overlay,
+    Reads as Reads,
+    Sandbox as Sandbox,
+    SandboxSettings as SandboxSettings,
+    SandboxUnavailable as SandboxUnavailable,
 )
 
-if TYPE_CHECKING:
+if _TYPE_CHECKING:
     from swarm.sandbox.bubblewrap import (
-        Bubblewrap,
-        bwrap_arguments,
-        probe_bubblewrap,
+        Bubblewrap as Bubblewrap,
+        bwrap_arguments as bwrap_arguments,
+        probe_bubblewrap as probe_bubblewrap,
     )
-    from swarm.sandbox.egress import (
-        AllowList,
-        Egress,
-    )
-    from swarm.sandbox.environment import (
-        command_environment,
-    )
+    from swarm.sandbox.egress import AllowList as AllowList, Egress as Egress
+    from swarm.sandbox.environment import command_environment as command_environment
     from swarm.sandbox.landlock import (
-        LandlockSandbox,
-        NetworkMethod,
-        landlock_abi,
+        LandlockSandbox as LandlockSandbox,
+        NetworkMethod as NetworkMethod,
+        landlock_abi as landlock_abi,
     )
-    from swarm.sandbox.limits import (
-        ResourceLimits,
-    )
+    from swarm.sandbox.limits import ResourceLimits as ResourceLimits
     from swarm.sandbox.proxy import (
-        ConnectionRecord,
-        EgressProxy,
-        Resolver,
-        mapped_resolver,
-        system_resolver,
+        ConnectionRecord as ConnectionRecord,
+        EgressProxy as EgressProxy,
+        Resolver as Resolver,
+        mapped_resolver as mapped_resolver,
+        system_resolver as system_resolver,
     )
     from swarm.sandbox.proxy_door import (
-        ProxyDoor,
-        proxy_environment,
+        ProxyDoor as ProxyDoor,
+        proxy_environment as proxy_environment,
     )
-    from swarm.sandbox.seatbelt import (
-        SeatbeltSandbox,
-    )
+    from swarm.sandbox.seatbelt import SeatbeltSandbox as SeatbeltSandbox
     from swarm.sandbox.select import (
-        HOW_TO_SANDBOX,
-        TIERS,
-        SandboxFinder,
-        Unconfined,
-        find_sandbox,
+        HOW_TO_SANDBOX as HOW_TO_SANDBOX,
+        TIERS as TIERS,
+        SandboxFinder as SandboxFinder,
+        Unconfined as Unconfined,
+        find_sandbox as find_sandbox,
     )
 
-__all__ = [
-    "AllowList",
-    "ConnectionRecord",
-    "Egress",
-    "EgressProxy",
-    "ProxyDoor",
-    "Resolver",
-    "mapped_resolver",
-    "proxy_environment",
-    "system_resolver",
-    "HOW_TO_SANDBOX",
-    "TIERS",
-    "Bubblewrap",
-    "Confinement",
-    "LandlockSandbox",
-    "Launch",
-    "Overlay",
-    "Mode",
-    "Network",
-    "NetworkMethod",
-    "Reads",
-    "ResourceLimits",
-    "Sandbox",
-    "SandboxFinder",
-    "SandboxSettings",
-    "SandboxUnavailable",
-    "Unconfined",
-    "bwrap_arguments",
-    "command_environment",
-    "find_sandbox",
-    "probe_bubblewrap",
-    "SeatbeltSandbox",
-    "TMPFS_SIZE",
-    "landlock_abi",
-]
 
 _LAZY: dict[str, tuple[str, ...]] = {
     "swarm.sandbox.bubblewrap": (
@@ -128,4 +84,4 @@ _LAZY: dict[str, tuple[str, ...]] = {
     ),
 }
 
-__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)
+__getattr__, __dir__, __all__ = _lazy_exports(__name__, _LAZY)

@@ -34,8 +34,7 @@ import signal
 import sys
 
 if __package__:
-    from swarm.sandbox import _landlock_kernel as kernel
-    from swarm.sandbox import _limits_exec as limits
+    from swarm.sandbox import _landlock_kernel as kernel, _limits_exec as limits
 else:  # run by path: the kernel module sits beside this file, outside any package
     sys.path.append(os.path.dirname(os.path.abspath(__file__)))
     import _landlock_kernel as kernel  # type: ignore[import-not-found, no-redef]

@@ -1,51 +1,30 @@
 """Teams in files: role files, their loaders, and the validated delegation graph."""
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
-from swarm._lazy import lazy_exports
+from swarm._lazy import lazy_exports as _lazy_exports
 
-if TYPE_CHECKING:
-    from swarm.team.graph import (
-        DEFAULT_MAX_DEPTH,
-        Team,
-    )
+if _TYPE_CHECKING:
+    from swarm.team.graph import DEFAULT_MAX_DEPTH as DEFAULT_MAX_DEPTH, Team as Team
     from swarm.team.loader import (
-        AgentLoader,
-        JsonAgentLoader,
-        MarkdownAgentLoader,
-        MultiFormatLoader,
-        TomlAgentLoader,
-        YamlAgentLoader,
-        default_roles_dir,
-        load_agents,
-        load_specs,
+        AgentLoader as AgentLoader,
+        JsonAgentLoader as JsonAgentLoader,
+        MarkdownAgentLoader as MarkdownAgentLoader,
+        MultiFormatLoader as MultiFormatLoader,
+        TomlAgentLoader as TomlAgentLoader,
+        YamlAgentLoader as YamlAgentLoader,
+        default_roles_dir as default_roles_dir,
+        load_agents as load_agents,
+        load_specs as load_specs,
     )
     from swarm.team.spec import (
-        AgentSpec,
-        BudgetSettings,
-        CompactionSettings,
-        RoleFile,
-        ToolChoice,
+        AgentSpec as AgentSpec,
+        BudgetSettings as BudgetSettings,
+        CompactionSettings as CompactionSettings,
+        RoleFile as RoleFile,
+        ToolChoice as ToolChoice,
     )
 
-__all__ = [
-    "DEFAULT_MAX_DEPTH",
-    "AgentLoader",
-    "AgentSpec",
-    "BudgetSettings",
-    "CompactionSettings",
-    "JsonAgentLoader",
-    "MarkdownAgentLoader",
-    "MultiFormatLoader",
-    "RoleFile",
-    "Team",
-    "TomlAgentLoader",
-    "ToolChoice",
-    "YamlAgentLoader",
-    "default_roles_dir",
-    "load_agents",
-    "load_specs",
-]
 
 _LAZY: dict[str, tuple[str, ...]] = {
     "swarm.team.graph": (
@@ -72,4 +51,4 @@ _LAZY: dict[str, tuple[str, ...]] = {
     ),
 }
 
-__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)
+__getattr__, __dir__, __all__ = _lazy_exports(__name__, _LAZY)

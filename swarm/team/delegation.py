@@ -5,6 +5,12 @@ shows in its events and lands in the audit log like any other call. Each call ru
 sub-agent with a fresh context, in a child run scope: its own path
 (``orchestrator/architect#2``), its own budget node under the caller's, and a sink that
 forwards every event it produces up to the root stream as a ``SubAgentEvent``.
+
+Its neighbours in ``swarm/team/``: ``spec`` (a role, ``AgentSpec``), ``loader`` (role
+files), ``graph`` (``Team``: the validated delegation graph), ``children`` (a running
+sub-agent's run), ``background`` (the ``agents`` tool for sub-agents left running),
+``tool_entries`` (a role's ``tools:``). What it runs is ``swarm.loop`` (``Agent``); what a
+run shares is ``swarm.scope``; scenario runs build teams from ``swarm.scenario``.
 """
 
 from __future__ import annotations
@@ -20,9 +26,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
 from swarm.background import SubAgents
 from swarm.budget import Budget, BudgetLimits
-from swarm.context.base import ContextStore
+from swarm.context.base import ContextStore, MemoryContextStore
 from swarm.context.compaction import AutoCompactStore
-from swarm.context.memory import MemoryContextStore
 from swarm.errors import ConfigError, ToolError
 from swarm.events import StreamEvent, SubAgentEvent
 from swarm.loop.agent import Agent, AgentStream

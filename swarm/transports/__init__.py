@@ -10,93 +10,54 @@ Naming models is ``swarm.models``' job: ``transport_from_spec("openai:gpt-4.1-mi
 and prices (``swarm.models.registry``).
 """
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
-from swarm._lazy import lazy_exports
-from swarm.transports.base import CompletionTransport, DummyCompletionTransport
+from swarm._lazy import lazy_exports as _lazy_exports
+from swarm.transports.base import (
+    CompletionTransport as CompletionTransport,
+    DummyCompletionTransport as DummyCompletionTransport,
+)
 
-if TYPE_CHECKING:
-    from swarm.event_codec import (
-        event_from_dict,
-        event_to_dict,
-    )
+if _TYPE_CHECKING:
     from swarm.transports._http import (
-        HTTPTransport,
-        StreamDecoder,
+        HTTPTransport as HTTPTransport,
+        StreamDecoder as StreamDecoder,
     )
     from swarm.transports.anthropic import (
-        AnthropicStreamDecoder,
-        AnthropicTransport,
-        anthropic_messages,
-        anthropic_tools,
-        mark_cache_breakpoints,
+        AnthropicStreamDecoder as AnthropicStreamDecoder,
+        AnthropicTransport as AnthropicTransport,
+        anthropic_messages as anthropic_messages,
+        anthropic_tools as anthropic_tools,
+        mark_cache_breakpoints as mark_cache_breakpoints,
     )
     from swarm.transports.openai import (
-        OpenAIStreamDecoder,
-        OpenAITransport,
-        openai_messages,
-        openai_tools,
-        openai_usage,
-        role_cache_key,
+        OpenAIStreamDecoder as OpenAIStreamDecoder,
+        OpenAITransport as OpenAITransport,
+        openai_messages as openai_messages,
+        openai_tools as openai_tools,
+        openai_usage as openai_usage,
+        role_cache_key as role_cache_key,
     )
     from swarm.transports.options import (
-        CacheTTL,
-        PerRequest,
-        Timeouts,
-        ToolChoice,
-        for_cache,
-        for_tool_choice,
-        on_user_turn,
+        CacheTTL as CacheTTL,
+        PerRequest as PerRequest,
+        Timeouts as Timeouts,
+        ToolChoice as ToolChoice,
+        for_cache as for_cache,
+        for_tool_choice as for_tool_choice,
+        on_user_turn as on_user_turn,
     )
     from swarm.transports.recording import (
-        RecordingTransport,
-        ReplayTransport,
-        request_to_dict,
+        RecordingTransport as RecordingTransport,
+        ReplayTransport as ReplayTransport,
+        request_to_dict as request_to_dict,
     )
     from swarm.transports.retry import (
-        ProviderError,
-        RetryPolicy,
-        parse_retry_after,
+        RetryPolicy as RetryPolicy,
+        parse_retry_after as parse_retry_after,
     )
-    from swarm.transports.sse import (
-        SSEEvent,
-        SSEParser,
-    )
+    from swarm.transports.sse import SSEEvent as SSEEvent, SSEParser as SSEParser
 
-__all__ = [
-    "AnthropicStreamDecoder",
-    "AnthropicTransport",
-    "CacheTTL",
-    "CompletionTransport",
-    "DummyCompletionTransport",
-    "HTTPTransport",
-    "OpenAIStreamDecoder",
-    "OpenAITransport",
-    "PerRequest",
-    "ProviderError",
-    "RecordingTransport",
-    "ReplayTransport",
-    "RetryPolicy",
-    "SSEEvent",
-    "SSEParser",
-    "StreamDecoder",
-    "Timeouts",
-    "ToolChoice",
-    "anthropic_messages",
-    "anthropic_tools",
-    "event_from_dict",
-    "event_to_dict",
-    "for_cache",
-    "for_tool_choice",
-    "mark_cache_breakpoints",
-    "on_user_turn",
-    "openai_messages",
-    "openai_tools",
-    "openai_usage",
-    "parse_retry_after",
-    "request_to_dict",
-    "role_cache_key",
-]
 
 _LAZY: dict[str, tuple[str, ...]] = {
     "swarm.transports._http": (
@@ -133,13 +94,8 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "request_to_dict",
     ),
     "swarm.transports.retry": (
-        "ProviderError",
         "RetryPolicy",
         "parse_retry_after",
-    ),
-    "swarm.event_codec": (
-        "event_from_dict",
-        "event_to_dict",
     ),
     "swarm.transports.sse": (
         "SSEEvent",
@@ -147,4 +103,4 @@ _LAZY: dict[str, tuple[str, ...]] = {
     ),
 }
 
-__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__)
+__getattr__, __dir__, __all__ = _lazy_exports(__name__, _LAZY)

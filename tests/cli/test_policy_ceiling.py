@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
-from typing import Any as Swarm
+from typing import Any, Any as Swarm
 
 import pytest
 

@@ -10,8 +10,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
-from typing import Any as Swarm
+from typing import Any, Any as Swarm
 
 import pytest
 

@@ -9,8 +9,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
-from typing import Any as Swarm
+from typing import Any, Any as Swarm
 
 import pytest
 

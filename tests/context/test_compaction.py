@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from swarm import (
+    CompactionError,
     Error,
     ImageBlock,
     Message,
@@ -19,12 +20,7 @@ from swarm import (
     ToolUseBlock,
     TransportError,
 )
-from swarm.context import (
-    DEFAULT_SUMMARY_PROMPT,
-    CompactionError,
-    MemoryContextStore,
-    compact_context,
-)
+from swarm.context import DEFAULT_SUMMARY_PROMPT, MemoryContextStore, compact_context
 from swarm.testing import FunctionTransport, StubTransport, make_text_response
 
 from .support import assert_valid_history

@@ -6,15 +6,9 @@ from typing import Annotated, Any
 
 import pytest
 
+from swarm import ApprovalDecision, ApprovalRequest
 from swarm.errors import GuardError
-from swarm.guards import (
-    ApprovalDecision,
-    ApprovalGuard,
-    ApprovalRequest,
-    Policy,
-    ShellGuard,
-    apply_policy,
-)
+from swarm.guards import ApprovalGuard, Policy, ShellGuard, apply_policy
 from swarm.scope import CallRecord, RunScope, use_call, use_scope
 from swarm.tools import Field, Tool
 

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from swarm.errors import GuardError
-from swarm.guards import BudgetGuard, RateLimitGuard, role_of
-from swarm.scope import CallRecord, RunScope, use_call, use_scope
+from swarm.guards import BudgetGuard, RateLimitGuard
+from swarm.scope import CallRecord, RunScope, role_of, use_call, use_scope
 from swarm.tools import Tool
 
 pytestmark = pytest.mark.anyio

@@ -17,8 +17,12 @@ from swarm.sandbox.egress import AllowList, Egress
 from swarm.sandbox.proxy import mapped_resolver
 from swarm.toolbox import make_toolbox
 
-from .test_egress_bubblewrap import NAMES, Server, run_audited
-from .test_egress_bubblewrap import server as server  # the fixture
+from .test_egress_bubblewrap import (
+    NAMES,
+    Server,
+    run_audited,
+    server as server,  # the fixture
+)
 from .test_landlock import methods_here
 
 pytestmark = pytest.mark.anyio

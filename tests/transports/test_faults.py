@@ -6,14 +6,8 @@ from typing import Any
 
 import pytest
 
-from swarm import Message, StopReason, TextDelta, TransportError
-from swarm.transports import (
-    AnthropicTransport,
-    OpenAITransport,
-    ProviderError,
-    RetryPolicy,
-    Timeouts,
-)
+from swarm import Message, ProviderError, StopReason, TextDelta, TransportError
+from swarm.transports import AnthropicTransport, OpenAITransport, RetryPolicy, Timeouts
 
 from .recordings import Turn, assemble, cassette, sse_body
 from .server import LLMServer, Reply, sse_chunks

@@ -7,6 +7,7 @@ import pytest
 from swarm import (
     ImageBlock,
     Message,
+    ProviderError,
     ReasoningBlock,
     TextBlock,
     TextDelta,
@@ -15,13 +16,7 @@ from swarm import (
     TransportError,
     tool,
 )
-from swarm.transports import (
-    OpenAITransport,
-    ProviderError,
-    RetryPolicy,
-    on_user_turn,
-    openai_messages,
-)
+from swarm.transports import OpenAITransport, RetryPolicy, on_user_turn, openai_messages
 
 from .recordings import assemble, cassette, conformance, sse_body
 

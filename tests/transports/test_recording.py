@@ -15,6 +15,7 @@ from swarm import (
     StopReason,
     StreamEvent,
     TransportError,
+    event_to_dict,
     tool,
 )
 from swarm.scope import current_scope, use_scope
@@ -25,12 +26,7 @@ from swarm.testing import (
     make_tool_use_response,
 )
 from swarm.tools import Tool
-from swarm.transports import (
-    OpenAITransport,
-    RecordingTransport,
-    ReplayTransport,
-    event_to_dict,
-)
+from swarm.transports import OpenAITransport, RecordingTransport, ReplayTransport
 
 from .recordings import sse_body
 

@@ -9,6 +9,7 @@ import pytest
 
 from swarm import (
     Message,
+    ProviderError,
     ReasoningDelta,
     StopReason,
     TextDelta,
@@ -16,13 +17,7 @@ from swarm import (
     TransportError,
     Usage,
 )
-from swarm.transports import (
-    AnthropicTransport,
-    HTTPTransport,
-    OpenAITransport,
-    ProviderError,
-    RetryPolicy,
-)
+from swarm.transports import AnthropicTransport, HTTPTransport, OpenAITransport, RetryPolicy
 
 from .recordings import Turn, assemble, cassette, conformance, sse_body
 from .server import LLMServer, Reply

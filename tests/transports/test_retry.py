@@ -4,8 +4,8 @@ from email.utils import format_datetime
 import httpx
 import pytest
 
-from swarm import Message
-from swarm.transports import AnthropicTransport, ProviderError, RetryPolicy, parse_retry_after
+from swarm import Message, ProviderError
+from swarm.transports import AnthropicTransport, RetryPolicy, parse_retry_after
 
 
 def test_retry_after_in_seconds() -> None:
