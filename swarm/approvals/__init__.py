@@ -7,23 +7,24 @@ is there), or by ``on_ask`` (``deny``, or ``hold``: the request waits in the rec
 resumed; ``Activity`` says when a run with held calls can go no further.
 """
 
-from swarm.approvals.activity import Activity, until_stuck
-from swarm.approvals.approver import OnAsk, RunApprover, decision_of
-from swarm.approvals.resume import HeldRun, check_answered, continue_held, open_requests
-from swarm.approvals.store import APPROVALS_FILE, ApprovalStore, Pending, os_user
+from swarm._lazy import lazy_exports as _lazy_exports
+from swarm.approvals.activity import Activity as Activity, until_stuck as until_stuck
+from swarm.approvals.approver import (
+    OnAsk as OnAsk,
+    RunApprover as RunApprover,
+    decision_of as decision_of,
+)
+from swarm.approvals.resume import (
+    HeldRun as HeldRun,
+    check_answered as check_answered,
+    continue_held as continue_held,
+    open_requests as open_requests,
+)
+from swarm.approvals.store import (
+    APPROVALS_FILE as APPROVALS_FILE,
+    ApprovalStore as ApprovalStore,
+    Pending as Pending,
+    os_user as os_user,
+)
 
-__all__ = [
-    "APPROVALS_FILE",
-    "Activity",
-    "ApprovalStore",
-    "HeldRun",
-    "OnAsk",
-    "Pending",
-    "RunApprover",
-    "check_answered",
-    "continue_held",
-    "decision_of",
-    "open_requests",
-    "os_user",
-    "until_stuck",
-]
+__getattr__, __dir__, __all__ = _lazy_exports(__name__, {})

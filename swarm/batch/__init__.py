@@ -7,27 +7,29 @@ order. Both take an ``Executor``: ``LocalExecutor`` (this process, a concurrency
 never live objects; records come back to this machine as files.
 """
 
-from swarm.batch.batch import BatchResult, BatchSummary, run_batch
-from swarm.batch.executors import Executor, LocalExecutor, RayExecutor, executor_from_spec
-from swarm.batch.job import Job, JobReport, receive_record, run_job
-from swarm.batch.suite import SuiteReport, run_suite
-from swarm.batch.tasks import BatchTask, load_script_model, load_tasks
+from swarm._lazy import lazy_exports as _lazy_exports
+from swarm.batch.batch import (
+    BatchResult as BatchResult,
+    BatchSummary as BatchSummary,
+    run_batch as run_batch,
+)
+from swarm.batch.executors import (
+    Executor as Executor,
+    LocalExecutor as LocalExecutor,
+    RayExecutor as RayExecutor,
+    executor_from_spec as executor_from_spec,
+)
+from swarm.batch.job import (
+    Job as Job,
+    JobReport as JobReport,
+    receive_record as receive_record,
+    run_job as run_job,
+)
+from swarm.batch.suite import SuiteReport as SuiteReport, run_suite as run_suite
+from swarm.batch.tasks import (
+    BatchTask as BatchTask,
+    load_script_model as load_script_model,
+    load_tasks as load_tasks,
+)
 
-__all__ = [
-    "BatchResult",
-    "BatchSummary",
-    "BatchTask",
-    "Executor",
-    "Job",
-    "JobReport",
-    "LocalExecutor",
-    "RayExecutor",
-    "SuiteReport",
-    "executor_from_spec",
-    "load_script_model",
-    "load_tasks",
-    "receive_record",
-    "run_batch",
-    "run_job",
-    "run_suite",
-]
+__getattr__, __dir__, __all__ = _lazy_exports(__name__, {})

@@ -228,6 +228,7 @@ class EventTally:
 
 def build_outcome(
     scenario: Scenario,
+    *,
     run_id: str,
     record_dir: Path,
     workspace: Path,
@@ -238,7 +239,6 @@ def build_outcome(
     root_session: str,
     sessions: Mapping[str, str],
     changes: WorkspaceChanges | None = None,
-    *,
     cut_text: str = "",
 ) -> RunOutcome:
     """The outcome of a segment. Its final text is the entry agent's result's; for a

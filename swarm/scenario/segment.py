@@ -391,16 +391,16 @@ async def _run_with(
             with anyio.CancelScope(shield=True):
                 outcome = build_outcome(
                     scenario,
-                    run.run_id,
-                    record.dir,
-                    run.workspace,
-                    final,
-                    tally,
-                    scope.budget,
-                    time.perf_counter() - started,
-                    root_store.session_id,
-                    sessions,
-                    attributed(
+                    run_id=run.run_id,
+                    record_dir=record.dir,
+                    workspace=run.workspace,
+                    final=final,
+                    tally=tally,
+                    budget=scope.budget,
+                    duration=time.perf_counter() - started,
+                    root_session=root_store.session_id,
+                    sessions=sessions,
+                    changes=attributed(
                         workspace_changes(before, snapshot(run.workspace)),
                         [c for c in capture.log.state.calls if c.seq >= first_seq],
                     ),
