@@ -117,6 +117,8 @@ while True:
 
 _lock = threading.Lock()
 _server: tuple[subprocess.Popen[bytes], str, int] | None = None
+_started_with = {k: v for k, v in os.environ.items() if k.startswith("PYTHON")}
+"""The interpreter's own variables the server starts with (this process's, at import)."""
 
 
 def _address() -> str | None:
@@ -135,7 +137,7 @@ def _address() -> str | None:
             [sys.executable, "-c", SERVER, str(listener.fileno()), str(alive_read)],
             pass_fds=(listener.fileno(), alive_read),
             stdin=subprocess.DEVNULL,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            env={**_clear_of_python(os.environ), **_started_with, "PYTHONUNBUFFERED": "1"},
         )
         listener.close()
         os.close(alive_read)
@@ -152,15 +154,19 @@ def _stop(server: subprocess.Popen[bytes], alive: int) -> None:
         server.kill()
 
 
-def _python_variables(env: Mapping[str, str]) -> dict[str, str]:
-    return {k: v for k, v in env.items() if k.startswith("PYTHON") and k != "PYTHONUNBUFFERED"}
+def _clear_of_python(env: Mapping[str, str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if not k.startswith("PYTHON")}
 
 
 def _starts_alike(env: Mapping[str, str]) -> bool:
     """Whether Python started with ``env`` starts as the server did: a ``PYTHONPATH``,
     ``PYTHONSAFEPATH`` or other variable of the interpreter's own that differs needs a
     process of its own (the server has imported swarm already, from its own path)."""
-    return _python_variables(env) == _python_variables(os.environ)
+    python = {k: v for k, v in env.items() if k.startswith("PYTHON")}
+    python.pop("PYTHONUNBUFFERED", None)
+    started = dict(_started_with)
+    started.pop("PYTHONUNBUFFERED", None)
+    return python == started
 
 
 def forking() -> bool:
