@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from swarm_command import run_swarm
 
 ROOT = Path(__file__).parents[1]
 DOCS = ROOT / "docs"
@@ -71,6 +72,16 @@ def python(
     )
 
 
+def swarm_command(
+    args: list[str], cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``swarm ARGS`` as ``python`` would run it (see ``swarm_command.run_swarm``)."""
+    clean = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    clean["COLUMNS"] = "200"
+    clean.update(env or {})
+    return run_swarm(args, cwd=cwd, env=clean)
+
+
 def run_console(block: Block, cwd: Path, where: str) -> list[str]:
     """Run each ``$ swarm`` line and check what it prints; the commands run."""
     commands: list[tuple[str, list[str]]] = []
@@ -96,7 +107,7 @@ def run_console(block: Block, cwd: Path, where: str) -> list[str]:
         assert words and words[0] == "swarm", (
             f"{where}: only swarm commands run in docs: {command!r}"
         )
-        done = python("-m", "swarm", *words[1:], cwd=cwd, env=env)
+        done = swarm_command(words[1:], cwd=cwd, env=env)
         output = done.stdout + done.stderr
         assert done.returncode == code, f"{where}: `{command}` exited {done.returncode}:\n{output}"
         assert "Traceback" not in output, f"{where}: `{command}`:\n{output}"

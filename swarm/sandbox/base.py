@@ -139,7 +139,10 @@ class Launch:
     processes leave the launcher's process group, such as a PID namespace); the caller
     calls it before signalling the group when the command must be stopped early.
     ``joined``: the launcher itself joins the confinement's ``cgroup`` before it starts
-    anything.
+    anything. ``began``, when given, says once the process has ended whether the command
+    itself began: ``False`` when the launcher failed in its set-up (a mount that could not
+    be made), so nothing of the command ran and it may be launched again; the caller asks
+    before leaving the launch's context.
     """
 
     argv: tuple[str, ...]
@@ -148,6 +151,7 @@ class Launch:
     pass_fds: tuple[int, ...] = ()
     stop: Callable[[], None] | None = None
     joined: bool = False
+    began: Callable[[], bool] | None = None
 
 
 class Sandbox(Protocol):

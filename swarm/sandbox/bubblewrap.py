@@ -49,8 +49,10 @@ nothing on its command line but paths.
 
 from __future__ import annotations
 
+import array
 import contextlib
 import dataclasses
+import fcntl
 import functools
 import json
 import os
@@ -60,6 +62,7 @@ import signal
 import stat
 import subprocess
 import sys
+import termios
 import threading
 import time
 from collections.abc import Iterator
@@ -78,7 +81,7 @@ from swarm.sandbox._paths import (
 )
 from swarm.sandbox.base import Confinement, Launch, Network, SandboxUnavailable
 from swarm.sandbox.limits import cap_pid_namespace
-from swarm.sandbox.overlay import overlay_argv, userns_ids
+from swarm.sandbox.overlay import emptied, overlay_argv, userns_ids
 
 __all__ = ["Bubblewrap", "bwrap_arguments", "probe_bubblewrap"]
 
@@ -453,9 +456,10 @@ class _Gate:
         self._info_fd = info_fd
         self._processes = processes
         self._done = threading.Event()
+        self._released = False
         self._thread: threading.Thread | None = None
         if processes is None:
-            os.write(self._release_fd, b"go\n")
+            self._release()
         else:
             self._thread = threading.Thread(target=self._run, name="swarm-pid-cap", daemon=True)
             self._thread.start()
@@ -472,7 +476,21 @@ class _Gate:
                 _WARNED.add(problem)
                 _log.warning("no process limit in the sandbox", why=problem)
         with contextlib.suppress(OSError):
-            os.write(self._release_fd, b"go\n")
+            self._release()
+
+    def _release(self) -> None:
+        os.write(self._release_fd, b"go\n")
+        self._released = True
+
+    def taken(self) -> bool:
+        """Whether the gate read its ``go``, so the command began (``False`` when
+        bubblewrap failed in its set-up: the gate never ran, the ``go`` is still in the
+        pipe or was never written)."""
+        if not self._released:
+            return False
+        waiting = array.array("i", [0])
+        fcntl.ioctl(self.block_fd, termios.FIONREAD, waiting)
+        return waiting[0] == 0
 
     def close(self) -> None:
         """Stop waiting, and release what the launch held (the gate's watcher then ends
@@ -554,13 +572,18 @@ class Bubblewrap:
                 _real(confinement.workspace),
                 pass_fds=tuple(fds),
                 stop=namespace.stop,
+                began=cap.taken,
             )
         finally:
             os.close(write_fd)
             if seccomp is not None:
                 os.close(seccomp)
+            began = cap.taken()
             cap.close()
             namespace.wait_gone()
+            if confinement.overlay is not None and not began:
+                with contextlib.suppress(OSError):  # else the next mount says why
+                    emptied(confinement.overlay)  # so the launch can be made again
             os.close(read_fd)
 
 

@@ -39,6 +39,7 @@ from swarm.sandbox.base import Overlay
 __all__ = [
     "MOUNT_FAILED",
     "SYSTEM_PATH",
+    "emptied",
     "overlay_argv",
     "overlay_options",
     "overlay_works",
@@ -173,6 +174,21 @@ def _probe(base: Path) -> bool:
             _log.debug("workspace overlay unavailable", why=said or f"exit {done.returncode}")
         _make_removable(work)
     return works
+
+
+def emptied(overlay: Overlay) -> None:
+    """Empty ``overlay``'s directories after a launch whose command never began (its
+    sandbox's set-up failed), so the next launch can mount it: a ``volatile`` overlay
+    leaves a mark in its work directory that refuses a second mount, and what the upper
+    directory holds was made by the set-up, not by the command."""
+    _make_removable(overlay.work)
+    for directory in (overlay.upper, overlay.work):
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    shutil.rmtree(entry.path)
+                else:
+                    os.unlink(entry.path)
 
 
 def _make_removable(work: Path) -> None:

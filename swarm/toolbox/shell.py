@@ -195,6 +195,20 @@ def _status(code: int | None, timed_out: bool, limit: float) -> str:
     return f"exit code {code}"
 
 
+class _NotBegun(Exception):
+    """The sandbox's launcher failed in its set-up, before the command began (its message
+    in ``args[0]``): nothing of the command ran."""
+
+
+LAUNCH_ATTEMPTS = 3
+"""How many times a command is launched when its sandbox fails in its set-up before the
+command begins: a file of ``/etc`` hidden by mode that is removed between the listing and
+the mount (a lock file of ``useradd``) fails one set-up, and the next one no longer lists
+it. The command never runs twice: a set-up that failed ran nothing of it. A set-up that
+fails every time (a mount the machine refuses) is the call's error, with bubblewrap's
+words."""
+
+
 async def _run(
     launch: Launch,
     sandbox: str,
@@ -279,8 +293,10 @@ async def _run(
                 await _stop(process, launch.stop)
             await process.aclose()
     code = process.returncode
-    status = _status(code, timed_out, limit)
     output = captured.text().rstrip()
+    if code != 0 and not timed_out and launch.began is not None and not launch.began():
+        raise _NotBegun(output or f"the sandbox's launcher ended with exit code {code}")
+    status = _status(code, timed_out, limit)
     hit = None if limits is None or timed_out else _killed_by_limit(code, limits)
     over = None if budget is None or timed_out else budget.killed()
     if over is not None and code in (-signal.SIGKILL, 128 + signal.SIGKILL):
@@ -477,17 +493,26 @@ def shell_tool(
                         cgroup=budget.join,
                         overlay=capture.overlay if capture is not None else None,
                     )
-                    with _launching(chosen, ("bash", "-c", command), confinement) as launch:
-                        limits = None if chosen.tier == "none" else budget.per_process
-                        output = await _run(
-                            in_budget(launch, budget),
-                            described,
-                            limit,
-                            progress,
-                            output_limit,
-                            limits,
-                            budget=budget,
-                        )
+                    limits = None if chosen.tier == "none" else budget.per_process
+                    for attempt in range(1, LAUNCH_ATTEMPTS + 1):
+                        try:
+                            with _launching(chosen, ("bash", "-c", command), confinement) as launch:
+                                output = await _run(
+                                    in_budget(launch, budget),
+                                    described,
+                                    limit,
+                                    progress,
+                                    output_limit,
+                                    limits,
+                                    budget=budget,
+                                )
+                            break
+                        except _NotBegun as exc:
+                            if attempt == LAUNCH_ATTEMPTS:
+                                raise ToolError(
+                                    f"the sandbox ({described}) could not be set up, so the"
+                                    f" command did not run:\n{exc.args[0]}"
+                                ) from None
         except ToolError as exc:
             undone = await _settle(capture, guarded, before, evidence, call)
             if capture is not None and (dropped := capture.apply()):

@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+from swarm_command import run_swarm
+
 from .support import make_project
 
 TIMEOUT = 120
@@ -19,15 +21,7 @@ TIMEOUT = 120
 
 def _swarm(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    return subprocess.run(
-        [sys.executable, "-m", "swarm", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        env={**env, "COLUMNS": "200"},
-        stdin=subprocess.DEVNULL,
-    )
+    return run_swarm(args, cwd=cwd, timeout=TIMEOUT, env={**env, "COLUMNS": "200"})
 
 
 def _start(cwd: Path, *args: str) -> subprocess.Popen[str]:

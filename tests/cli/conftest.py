@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from swarm_command import run_swarm
 
 REPO = Path(__file__).parents[2]
 
@@ -28,14 +29,11 @@ class Swarm:
     ) -> subprocess.CompletedProcess[str]:
         """``columns`` is the width rich assumes for output that is not a terminal; ``env``
         adds to (or replaces) variables of the environment."""
-        return subprocess.run(
-            [sys.executable, "-m", "swarm", *map(str, args)],
+        return run_swarm(
+            args,
             cwd=self.cwd,
-            capture_output=True,
-            text=True,
             timeout=timeout,
             env={**clean_env(), "COLUMNS": str(columns), **(env or {})},
-            stdin=subprocess.DEVNULL,
         )
 
     def start(self, *args: str | Path) -> subprocess.Popen[str]:

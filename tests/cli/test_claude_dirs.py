@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any as Swarm
 
 import pytest
+from swarm_command import run_swarm
 
 REVIEWER = (
     "---\nname: code-reviewer\ndescription: Reviews code.\ntools: Read, Grep\n"
@@ -34,14 +33,7 @@ def test_validate_accepts_a_claude_directory_and_shows_the_implicit_orchestrator
 ) -> None:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env["ANTHROPIC_API_KEY"] = "test-key"
-    done = subprocess.run(
-        [sys.executable, "-m", "swarm", "validate", str(agents)],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        timeout=120,
-    )
+    done = run_swarm(["validate", agents], env=env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "ok:" in done.stdout and "3 roles, entry 'main'" in done.stdout
     assert "warning: " in done.stdout and "implicit orchestrator 'main'" in done.stdout

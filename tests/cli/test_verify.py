@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Any as Swarm
 
 import pytest
+from swarm_command import run_swarm
 
 from swarm.audit import GENESIS, record_hash
 
@@ -24,14 +23,10 @@ def pristine(tmp_path_factory: pytest.TempPathFactory) -> Path:
     state = tmp_path_factory.mktemp("state")
     home = tmp_path_factory.mktemp("run")
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    done = subprocess.run(
-        [sys.executable, "-m", "swarm", "run", str(EXAMPLE), "--workspace", "ws", "--plain"],
+    done = run_swarm(
+        ["run", EXAMPLE, "--workspace", "ws", "--plain"],
         cwd=home,
         env={**env, "XDG_STATE_HOME": str(state)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
     )
     assert done.returncode == 0, done.stderr
     (record,) = (state / "swarm" / "runs").iterdir()

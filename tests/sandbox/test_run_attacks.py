@@ -32,13 +32,12 @@ import json
 import os
 import re
 import stat
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from swarm_command import run_swarm
 
 from swarm.scenario.script import turn_call_id
 
@@ -232,15 +231,8 @@ def resources(attacks: list[Attack], tier: str, world: World) -> dict[str, list[
 
 
 def _swarm(*args: str, cwd: Path) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "swarm", *args],
-        cwd=cwd,
-        capture_output=True,
-        env={**os.environ, "NO_COLOR": "1"},
-        timeout=60,
-        check=False,
-    )
-    return done.stdout.decode("utf-8", "replace") + done.stderr.decode("utf-8", "replace")
+    done = run_swarm(args, cwd=cwd, env={**os.environ, "NO_COLOR": "1"}, timeout=60)
+    return done.stdout + done.stderr
 
 
 def lying_text(attacks: list[Attack], tier: str, world: World) -> dict[str, list[str]]:

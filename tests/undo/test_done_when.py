@@ -6,9 +6,11 @@ by a tree hash; undo of one agent keeps another agent's later changes."""
 
 from __future__ import annotations
 
+import os
 import subprocess
-import sys
 from pathlib import Path
+
+from swarm_command import run_swarm
 
 from swarm.record.record import RunRecord
 
@@ -110,9 +112,9 @@ def test_undo_of_one_agent_keeps_another_agents_later_changes(tmp_path: Path) ->
     outcome = run(scenario_file(tmp_path, script), workspace, tmp_path / "runs")
     assert (workspace / "a.txt").read_text() == "a, wrong\n"
 
-    command = [sys.executable, "-m", "swarm", "runs", "undo", str(outcome.record_dir)]
-    done = subprocess.run(
-        [*command, "--agent", "orchestrator/developer#1"], capture_output=True, text=True
+    command = ["runs", "undo", str(outcome.record_dir)]
+    done = run_swarm(
+        [*command, "--agent", "orchestrator/developer#1"], cwd=os.getcwd(), env=os.environ
     )
 
     assert done.returncode == 0, done.stderr

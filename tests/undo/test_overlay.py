@@ -292,3 +292,48 @@ def test_the_programs_in_front_of_the_sandbox_are_not_found_through_path(
     assert (workspace / "new.txt").read_text() == "made\n"
     (call,) = RunRecord(_one_run(tmp_path / "runs")).calls()
     assert [c.path for c in call.changes] == ["new.txt"]
+
+
+SET_UP_FAILS_ONCE = """
+import runpy, sys
+import swarm.sandbox.bubblewrap as bubblewrap
+arguments, failed = bubblewrap.bwrap_arguments, []
+def racing(*args, **kwargs):
+    options = arguments(*args, **kwargs)
+    if not failed:  # a file of /etc listed, then removed before bubblewrap mounts
+        failed.append(1)
+        options += ["--ro-bind", "/dev/null", "/etc/swarm-test-gone-%d.lock" % id(failed)]
+    return options
+bubblewrap.bwrap_arguments = racing
+sys.argv = ["swarm", *sys.argv[1:]]
+runpy.run_module("swarm", run_name="__main__")
+"""
+
+
+def test_a_set_up_that_failed_once_still_captures_the_one_run_of_the_command(
+    tmp_path: Path,
+) -> None:
+    """The overlay of a launch whose bubblewrap set-up failed is mounted again: the
+    command runs once, its change is captured, and undo takes it back."""
+    _require_overlay(tmp_path)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "keep.txt").write_text("kept\n")
+    before = tree_hash(workspace)
+    script = {"dev": [shell("echo once >> keep.txt && echo new > new.txt"), {"text": "Done."}]}
+    scenario = scenario_file(tmp_path, script, team=team(tmp_path, dev="shell"))
+    runs = tmp_path / "runs"
+    argv = [sys.executable, "-c", SET_UP_FAILS_ONCE, "run", str(scenario), "--plain"]
+    argv += ["--workspace", str(workspace), "--runs-dir", str(runs)]
+
+    ran = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert (workspace / "keep.txt").read_text() == "kept\nonce\n"
+    (call,) = RunRecord(_one_run(runs)).calls()
+    assert {(c.path, c.kind) for c in call.changes} == {
+        ("keep.txt", "changed"),
+        ("new.txt", "added"),
+    }
+    RunRecord(_one_run(runs)).undo()
+    assert tree_hash(workspace) == before

@@ -5,11 +5,12 @@ file edited since the run, a file they did not see created), ``--force``, ``--ca
 from __future__ import annotations
 
 import json
+import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from swarm_command import run_swarm
 
 from swarm.audit import read_head, read_key, verify_log
 from swarm.errors import ConfigError
@@ -37,7 +38,7 @@ def _run(tmp_path: Path, calls: list[dict], *, policy: str = OFF) -> tuple[Path,
 
 
 def _swarm(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "swarm", *args], capture_output=True, text=True)
+    return run_swarm(args, cwd=os.getcwd(), env=os.environ)
 
 
 def test_undo_refuses_naming_a_file_edited_since_the_run_and_force_puts_it_back(
