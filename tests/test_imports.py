@@ -72,7 +72,7 @@ def import_graph(sources: dict[str, str] | None = None) -> nx.DiGraph:
 LAYERS: list[tuple[str, ...]] = [
     ("swarm.cli", "swarm.__main__"),
     ("swarm.scenario", "swarm.batch", "swarm.report"),
-    ("swarm.record", "swarm.approvals", "swarm.otel"),
+    ("swarm.record", "swarm.approvals"),
     # the scenario file format and its scripted model: what a run's record is made of
     ("swarm.scenario.spec", "swarm.scenario.output_checks", "swarm.scenario.script"),
     ("swarm.team",),
@@ -87,6 +87,7 @@ LAYERS: list[tuple[str, ...]] = [
         "swarm.mcp",
         "swarm.undo",
         "swarm.local",
+        "swarm.otel",
         "swarm.event_codec",
         "swarm.testing",
     ),

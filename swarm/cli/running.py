@@ -29,6 +29,7 @@ from swarm.errors import ConfigError
 from swarm.event_codec import event_to_dict
 from swarm.events import StreamEvent
 from swarm.models.resolver import spec_for
+from swarm.record.outcome import RunOutcome
 from swarm.record.record import default_runs_dir, new_run_id
 from swarm.scenario import (
     Scenario,
@@ -37,7 +38,7 @@ from swarm.scenario import (
     run_scenario,
 )
 from swarm.scenario.folders import folder_contents
-from swarm.scenario.runner import NO_MODEL_HELP, RunOutcome, default_workspace
+from swarm.scenario.runner import NO_MODEL_HELP, default_workspace
 from swarm.scenario.sandboxing import sandbox_line, swarm_code_line
 from swarm.team import Team
 from swarm.team.commands import CommandTask, read_command

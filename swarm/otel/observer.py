@@ -26,8 +26,7 @@ from swarm.events import (
     ToolResult,
 )
 from swarm.messages import ToolResultBlock
-from swarm.scenario.script import role_of
-from swarm.scope import CallRecord
+from swarm.scope import CallRecord, role_of
 
 __all__ = ["OtelObserver"]
 

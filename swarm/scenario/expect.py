@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from swarm.record.outcome import RunOutcome
 from swarm.scenario.output_checks import check_outputs
-from swarm.scenario.runner import RunOutcome
 from swarm.scenario.script import role_of
 from swarm.scenario.spec import Expectations
 

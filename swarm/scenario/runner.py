@@ -25,7 +25,7 @@ from swarm.events import StreamEvent
 from swarm.models.resolver import model_spec
 from swarm.models.spec import transport_from_spec
 from swarm.record.manifest import RunConfig, RunManifest, manifest_document
-from swarm.record.outcome import CallTally, RunOutcome
+from swarm.record.outcome import RunOutcome
 from swarm.record.pinning import check_unchanged
 from swarm.record.record import RunRecord, default_runs_dir, new_run_id, read_journal
 from swarm.record.recover import (
@@ -45,7 +45,7 @@ from swarm.scope import Approver, CallObserver
 from swarm.transports.base import CompletionTransport
 from swarm.transports.recording import RecordingTransport, ReplayTransport
 
-__all__ = ["CallTally", "RunOutcome", "prepare_workspace", "resume_run", "run_scenario"]
+__all__ = ["prepare_workspace", "resume_run", "run_scenario"]
 
 NO_MODEL_HELP = (
     "no model is configured for this run. Either give the scenario a 'model:' (a provider"
