@@ -93,6 +93,7 @@ __all__ = [
     "PolicyGuardSpec",
     "apply_policy",
     "check_policy",
+    "checked_policy",
     "load_policy",
     "shipped_policies",
 ]
@@ -485,15 +486,30 @@ def check_policy(
     Raises ``ConfigError`` (with no line: the caller knows where ``ref`` was written) when
     ``ref`` itself names no policy.
     """
+    return checked_policy(ref, search_dirs=search_dirs, relative_to=relative_to)[1]
+
+
+def checked_policy(
+    ref: str | Path,
+    *,
+    search_dirs: Iterable[str | Path] = (),
+    relative_to: str | Path | None = None,
+) -> tuple[Policy | None, list[ConfigError]]:
+    """The policy ``ref`` names and its problems (``check_policy``), from one reading of
+    its files: the policy is ``None`` unless it has none (then it is what ``load_policy``
+    returns). Raises ``ConfigError`` as ``check_policy`` does."""
     dirs = [Path(d) for d in search_dirs]
     base = Path(relative_to) if relative_to is not None else None
     path = _resolve(ref, dirs, base)
     problems: list[ConfigError] = []
+    policy: Policy | None = None
     try:
-        _load(path, dirs, (), problems)
+        policy = _load(path, dirs, (), problems)
     except ConfigError as exc:
         problems += exc.problems
-    return sorted(problems, key=lambda p: (p.path or "", p.line or 0))
+    if problems:
+        return None, sorted(problems, key=lambda p: (p.path or "", p.line or 0))
+    return policy, []
 
 
 def _load(
