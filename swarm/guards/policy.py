@@ -81,10 +81,10 @@ from swarm.guards.rules import (
 )
 from swarm.run import CallRecord, current_call
 from swarm.sandbox import SandboxSettings
-from swarm.undo.capture import DEFAULT_MAX_BYTES, UndoSettings
 
 if TYPE_CHECKING:
     from swarm.tools import Tool
+    from swarm.undo.capture import UndoSettings
 
 __all__ = [
     "POLICY_DIR",
@@ -142,8 +142,15 @@ class _GuardFile(_Model):
     options: dict[str, Any] = pydantic.Field(default={}, alias="with")
 
 
+def _default_max_bytes() -> int:
+    # swarm.undo (the pre-image store) loads when a policy says ``undo:``, not before
+    from swarm.undo.capture import DEFAULT_MAX_BYTES
+
+    return DEFAULT_MAX_BYTES
+
+
 class _UndoFile(_Model):
-    max_bytes: int = pydantic.Field(DEFAULT_MAX_BYTES, ge=0)
+    max_bytes: int = pydantic.Field(default_factory=_default_max_bytes, ge=0)
     over_budget: Literal["deny", "run"] = "deny"
 
 
@@ -376,12 +383,16 @@ def _build(
         protect=tuple(dict.fromkeys((*inherited.protect, *spec.protect))),
         protect_swarm=inherited.protect_swarm if spec.protect_swarm is None else spec.protect_swarm,
         files=(*inherited.files, path) if path is not None else inherited.files,
-        undo=UndoSettings(spec.undo.max_bytes, spec.undo.over_budget)
-        if spec.undo is not None
-        else inherited.undo,
+        undo=_undo_settings(spec.undo) if spec.undo is not None else inherited.undo,
         on_ask=spec.on_ask or inherited.on_ask,
         ask_timeout=spec.ask_timeout if spec.ask_timeout is not None else inherited.ask_timeout,
     )
+
+
+def _undo_settings(spec: _UndoFile) -> UndoSettings:
+    from swarm.undo.capture import UndoSettings
+
+    return UndoSettings(spec.max_bytes, spec.over_budget)
 
 
 def _lines_under(document: Document, prefix: tuple[str | int, ...]) -> dict[Any, int]:
