@@ -54,7 +54,7 @@ from swarm.transports.spec import transport_from_spec
 if TYPE_CHECKING:  # a team directory is checked without the scenario file's models
     from swarm.scenario.spec import Scenario, Script
 
-__all__ = ["needed_keys", "validate"]
+__all__ = ["checked", "needed_keys", "validate"]
 
 # Stand-ins for required fields while checking the rest of a file that lacks them.
 _ROLE_FILL = {"system": "(stand-in: the file's prompt has a problem)"}
@@ -70,18 +70,28 @@ _Policies = dict[tuple[str, Path | None], Policy | None]
 def validate(target: Path, entry: str | None = None) -> tuple[list[ConfigError], list[str]]:
     """Every problem with a team directory, a scenario file or a policy file, and the
     warnings."""
+    problems, warnings, _, _ = checked(target, entry)
+    return problems, warnings
+
+
+def checked(
+    target: Path, entry: str | None = None
+) -> tuple[list[ConfigError], list[str], Team | None, Scenario | None]:
+    """``validate``'s problems and warnings, with the team and the scenario as they were
+    read (for a caller that goes on with them rather than reading the files again);
+    the team is ``None`` for a policy file and for files that do not make one."""
     problems: list[ConfigError] = []
     policies: _Policies = {}
     if is_policy_file(target):
         found = _one_policy(str(target), Path(), lambda m: ConfigError(m, path=target), policies)
-        return found or _policy_alone(target), []
+        return found or _policy_alone(target), [], None, None
     scenario: Scenario | None = None
     directory = target
     max_depth = DEFAULT_MAX_DEPTH
     if not target.is_dir():
         scenario = _scenario(target, problems)
         if scenario is None:
-            return problems, []
+            return problems, [], None, None
         directory = scenario.team
         entry = entry or scenario.entry
         if scenario.limits.max_depth is not None:
@@ -130,7 +140,7 @@ def validate(target: Path, entry: str | None = None) -> tuple[list[ConfigError],
     if scenario is not None and team is not None:
         problems += _script_problems(scenario, team, servers)
         warnings += _script_warnings(scenario, team)
-    return _unique(problems), warnings
+    return _unique(problems), warnings, team, scenario
 
 
 def _unique(problems: list[ConfigError]) -> list[ConfigError]:
