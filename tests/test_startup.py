@@ -316,3 +316,96 @@ def test_a_log_line_is_printed_as_the_command_prints_it_and_validate_says_it_onc
     assert checked.returncode == 0, checked.stderr
     assert checked.stdout.count("role 'b' is only reached by delegation") == 1
     assert "role 'b'" not in checked.stderr
+
+
+LATE = (
+    "swarm.guards.bash._walker",
+    "swarm.undo",
+    "swarm.team.crew_models",
+    "swarm.sandbox.bubblewrap",
+    "swarm.sandbox.cgroup",
+    "swarm.sandbox.proxy_door",
+    "swarm.audit",
+)
+"""Modules ``swarm validate`` of a plain team loads only when something uses them: the
+bash analyser, the undo store, a crew's Python models, the sandbox launchers."""
+
+POLICY = """\
+name: team
+default: allow
+sandbox: {mode: auto, network: none}
+rules:
+  - id: no-rm
+    deny: shell
+    args: {command: {shell: rm}}
+"""
+
+
+def _team_with_policy(tmp_path: Path, policy: str) -> Path:
+    tmp_path.mkdir(exist_ok=True)
+    (tmp_path / "policy.yaml").write_text(policy)
+    team = tmp_path / "team"
+    team.mkdir()
+    (team / "lead.yaml").write_text(
+        "description: lead\nsystem: You lead.\ntools: [shell]\npolicy: ../policy.yaml\n"
+    )
+    return team
+
+
+def test_validate_of_a_team_loads_no_analyser_undo_store_or_sandbox_launcher(
+    tmp_path: Path,
+) -> None:
+    team = _team_with_policy(tmp_path, POLICY)
+    out = fresh(
+        CLI + f"out['late'] = [m for m in {LATE!r} if m in sys.modules]\n",
+        "validate",
+        str(team),
+    )
+    assert out["code"] == 0
+    assert out["late"] == []
+    assert "tree_sitter" not in out["loaded"]  # type: ignore[operator]
+
+
+def test_validate_still_reports_a_rule_for_no_tool_and_a_bad_undo_key(tmp_path: Path) -> None:
+    said = []
+    for extra in ("  - id: typo\n    deny: shel\n", "undo: {max_bytes: -1}\n"):
+        team = _team_with_policy(tmp_path / str(len(said)), POLICY + extra)
+        done = subprocess.run(
+            [sys.executable, "-m", "swarm", "validate", str(team)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode != 0
+        assert "Traceback" not in done.stderr
+        said.append(done.stderr)
+    assert "'shel'" in said[0] and "rules.1" in said[0]  # the rule's glob names no tool
+    assert "policy.yaml:8: field 'undo.max_bytes'" in said[1]
+
+
+def test_a_policy_judges_commands_and_keeps_undo_budgets_once_their_modules_load(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "policy.yaml").write_text(POLICY + "undo: {over_budget: run}\n")
+    out = fresh(
+        f"""
+        import sys
+        from swarm.guards.policy import load_policy
+        from swarm.guards.rules import Unjudgeable
+        policy = load_policy({str(tmp_path / "policy.yaml")!r})
+        out = {{"walker_at_load": "swarm.guards.bash._walker" in sys.modules}}
+        out["rm"] = policy.decide("shell", {{"command": "cd src && r''m -rf build"}}).action
+        out["ls"] = policy.decide("shell", {{"command": "ls -l"}}).action
+        try:
+            policy.decide("shell", {{"command": "echo 'unclosed"}})
+            out["unclosed"] = "decided"
+        except Unjudgeable:
+            out["unclosed"] = "unjudgeable"
+        out["undo"] = [policy.undo.max_bytes, policy.undo.over_budget]
+        """
+    )
+    assert out["walker_at_load"] is False
+    assert out["rm"] == "deny"
+    assert out["ls"] == "allow"
+    assert out["unclosed"] == "unjudgeable"
+    assert out["undo"] == [2 * 1024**3, "run"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import re
 import tempfile
 from collections.abc import Mapping
@@ -24,7 +25,7 @@ from swarm.background import AGENTS_TOOL
 from swarm.config import Document, load_document, without_keys
 from swarm.contracts import FINAL_ANSWER
 from swarm.errors import ConfigError
-from swarm.guards.policy import Policy, check_policy, load_policy
+from swarm.guards.policy import Policy, checked_policy, load_policy
 from swarm.guards.reach import Reach, ToolNames, idle, unreachable
 from swarm.models.resolver import missing_key, model_spec
 from swarm.models.spec import transport_from_spec
@@ -53,7 +54,7 @@ from swarm.tools import Tool
 if TYPE_CHECKING:  # a team directory is checked without the scenario file's models
     from swarm.scenario.spec import Scenario, Script
 
-__all__ = ["needed_keys", "validate"]
+__all__ = ["checked", "needed_keys", "validate"]
 
 # Stand-ins for required fields while checking the rest of a file that lacks them.
 _ROLE_FILL = {"system": "(stand-in: the file's prompt has a problem)"}
@@ -61,21 +62,36 @@ _SCENARIO_FILL = {"task": "(stand-in: the file's task has a problem)"}
 _NO_ENTRY = "cannot tell the entry role"
 _UNSET = re.compile(r"variable '([^']+)' is not set")
 
+# Each policy a check reads, by (reference, directory): read once for its problems, and
+# the same policy (when it has none) is the one whose rules are checked for reach.
+_Policies = dict[tuple[str, Path | None], Policy | None]
+
 
 def validate(target: Path, entry: str | None = None) -> tuple[list[ConfigError], list[str]]:
     """Every problem with a team directory, a scenario file or a policy file, and the
     warnings."""
+    problems, warnings, _, _ = checked(target, entry)
+    return problems, warnings
+
+
+def checked(
+    target: Path, entry: str | None = None
+) -> tuple[list[ConfigError], list[str], Team | None, Scenario | None]:
+    """``validate``'s problems and warnings, with the team and the scenario as they were
+    read (for a caller that goes on with them rather than reading the files again);
+    the team is ``None`` for a policy file and for files that do not make one."""
     problems: list[ConfigError] = []
+    policies: _Policies = {}
     if is_policy_file(target):
-        found = _one_policy(str(target), Path(), lambda m: ConfigError(m, path=target))
-        return found or _policy_alone(target), []
+        found = _one_policy(str(target), Path(), lambda m: ConfigError(m, path=target), policies)
+        return found or _policy_alone(target), [], None, None
     scenario: Scenario | None = None
     directory = target
     max_depth = DEFAULT_MAX_DEPTH
     if not target.is_dir():
         scenario = _scenario(target, problems)
         if scenario is None:
-            return problems, []
+            return problems, [], None, None
         directory = scenario.team
         entry = entry or scenario.entry
         if scenario.limits.max_depth is not None:
@@ -109,12 +125,14 @@ def validate(target: Path, entry: str | None = None) -> tuple[list[ConfigError],
                 p for p in exc.problems if not (partial and p.message.startswith(_NO_ENTRY))
             ]
         problems += _tool_problems(specs, scenario, servers)
-        problems += _policy_problems(specs, scenario)
-        found, idle_rules = _reach_problems(team.specs if team else specs, scenario, servers)
+        problems += _policy_problems(specs, scenario, policies)
+        found, idle_rules = _reach_problems(
+            team.specs if team else specs, scenario, servers, policies
+        )
         problems += found
         warnings += idle_rules
     elif scenario is not None:
-        problems += _policy_problems({}, scenario)
+        problems += _policy_problems({}, scenario, policies)
     if scenario is not None:
         problems += _model_problems(scenario)
     if team is not None:
@@ -122,7 +140,7 @@ def validate(target: Path, entry: str | None = None) -> tuple[list[ConfigError],
     if scenario is not None and team is not None:
         problems += _script_problems(scenario, team, servers)
         warnings += _script_warnings(scenario, team)
-    return _unique(problems), warnings
+    return _unique(problems), warnings, team, scenario
 
 
 def _unique(problems: list[ConfigError]) -> list[ConfigError]:
@@ -257,7 +275,10 @@ def _skills(directory: Path, problems: list[ConfigError]) -> dict[str, Skill]:
         return {}
 
 
+@functools.cache
 def _toolbox() -> dict[str, Tool[Any]]:
+    """The built-in tools (for their names and arguments; never run), made once: callers
+    copy the mapping."""
     from swarm.toolbox import make_toolbox
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -350,23 +371,31 @@ def needed_keys(team: Team, scenario: Scenario | None = None) -> list[str]:
 
 
 def _policy_problems(
-    specs: Mapping[str, AgentSpec], scenario: Scenario | None
+    specs: Mapping[str, AgentSpec], scenario: Scenario | None, policies: _Policies
 ) -> list[ConfigError]:
     """The problems of every policy named, each reference checked where it is written:
-    a name or path that finds no policy is reported at the role's or scenario's line."""
+    a name or path that finds no policy is reported at the role's or scenario's line.
+    Each policy read goes to ``policies``."""
     problems: list[ConfigError] = []
     for spec in specs.values():
         if spec.policy is not None:
             base = spec.source.parent if spec.source else None
-            problems += _one_policy(spec.policy, base, lambda m, s=spec: s.error(m, "policy"))
+            problems += _one_policy(
+                spec.policy, base, lambda m, s=spec: s.error(m, "policy"), policies
+            )
     if scenario is not None and scenario.policy is not None:
         base = scenario.path.parent if scenario.path else None
-        problems += _one_policy(scenario.policy, base, lambda m: scenario.error(m, "policy"))
+        problems += _one_policy(
+            scenario.policy, base, lambda m: scenario.error(m, "policy"), policies
+        )
     return problems
 
 
 def _reach_problems(
-    specs: Mapping[str, AgentSpec], scenario: Scenario | None, servers: Mapping[str, Any]
+    specs: Mapping[str, AgentSpec],
+    scenario: Scenario | None,
+    servers: Mapping[str, Any],
+    loaded: _Policies,
 ) -> tuple[list[ConfigError], list[str]]:
     """The rules of the team's policies that can never match (errors) or never apply in
     this team (warnings); see ``swarm.guards.reach``. A policy that does not load is
@@ -380,8 +409,12 @@ def _reach_problems(
     reach = team_reach(specs, toolbox={**_toolbox(), **toolbox}, mcp_servers=servers)
     policies: list[Policy] = []
     for ref, base in set(policy_refs(specs, scenario).values()):
-        with contextlib.suppress(ConfigError):  # reported by _policy_problems
-            policies.append(load_policy(ref, relative_to=base))
+        if (ref, base) not in loaded:
+            with contextlib.suppress(ConfigError):  # reported by _policy_problems
+                loaded[ref, base] = checked_policy(ref, relative_to=base)[0]
+        policy = loaded.get((ref, base))
+        if policy is not None:
+            policies.append(policy)
     return unreachable(policies, reach), idle(policies, reach)
 
 
@@ -393,12 +426,16 @@ def _policy_alone(target: Path) -> list[ConfigError]:
     return unreachable([load_policy(target, relative_to=Path())], reach)
 
 
-def _one_policy(ref: str, base: Path | None, located: Any) -> list[ConfigError]:
+def _one_policy(
+    ref: str, base: Path | None, located: Any, policies: _Policies
+) -> list[ConfigError]:
     try:
-        return check_policy(ref, relative_to=base)
+        policy, problems = checked_policy(ref, relative_to=base)
     except ConfigError as exc:
         where = f" ({exc.path})" if exc.path else ""
         return [located(exc.message + where)]
+    policies[ref, base] = policy
+    return problems
 
 
 def _model_problems(scenario: Scenario) -> list[ConfigError]:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from swarm._log import quiet
 from swarm._text import plural
 from swarm._visible import visible
-from swarm.cli.checks import needed_keys, validate
+from swarm.cli.checks import checked, needed_keys, validate
 from swarm.cli.exits import BAD_INPUT, OK
 from swarm.errors import ConfigError
 from swarm.guards.policy import Policy, load_policy
@@ -53,7 +53,7 @@ def _validate(args: argparse.Namespace) -> int:
         contents = folder_contents(args.target)
         if contents:  # a folder of scenarios and teams, as `swarm test` finds them
             return _validate_folder(args, contents)
-    problems, warnings = validate(args.target, args.entry)
+    problems, warnings, read, scenario = checked(args.target, args.entry)
     for warning in warnings:
         print(visible(f"warning: {warning}"))
     if problems:
@@ -71,7 +71,7 @@ def _validate(args: argparse.Namespace) -> int:
             print_replay(result, count)
             return replay_exit(result, args.fail_on)
         return OK
-    team, scenario = _ok(args.target, args.entry)
+    team, scenario = _ok(args.target, args.entry, read, scenario)
     if getattr(args, "against", None):
         return _against(team, scenario, args.against, args.fail_on)
     return OK
@@ -96,14 +96,14 @@ def _validate_folder(args: argparse.Namespace, contents: FolderContents) -> int:
     targets = [*contents.scenarios, *(t for t in contents.teams if t.resolve() not in named)]
     found: list[ConfigError] = []
     for target in targets:
-        problems, warnings = validate(target)
+        problems, warnings, read, scenario = checked(target)
         for warning in warnings:
             print(visible(f"warning: {warning}"))
         if problems:
             said = {str(p) for p in found}  # a team two scenarios share: its problems once
             found += [p for p in problems if str(p) not in said]
         else:
-            _ok(target, None)
+            _ok(target, None, read, scenario)
     if found:
         for problem in found:
             sys.stderr.write(f"{visible(str(problem))}\n")
@@ -117,9 +117,13 @@ def _holds(contents: FolderContents) -> str:
     return " and ".join(part for part in parts if not part.startswith("0 "))
 
 
-def _ok(target: Path, entry: str | None) -> tuple[Team, Scenario | None]:
-    """Print the ``ok:`` line of a team or a scenario that has no problem."""
-    team, scenario = _team_of(target, entry)
+def _ok(
+    target: Path, entry: str | None, team: Team | None, scenario: Scenario | None
+) -> tuple[Team, Scenario | None]:
+    """Print the ``ok:`` line of a team or a scenario that has no problem (``team`` and
+    ``scenario`` as the check read them; the files are read again without a team)."""
+    if team is None:
+        team, scenario = _team_of(target, entry)
     keys = needed_keys(team, scenario)
     # a missing provider key is the run's error, never the check's: CI has none
     needs = f"; running needs {', '.join(keys)} (not set here)" if keys else ""

@@ -7,9 +7,10 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeGuard
 
 import pydantic
 
@@ -25,10 +26,10 @@ from swarm.sandbox import (
 )
 from swarm.sandbox.egress import AllowList, Egress, parse_allow_entry
 from swarm.sandbox.limits import parse_size
-from swarm.sandbox.select import ToolSandbox
 from swarm.scope import CallRecord
 
 if TYPE_CHECKING:
+    from swarm.sandbox.select import ToolSandbox
     from swarm.tools import Tool
 
 __all__ = [
@@ -237,7 +238,7 @@ def confine(
     require one that does not work here; does nothing for other tools."""
     context = tool.context
     use = context.get("sandbox") if isinstance(context, Mapping) else None
-    if not isinstance(use, ToolSandbox):
+    if use is None or not _is_tool_sandbox(use):
         return
     in_force = settings or use.settings
     if call is not None and call.network_ceiling is not None:
@@ -249,6 +250,13 @@ def confine(
     if call is not None:
         call.sandbox_settings = in_force
         call.sandbox = describe_sandbox(found, in_force)
+
+
+def _is_tool_sandbox(value: object) -> TypeGuard[ToolSandbox]:
+    """Whether ``value`` is a ``ToolSandbox`` (none exists before ``swarm.sandbox.select``
+    is loaded, by the toolbox that makes one: loading a policy does not load it)."""
+    select = sys.modules.get("swarm.sandbox.select")
+    return select is not None and isinstance(value, select.ToolSandbox)
 
 
 def describe_sandbox(found: Sandbox, settings: SandboxSettings) -> str:

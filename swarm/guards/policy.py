@@ -87,10 +87,10 @@ from swarm.guards.rules import (
 )
 from swarm.sandbox import SandboxSettings
 from swarm.scope import CallRecord, current_call
-from swarm.undo.capture import DEFAULT_MAX_BYTES, UndoSettings
 
 if TYPE_CHECKING:
     from swarm.tools import Tool
+    from swarm.undo.capture import UndoSettings
 
 __all__ = [
     "POLICY_DIR",
@@ -99,6 +99,7 @@ __all__ = [
     "PolicyGuardSpec",
     "apply_policy",
     "check_policy",
+    "checked_policy",
     "load_policy",
     "shipped_policies",
 ]
@@ -147,8 +148,15 @@ class _GuardFile(_Model):
     options: dict[str, Any] = pydantic.Field(default={}, alias="with")
 
 
+def _default_max_bytes() -> int:
+    # swarm.undo (the pre-image store) loads when a policy says ``undo:``, not before
+    from swarm.undo.capture import DEFAULT_MAX_BYTES
+
+    return DEFAULT_MAX_BYTES
+
+
 class _UndoFile(_Model):
-    max_bytes: int = pydantic.Field(DEFAULT_MAX_BYTES, ge=0)
+    max_bytes: int = pydantic.Field(default_factory=_default_max_bytes, ge=0)
     over_budget: Literal["deny", "run"] = "deny"
 
 
@@ -381,12 +389,16 @@ def _build(
         protect=tuple(dict.fromkeys((*inherited.protect, *spec.protect))),
         protect_swarm=inherited.protect_swarm if spec.protect_swarm is None else spec.protect_swarm,
         files=(*inherited.files, path) if path is not None else inherited.files,
-        undo=UndoSettings(spec.undo.max_bytes, spec.undo.over_budget)
-        if spec.undo is not None
-        else inherited.undo,
+        undo=_undo_settings(spec.undo) if spec.undo is not None else inherited.undo,
         on_ask=spec.on_ask or inherited.on_ask,
         ask_timeout=spec.ask_timeout if spec.ask_timeout is not None else inherited.ask_timeout,
     )
+
+
+def _undo_settings(spec: _UndoFile) -> UndoSettings:
+    from swarm.undo.capture import UndoSettings
+
+    return UndoSettings(spec.max_bytes, spec.over_budget)
 
 
 def _lines_under(document: Document, prefix: tuple[str | int, ...]) -> dict[Any, int]:
@@ -491,15 +503,30 @@ def check_policy(
     Raises ``ConfigError`` (with no line: the caller knows where ``ref`` was written) when
     ``ref`` itself names no policy.
     """
+    return checked_policy(ref, search_dirs=search_dirs, relative_to=relative_to)[1]
+
+
+def checked_policy(
+    ref: str | Path,
+    *,
+    search_dirs: Iterable[str | Path] = (),
+    relative_to: str | Path | None = None,
+) -> tuple[Policy | None, list[ConfigError]]:
+    """The policy ``ref`` names and its problems (``check_policy``), from one reading of
+    its files: the policy is ``None`` unless it has none (then it is what ``load_policy``
+    returns). Raises ``ConfigError`` as ``check_policy`` does."""
     dirs = [Path(d) for d in search_dirs]
     base = Path(relative_to) if relative_to is not None else None
     path = _resolve(ref, dirs, base)
     problems: list[ConfigError] = []
+    policy: Policy | None = None
     try:
-        _load(path, dirs, (), problems)
+        policy = _load(path, dirs, (), problems)
     except ConfigError as exc:
         problems += exc.problems
-    return sorted(problems, key=lambda p: (p.path or "", p.line or 0))
+    if problems:
+        return None, sorted(problems, key=lambda p: (p.path or "", p.line or 0))
+    return policy, []
 
 
 def _load(

@@ -61,7 +61,8 @@ class GuardFactory(Generic[OptionsT]):
 
 
 class _Options(pydantic.BaseModel):
-    model_config = pydantic.ConfigDict(extra="forbid", frozen=True)
+    # built when a policy first gives a guard such options, not when policies load
+    model_config = pydantic.ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class _PathOptions(_Options):

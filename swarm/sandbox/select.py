@@ -24,7 +24,6 @@ from swarm.sandbox.base import (
     SandboxSettings,
     SandboxUnavailable,
 )
-from swarm.sandbox.bubblewrap import probe_bubblewrap
 
 if TYPE_CHECKING:
     from swarm.sandbox.proxy import Resolver
@@ -109,6 +108,8 @@ def _try(name: str, bwrap: str) -> Sandbox:
     if name == "bubblewrap":
         if not sys.platform.startswith("linux"):
             raise SandboxUnavailable("Linux only")
+        from swarm.sandbox.bubblewrap import probe_bubblewrap  # with the first sandbox sought
+
         return probe_bubblewrap(bwrap)
     if name == "sandbox-exec" and sys.platform != "darwin":
         raise SandboxUnavailable("macOS only")

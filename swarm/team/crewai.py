@@ -30,14 +30,16 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from swarm.config import Document, load_document
 from swarm.contracts import OutputContract
 from swarm.errors import ConfigError
 from swarm.team.claude_markdown import slug
-from swarm.team.crew_models import ModelProblem, ProjectModels, crew_home
 from swarm.team.spec import AgentSpec
+
+if TYPE_CHECKING:  # a crew's Python models are read only when a crew is loaded
+    from swarm.team.crew_models import ModelProblem, ProjectModels
 
 __all__ = [
     "CREW_TOOLS",
@@ -186,6 +188,8 @@ class _Outputs:
     (parsed only when some task names one)."""
 
     def __init__(self, agents_path: Path) -> None:
+        from swarm.team.crew_models import crew_home
+
         self.home = crew_home(agents_path)
         self._models: ProjectModels | None = None
         self.unread: dict[ModelProblem, list[str]] = {}
@@ -193,6 +197,8 @@ class _Outputs:
     @property
     def models(self) -> ProjectModels:
         if self._models is None:
+            from swarm.team.crew_models import ProjectModels
+
             self._models = ProjectModels(self.home)
         return self._models
 
@@ -206,6 +212,8 @@ class _Outputs:
         """The contract of the task ``name``: its ``@task`` method's class, else the one
         its ``output_pydantic``/``output_json`` names; ``None`` when it has none or the
         class cannot be read (said once, with where)."""
+        from swarm.team.crew_models import ModelProblem
+
         keys = [k for k in ("output_pydantic", "output_json") if k in data]
         if len(keys) == 2:
             raise ConfigError(

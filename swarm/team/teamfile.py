@@ -52,7 +52,7 @@ TEAM_FILES = ("team.yaml", "team.yml")
 class ModelEntry(pydantic.BaseModel):
     """Prices (USD per million tokens) and limits of one model, set in ``models:``."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     model: str | None = None
     input: float | None = pydantic.Field(None, ge=0)
@@ -107,7 +107,8 @@ class TeamFile(pydantic.BaseModel):
     """A team file's fields: ``models`` maps alias names to model specs, and model ids
     (or aliases) to their prices."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    # built with the first team file read (most teams have none)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, defer_build=True)
 
     models: ModelsField = pydantic.Field(default_factory=dict)
 

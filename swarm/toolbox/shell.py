@@ -21,13 +21,12 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import MappingProxyType
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
 import anyio.abc
 
 from swarm._log import logger
-from swarm.audit.redact import holds_credential, secret_key
 from swarm.errors import ToolError
 from swarm.guards.protect import PROTECTED_RULE, Fingerprint, ProtectedPaths
 from swarm.sandbox import (
@@ -39,13 +38,14 @@ from swarm.sandbox import (
     SandboxUnavailable,
     command_environment,
 )
-from swarm.sandbox.cgroup import CommandBudget, command_budget, in_budget
-from swarm.sandbox.proxy import ConnectionRecord
-from swarm.sandbox.proxy_door import door_for, proxy_environment
 from swarm.sandbox.select import ToolSandbox
 from swarm.scope import CallRecord, OverlayCapture, current_call, current_scope
 from swarm.toolbox._paths import Workspace
 from swarm.tools import Field, Progress, Tool, ToolOutput
+
+if TYPE_CHECKING:  # the cgroup budget and the egress proxy load with the first command
+    from swarm.sandbox.cgroup import CommandBudget
+    from swarm.sandbox.proxy import ConnectionRecord
 
 __all__ = ["OutputCap", "safe_environment", "shell_tool"]
 
@@ -349,6 +349,8 @@ def safe_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]
     ``DB_PASSWORD``, ``AWS_SECRET_ACCESS_KEY``) or holding a credential (a provider key, a
     password in a URL). For commands, prefer ``command_environment``, which copies only
     what is named."""
+    from swarm.audit.redact import holds_credential, secret_key
+
     source = os.environ if environ is None else environ
     return {
         name: value
@@ -466,6 +468,9 @@ def shell_tool(
                 f"the call was to run over a workspace overlay, which {described} cannot"
                 " mount; nothing ran"
             )
+        from swarm.sandbox.cgroup import command_budget, in_budget
+        from swarm.sandbox.proxy_door import door_for, proxy_environment
+
         undone: list[str] = []
         try:
             door = door_for(

@@ -15,7 +15,9 @@ target. What cannot be known is marked (``Invocation.unknown``, ``unknown_writes
 ``runs_code``) for rules to fail closed on. It raises ``ShellSyntaxError`` when the line
 is not valid shell or uses syntax it cannot judge.
 
-Parsing is cached by the command's text: a model repeats commands.
+Parsing is cached by the command's text: a model repeats commands. The parser
+(``swarm.guards.bash._walker``, tree-sitter) loads with the first command parsed: loading a
+policy, or checking one with ``swarm validate``, does not need it.
 """
 
 from __future__ import annotations
@@ -24,7 +26,6 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from swarm.guards.bash._invocation import Invocation, Redirect, ShellSyntaxError, UnknownWord
-from swarm.guards.bash._walker import invoke_argv, parse
 
 __all__ = [
     "Invocation",
@@ -47,6 +48,8 @@ def parse_command(command: str) -> tuple[Invocation, ...]:
 
 @lru_cache(maxsize=1024)
 def _parsed(command: str) -> tuple[Invocation, ...] | ShellSyntaxError:
+    from swarm.guards.bash._walker import parse
+
     try:
         return _interned(parse(command))
     except ShellSyntaxError as exc:
@@ -74,4 +77,6 @@ def expand_argv(argv: Sequence[str]) -> tuple[Invocation, ...]:
     unwrapped. Raises ``ShellSyntaxError``."""
     if not argv:
         return ()
+    from swarm.guards.bash._walker import invoke_argv
+
     return tuple(invoke_argv(list(argv)))
