@@ -187,27 +187,50 @@ def run_swarm(
     capture_output=True, text=True, ...)`` gives, ``TimeoutExpired`` included."""
     argv = [str(a) for a in args]
     address = _address() if forking() and _starts_alike(env) else None
-    if address is None:
-        return subprocess.run(
-            [sys.executable, "-m", "swarm", *argv],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            env=dict(env),
-            stdin=stdin,
-        )
+    if address is not None:
+        try:
+            return _forked(address, argv, cwd, env, timeout, stdin)
+        except _Unserved:
+            pass
+    return subprocess.run(
+        [sys.executable, "-m", "swarm", *argv],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=dict(env),
+        stdin=stdin,
+    )
+
+
+class _Unserved(Exception):
+    """The server did not take the run (it ended): nothing of it started."""
+
+
+def _forked(
+    address: str,
+    argv: list[str],
+    cwd: str | Path,
+    env: Mapping[str, str],
+    timeout: float,
+    stdin: int | None,
+) -> subprocess.CompletedProcess[str]:
     request = json.dumps({"args": argv, "cwd": str(cwd), "env": dict(env)}).encode()
     out_read, out_write = os.pipe()
     err_read, err_write = os.pipe()
     null = os.open(os.devnull, os.O_RDONLY) if stdin == subprocess.DEVNULL else None
     given = null if null is not None else (stdin if stdin is not None else 0)
     with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as conn:
-        conn.connect(address)
-        socket.send_fds(conn, [request], [given, out_write, err_write])
+        try:
+            conn.connect(address)
+            socket.send_fds(conn, [request], [given, out_write, err_write])
+            pid = json.loads(conn.recv(4096) or b"null")["pid"]
+        except (OSError, TypeError) as exc:
+            for fd in (out_read, out_write, err_read, err_write, *([] if null is None else [null])):
+                os.close(fd)
+            raise _Unserved from exc
         for fd in (out_write, err_write, *([] if null is None else [null])):
             os.close(fd)
-        pid = json.loads(conn.recv(4096))["pid"]
         deadline = time.monotonic() + timeout
         streams = {out_read: bytearray(), err_read: bytearray()}
         reading = set(streams)
