@@ -117,7 +117,7 @@ def open_run(
 ) -> LoopRun:
     outbox = Outbox()
     parent = run_scope or current_scope()
-    tree = parent.agents or AgentTree()
+    tree = parent.agents or control.tree or AgentTree()
     scope = parent.child(sink=outbox.put, agents=tree)
     if scope.budget is None and agent.budget is not None:  # an agent run on its own
         own = Budget(scope.path or agent.name, agent.budget, model=model_name(agent.transport))

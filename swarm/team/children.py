@@ -194,7 +194,7 @@ async def continue_child(
     run = child.context
     child.status, child.result, child.collected = "running", None, False
     child.background, child.last_activity = background, time.time()
-    child.ended = type(child.ended)()
+    child.again()
     if background:
         subagents.start(child, lambda: _result(run, message, child.topic))
         return _started(child)

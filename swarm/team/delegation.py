@@ -262,10 +262,10 @@ def _child_run(
         budget = parent.budget.child(path, ctx.limits, model=model)
     else:
         budget = Budget(path, ctx.limits, model=model)
-    forward, subagents, here = parent.sink, parent.subagents, path
+    forward, subagents, here, tree = parent.sink, parent.subagents, path, parent.agents
 
     def sink(event: StreamEvent) -> None:
-        if forward is not None:
+        if forward is not None and (tree is None or not tree.quiet):  # someone reads
             forward(event if isinstance(event, SubAgentEvent) else SubAgentEvent(here, event))
         if ctx.on_event is not None and not isinstance(event, SubAgentEvent):
             ctx.on_event(ctx.agent_name, event)
