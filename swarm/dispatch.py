@@ -81,13 +81,19 @@ _Item: TypeAlias = StreamEvent | Signal
 class Outbox:
     """Events produced off the loop's own path (tool progress, compaction, sub-agents),
     held until the loop yields them. While calls run concurrently, events go straight
-    into a channel the loop is reading instead."""
+    into a channel the loop is reading instead.
 
-    __slots__ = ("_items", "send")
+    An outbox is its run's scope's ``sink`` (calling it puts). A caller that starts a
+    run may make the run's scope itself with a new outbox as its sink (a delegation
+    does): the run then takes that scope as its own (``claimed``) instead of deriving
+    one from it."""
+
+    __slots__ = ("_items", "claimed", "send")
 
     def __init__(self) -> None:
         self._items: list[StreamEvent] = []
         self.send: Callable[[StreamEvent], None] | None = None
+        self.claimed = False
 
     def put(self, event: StreamEvent) -> None:
         """Deliver ``event`` to the loop (now, when it is reading the channel)."""
@@ -95,6 +101,8 @@ class Outbox:
             self.send(event)
         else:
             self._items.append(event)
+
+    __call__ = put
 
     def take(self) -> list[StreamEvent]:
         """The events held so far; the outbox is left empty."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,10 +19,8 @@ from swarm.agent import Agent
 from swarm.background import Child, ChildResult, SubAgents
 from swarm.budget import Budget
 from swarm.context.base import ContextStore
-from swarm.control import Control
 from swarm.errors import ToolError
-from swarm.events import Error, SessionEndEvent, StreamEvent
-from swarm.loop import run_loop
+from swarm.events import SessionEndEvent, StreamEvent
 from swarm.run import RunScope, role_of
 from swarm.tools import ToolOutput
 from swarm.types import StopReason
@@ -82,29 +79,16 @@ async def run_child(
     scope: RunScope,
     sink: Callable[[StreamEvent], None],
 ) -> tuple[SessionEndEvent | None, str | None, str]:
-    """Run a sub-agent to its end, forwarding its events; returns how it ended. Its time
-    budget (in ``scope.budget``) is the loop's deadline, as for any agent."""
-    end: SessionEndEvent | None = None
-    error: str | None = None
-    if type(agent).run_stream is not Agent.run_stream:  # a subclass runs its own way
-        async with agent.run_stream(task, store, scope=scope) as stream:
-            async for event in stream:
-                if isinstance(event, Error):
-                    error = event.message
-                elif isinstance(event, SessionEndEvent):
-                    end = event
-                sink(event)
-        return end, error, stream.final_text
-    # The loop itself, without an AgentStream around it: one object and one coroutine
-    # call per event fewer for every sub-agent; the final text is the SessionEndEvent's.
-    async with aclosing(run_loop(agent, task, store, Control(), scope)) as events:
-        async for event in events:
-            if isinstance(event, Error):
-                error = event.message
-            elif isinstance(event, SessionEndEvent):
-                end = event
+    """Run a sub-agent to its end, forwarding its events; returns how it ended (its end,
+    its error's message, its final text). Its time budget (in ``scope.budget``) is the
+    loop's deadline, as for any agent."""
+    async with agent.run_stream(task, store, scope=scope) as stream:
+        async for event in stream:
             sink(event)
-    return end, error, end.final_text if end is not None else ""
+    end = stream.session_end
+    failed = end.error if end is not None else None
+    error = None if failed is None else str(failed) or type(failed).__name__
+    return end, error, stream.final_text
 
 
 async def _result(run: ChildRun, message: str | None, topic: str) -> ChildResult:

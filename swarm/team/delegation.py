@@ -24,6 +24,7 @@ from swarm.budget import Budget, BudgetLimits
 from swarm.context.base import ContextStore
 from swarm.context.compaction import AutoCompactStore
 from swarm.context.memory import MemoryContextStore
+from swarm.dispatch import Outbox
 from swarm.errors import ConfigError, ToolError
 from swarm.events import StreamEvent, SubAgentEvent
 from swarm.run import Approver, CallObserver, RunScope, current_scope, role_of, use_scope
@@ -272,8 +273,10 @@ def _child_run(
         if subagents is not None and (child := subagents.children.get(here)) is not None:
             child.last_activity = time.time()
 
-    # Asks go to the run's approver, whatever the depth.
-    scope = parent.child(path=path, budget=budget, sink=sink, subagents=None)
+    # Asks go to the run's approver, whatever the depth. The sub-agent's run takes this
+    # scope as its own (its sink a new outbox, see ``Outbox``); ``sink`` above forwards
+    # what that run yields.
+    scope = parent.child(path=path, budget=budget, sink=Outbox(), agents=tree, subagents=None)
     if store is None:
         with use_scope(scope):  # a context factory may name the session after the path
             store = _context_for(ctx)
