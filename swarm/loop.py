@@ -234,16 +234,19 @@ async def _first_event(
     interrupt or the time budget cuts: then ``Interrupted``). ``None`` when the stream
     ended or failed (``_end_turn`` says which)."""
     control, agent = run.control, run.agent
-    token = _scope.set(run.scope)
+    event: StreamEvent | None = None
+    token = _scope.set(run.scope)  # as in ``_next_event``, whose await this one is
     try:
-        run.stream = aiter(agent.transport.stream(history, offered, agent.system))
+        stream = run.stream = aiter(agent.transport.stream(history, offered, agent.system))
+        with control.interruptible() as waiting:
+            event = await stream.__anext__()
+    except StopAsyncIteration:
+        run.stream = None
     except Exception as exc:
         _model_failed(run, exc)
         return None
     finally:
         _scope.reset(token)
-    with control.interruptible() as waiting:
-        event = await _next_event(run)
     if waiting.cancelled_caught:
         control.interrupt(StopReason.budget)  # no-op if interrupted
         raise Interrupted

@@ -25,7 +25,7 @@ from swarm.run import RunScope, role_of
 from swarm.tools import ToolOutput
 from swarm.types import StopReason
 
-__all__ = ["ChildRun", "continue_child", "delegate_to", "restart", "run_child"]
+__all__ = ["ChildRun", "continue_child", "delegate_to", "restart"]
 
 _ANSWERED = (StopReason.end_turn, StopReason.max_tokens)
 
@@ -72,27 +72,14 @@ def failure(path: str, end: SessionEndEvent | None, error: str | None, text: str
     return message + "."
 
 
-async def run_child(
-    agent: Agent,
-    task: str | None,
-    store: ContextStore,
-    scope: RunScope,
-    sink: Callable[[StreamEvent], None],
-) -> tuple[SessionEndEvent | None, str | None, str]:
-    """Run a sub-agent to its end, forwarding its events; returns how it ended (its end,
-    its error's message, its final text). Its time budget (in ``scope.budget``) is the
-    loop's deadline, as for any agent."""
-    async with agent.run_stream(task, store, scope=scope) as stream:
+async def _result(run: ChildRun, message: str | None, topic: str) -> ChildResult:
+    """Run the sub-agent to its end, forwarding its events (``run.sink``); how it ended.
+    Its time budget (in its scope's budget) is the loop's deadline, as for any agent."""
+    async with run.agent.run_stream(message, run.store, scope=run.scope) as stream:
+        sink = run.sink
         async for event in stream:
             sink(event)
-    end = stream.session_end
-    failed = end.error if end is not None else None
-    error = None if failed is None else str(failed) or type(failed).__name__
-    return end, error, stream.final_text
-
-
-async def _result(run: ChildRun, message: str | None, topic: str) -> ChildResult:
-    end, error, text = await run_child(run.agent, message, run.store, run.scope, run.sink)
+    end, text = stream.session_end, stream.final_text
     details: dict[str, Any] = {
         "path": run.path,
         "topic": topic,
@@ -103,6 +90,8 @@ async def _result(run: ChildRun, message: str | None, topic: str) -> ChildResult
     if end is not None and end.output is not None:  # typed: the JSON is the text
         details["output"] = end.output
     answered = end is not None and end.stop_reason in _ANSWERED
+    failed = end.error if end is not None else None
+    error = None if failed is None else str(failed) or type(failed).__name__
     return ChildResult(
         text,
         details["stop_reason"],

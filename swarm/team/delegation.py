@@ -24,6 +24,7 @@ from swarm.budget import Budget, BudgetLimits
 from swarm.context.base import ContextStore
 from swarm.context.compaction import AutoCompactStore
 from swarm.context.memory import MemoryContextStore
+from swarm.control import AgentTree
 from swarm.dispatch import Outbox
 from swarm.errors import ConfigError, ToolError
 from swarm.events import StreamEvent, SubAgentEvent
@@ -263,16 +264,8 @@ def _child_run(
         budget = parent.budget.child(path, ctx.limits, model=model)
     else:
         budget = Budget(path, ctx.limits, model=model)
-    forward, subagents, here, tree = parent.sink, parent.subagents, path, parent.agents
-
-    def sink(event: StreamEvent) -> None:
-        if forward is not None and (tree is None or not tree.quiet):  # someone reads
-            forward(event if isinstance(event, SubAgentEvent) else SubAgentEvent(here, event))
-        if ctx.on_event is not None and not isinstance(event, SubAgentEvent):
-            ctx.on_event(ctx.agent_name, event)
-        if subagents is not None and (child := subagents.children.get(here)) is not None:
-            child.last_activity = time.time()
-
+    tree = parent.agents
+    sink = _Forward(path, parent.sink, tree, ctx, parent.subagents)
     # Asks go to the run's approver, whatever the depth. The sub-agent's run takes this
     # scope as its own (its sink a new outbox, see ``Outbox``); ``sink`` above forwards
     # what that run yields.
@@ -283,6 +276,37 @@ def _child_run(
     else:
         store = compacting_context(store, ctx.transport, ctx.compaction)
     return ChildRun(ctx.agent, store, scope, sink, budget)
+
+
+class _Forward:
+    """A sub-agent's events on their way up: to its caller's stream as
+    ``SubAgentEvent``s while someone reads the run's events (the tree is not
+    ``quiet``), to the role's ``on_event``, and as its last activity to the caller's
+    ``SubAgents``."""
+
+    __slots__ = ("ctx", "forward", "path", "subagents", "tree")
+
+    def __init__(
+        self,
+        path: str,
+        forward: Callable[[StreamEvent], None] | None,
+        tree: AgentTree | None,
+        ctx: AgentContext,
+        subagents: SubAgents | None,
+    ) -> None:
+        self.path, self.forward, self.tree, self.ctx = path, forward, tree, ctx
+        self.subagents = subagents
+
+    def __call__(self, event: StreamEvent) -> None:
+        forward, tree = self.forward, self.tree
+        if forward is not None and (tree is None or not tree.quiet):
+            forward(event if isinstance(event, SubAgentEvent) else SubAgentEvent(self.path, event))
+        ctx = self.ctx
+        if ctx.on_event is not None and not isinstance(event, SubAgentEvent):
+            ctx.on_event(ctx.agent_name, event)
+        subagents = self.subagents
+        if subagents is not None and (child := subagents.children.get(self.path)) is not None:
+            child.last_activity = time.time()
 
 
 def restore_background(
