@@ -74,6 +74,8 @@ class CallSettings:
 
 _DEFAULT_SETTINGS = CallSettings()
 
+_NO_EVENTS: tuple[StreamEvent, ...] = ()
+
 _Item: TypeAlias = StreamEvent | Signal
 """What the channel of concurrent calls carries: their events, and the loop's signals."""
 
@@ -91,7 +93,7 @@ class Outbox:
     __slots__ = ("_items", "claimed", "send")
 
     def __init__(self) -> None:
-        self._items: list[StreamEvent] = []
+        self._items: list[StreamEvent] | None = None  # made with the first event held
         self.send: Callable[[StreamEvent], None] | None = None
         self.claimed = False
 
@@ -99,16 +101,19 @@ class Outbox:
         """Deliver ``event`` to the loop (now, when it is reading the channel)."""
         if self.send is not None:
             self.send(event)
+        elif self._items is None:
+            self._items = [event]
         else:
             self._items.append(event)
 
     __call__ = put
 
-    def take(self) -> list[StreamEvent]:
+    def take(self) -> Sequence[StreamEvent]:
         """The events held so far; the outbox is left empty."""
         items = self._items
-        if items:
-            self._items = []
+        if items is None:
+            return _NO_EVENTS
+        self._items = None
         return items
 
 
@@ -310,13 +315,8 @@ async def _execute(
     budget to their task group), else by ``Tool.execute``. The handler is awaited here
     directly (no coroutine between) when nothing could cut it."""
     progress = None
-    sink = scope.sink
-    if sink is not None and tool.reports_progress:
-
-        def report(key: str, delta: str) -> None:
-            sink(ToolOutputDelta(use.id, use.name, key, delta))
-
-        progress = Progress(use.id, use.name, report)
+    if scope.sink is not None and tool.reports_progress:
+        progress = _progress(scope.sink, use)
     try:
         if control is None:
             output = await tool.execute(arguments, progress=progress, timeout=timeout)
@@ -344,6 +344,16 @@ async def _execute(
     except Exception as exc:
         return error_result(use.id, f"Tool '{use.name}' failed: {type(exc).__name__}: {exc}")
     return ToolResultBlock(use.id, output.content, False, output.details)
+
+
+def _progress(sink: Callable[[StreamEvent], None], use: ToolUseBlock) -> Progress:
+    """The ``Progress`` of a call, reporting to ``sink`` (made here, not in ``_execute``,
+    whose every call would otherwise hold closure cells)."""
+
+    def report(key: str, delta: str) -> None:
+        sink(ToolOutputDelta(use.id, use.name, key, delta))
+
+    return Progress(use.id, use.name, report)
 
 
 async def run_calls(

@@ -336,7 +336,7 @@ async def _decide_lone(run: LoopRun, use: ToolUseBlock) -> Decided | None:
 
 async def _complete_lone(
     run: LoopRun, decided: Decided | None, i: int, results: list[ToolResultBlock | None]
-) -> list[StreamEvent]:
+) -> Sequence[StreamEvent]:
     """Run a turn's only call inline; the events it made, its result last. The call's
     time limit and the run's interrupt share one cancel scope (an interrupt raises)."""
     done: ToolResultBlock | None = None

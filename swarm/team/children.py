@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -104,7 +104,13 @@ async def _result(run: ChildRun, message: str | None, topic: str) -> ChildResult
 def restart(subagents: SubAgents, run: ChildRun) -> Child:
     """Run a background sub-agent of an earlier segment again, from its stored context
     as it stands (``None``: no new message), as a resumed agent does."""
-    return subagents.start(_child(run, "", True), lambda: _result(run, None, ""))
+    return subagents.start(_child(run, "", True), _later(run, None, ""))
+
+
+def _later(run: ChildRun, message: str | None, topic: str) -> Callable[[], Awaitable[ChildResult]]:
+    """``_result`` of the sub-agent, to run in the background (a function of its own: a
+    lambda in the delegation would give every blocking one three closure cells)."""
+    return lambda: _result(run, message, topic)
 
 
 def _child(run: ChildRun, topic: str, background: bool) -> Child:
@@ -138,7 +144,7 @@ async def delegate_to(
                 "This agent cannot run sub-agents in the background (it has no 'agents'"
                 " tool); delegate without background."
             )
-        subagents.start(child, lambda: _result(run, task, topic))
+        subagents.start(child, _later(run, task, topic))
         return _started(child)
     child.result = await _result(run, task, topic)
     if subagents is not None:  # kept, so that a follow-up can continue it
@@ -169,7 +175,7 @@ async def continue_child(
     child.background, child.last_activity = background, time.time()
     child.again()
     if background:
-        subagents.start(child, lambda: _result(run, message, child.topic))
+        subagents.start(child, _later(run, message, child.topic))
         return _started(child)
     child.result = await _result(run, message, child.topic)
     child.collected = True
