@@ -345,6 +345,8 @@ class AutoCompactStore(ContextStore):
 
     async def append(self, message: Message) -> None:
         """Add one message to the wrapped store."""
+        if self._lock is _UNLOCKED:  # (no two coroutines of a null lock per message)
+            return await self.store.append(message)
         async with self._lock:
             await self.store.append(message)
 

@@ -265,7 +265,8 @@ def _child_run(
     else:
         budget = Budget(path, ctx.limits, model=model)
     tree = parent.agents
-    sink = _Forward(path, parent.sink, tree, ctx, parent.subagents)
+    sink = _Forward(path, parent.sink, tree, ctx, parent.subagents).send  # (a bound method
+    # is called as fast as a function, and holds no closure cells)
     # Asks go to the run's approver, whatever the depth. The sub-agent's run takes this
     # scope as its own (its sink a new outbox, see ``Outbox``); ``sink`` above forwards
     # what that run yields.
@@ -297,7 +298,8 @@ class _Forward:
         self.path, self.forward, self.tree, self.ctx = path, forward, tree, ctx
         self.subagents = subagents
 
-    def __call__(self, event: StreamEvent) -> None:
+    def send(self, event: StreamEvent) -> None:
+        """Pass one event of the sub-agent's run on."""
         forward, tree = self.forward, self.tree
         if forward is not None and (tree is None or not tree.quiet):
             forward(event if isinstance(event, SubAgentEvent) else SubAgentEvent(self.path, event))
