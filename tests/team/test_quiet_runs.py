@@ -118,7 +118,9 @@ async def test_budgets_still_stop_a_sub_agent_when_nobody_reads_the_events() -> 
     team = Team(
         [
             AgentSpec("lead", "", "lead", delegates=("spender", "saver")),
-            AgentSpec("spender", "", "spender", tools=("work",), budget=BudgetSettings(tokens=1200)),
+            AgentSpec(
+                "spender", "", "spender", tools=("work",), budget=BudgetSettings(tokens=1200)
+            ),
             AgentSpec("saver", "", "saver"),
         ]
     )
