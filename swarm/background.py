@@ -77,7 +77,28 @@ class Child:
     waiters: int = 0
     stopping: bool = False
     cancel: anyio.CancelScope | None = field(default=None, repr=False)
-    ended: anyio.Event = field(default_factory=anyio.Event, repr=False)
+    finished: bool = False  # its run ended (``ended`` is set)
+    _ended: anyio.Event | None = field(default=None, repr=False)
+
+    @property
+    def ended(self) -> anyio.Event:
+        """Set once its run ended. Made when first asked for: most sub-agents end
+        before anything waits for them (an event is two objects per sub-agent)."""
+        if self._ended is None:
+            self._ended = anyio.Event()
+            if self.finished:
+                self._ended.set()
+        return self._ended
+
+    def end(self) -> None:
+        """Its run ended: set ``ended``."""
+        self.finished = True
+        if self._ended is not None:
+            self._ended.set()
+
+    def again(self) -> None:
+        """It runs again (continued): ``ended`` is cleared."""
+        self.finished, self._ended = False, None
 
     def summary(self) -> dict[str, Any]:
         """What ``agents status`` shows of this sub-agent."""
@@ -160,7 +181,7 @@ class SubAgents:
         else:
             child.status = "done"
         child.last_activity = time.time()
-        child.ended.set()
+        child.end()
         if child.background and not child.waiters and not child.collected:
             self._unannounced.append(child)  # told at the caller's next turn
 
@@ -189,9 +210,9 @@ class SubAgents:
         finally:
             for child in children:
                 child.waiters -= 1
-        done = all(c.ended.is_set() for c in children)
+        done = all(c.finished for c in children)
         for child in children:
-            if child.ended.is_set():
+            if child.finished:
                 child.collected = True
                 if child in self._unannounced:
                     self._unannounced.remove(child)

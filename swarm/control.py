@@ -141,9 +141,15 @@ class Control:
 
 @dataclass(eq=False, slots=True)
 class AgentTree:
-    """The controls of the agents running in one run, by path (``orchestrator/dev#1``)."""
+    """The controls of the agents running in one run, by path (``orchestrator/dev#1``).
+
+    ``quiet`` says nobody reads the events of the run's sub-agents: the reader of the
+    root's stream only waits for its end (``AgentStream.get_final_text()``). Their
+    events are then not forwarded up the tree (``on_event`` callbacks still get them).
+    """
 
     running: dict[str, Control] = field(default_factory=dict)
+    quiet: bool = False
 
     def find(self, path: str) -> Control:
         """The control of the running agent at ``path``. Raises ``LookupError`` naming the

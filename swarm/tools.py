@@ -123,6 +123,13 @@ class ToolOutput:
     content: str | list[TextBlock | ImageBlock]
     details: dict[str, Any] | None = None
 
+    @classmethod
+    def of(cls, value: Any) -> ToolOutput:
+        """What a handler returned, as a ``ToolOutput``: a string or blocks as content, a
+        pydantic model or a dataclass as JSON, ``None`` as empty, anything else as JSON
+        (or its ``str`` when it is not JSON)."""
+        return _coerce_output(value)
+
 
 class Progress:
     """Reports progress of a running call; becomes ``ToolOutputDelta`` events.

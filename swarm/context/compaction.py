@@ -345,6 +345,8 @@ class AutoCompactStore(ContextStore):
 
     async def append(self, message: Message) -> None:
         """Add one message to the wrapped store."""
+        if self._lock is _UNLOCKED:  # (no two coroutines of a null lock per message)
+            return await self.store.append(message)
         async with self._lock:
             await self.store.append(message)
 
@@ -394,7 +396,8 @@ class AutoCompactStore(ContextStore):
         """Add one model call's usage to the wrapped store, then compact if that call's
         input reached the threshold (see the class docs)."""
         await self.store.add_context_tokens(input_tokens, output_tokens)
-        await self._maybe_compact(input_tokens)
+        if input_tokens >= self.threshold * self.max_tokens:  # else nothing to do
+            await self._maybe_compact(input_tokens)
 
     async def append_turn(
         self, messages: Sequence[Message], input_tokens: int, output_tokens: int
@@ -402,7 +405,8 @@ class AutoCompactStore(ContextStore):
         """Store an iteration in the wrapped store (one write there), then compact if the
         call's input reached the threshold."""
         await self.store.append_turn(messages, input_tokens, output_tokens)
-        await self._maybe_compact(input_tokens)
+        if input_tokens >= self.threshold * self.max_tokens:  # else nothing to do
+            await self._maybe_compact(input_tokens)
 
     async def _maybe_compact(self, input_tokens: int) -> None:
         if (

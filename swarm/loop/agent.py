@@ -18,7 +18,7 @@ from typing import Any, Protocol, Self, runtime_checkable
 from swarm.budget import BudgetLimits
 from swarm.context.base import ContextStore
 from swarm.contracts import DEFAULT_OUTPUT_RETRIES, OutputContract, OutputSpec
-from swarm.control import Control
+from swarm.control import AgentTree, Control
 from swarm.events import IterationEnd, SessionEndEvent, StreamEvent, TextDelta
 from swarm.loop.calls import DEFAULT_TOOL_TIMEOUT, AfterCallHook, CallSettings, dispatch_tools
 from swarm.loop.loop import run_loop
@@ -127,7 +127,12 @@ class AgentStream:
         return self._control.tree.find(path)
 
     async def get_session_end(self) -> SessionEndEvent:
-        """Consume the rest of the stream and return its ``SessionEndEvent``."""
+        """Consume the rest of the stream and return its ``SessionEndEvent``. Nobody reads
+        the events from here on, so the run's sub-agents no longer forward theirs."""
+        control = self._control
+        if control.tree is None:  # not started yet: the loop takes this tree
+            control.tree = AgentTree()
+        control.tree.quiet = True
         async for _ in self:
             pass
         end = self._control.session_end

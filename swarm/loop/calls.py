@@ -74,6 +74,8 @@ class CallSettings:
 
 _DEFAULT_SETTINGS = CallSettings()
 
+_NO_EVENTS: tuple[StreamEvent, ...] = ()
+
 _Item: TypeAlias = StreamEvent | Signal
 """What the channel of concurrent calls carries: their events, and the loop's signals."""
 
@@ -81,26 +83,37 @@ _Item: TypeAlias = StreamEvent | Signal
 class Outbox:
     """Events produced off the loop's own path (tool progress, compaction, sub-agents),
     held until the loop yields them. While calls run concurrently, events go straight
-    into a channel the loop is reading instead."""
+    into a channel the loop is reading instead.
 
-    __slots__ = ("_items", "send")
+    An outbox is its run's scope's ``sink`` (calling it puts). A caller that starts a
+    run may make the run's scope itself with a new outbox as its sink (a delegation
+    does): the run then takes that scope as its own (``claimed``) instead of deriving
+    one from it."""
+
+    __slots__ = ("_items", "claimed", "send")
 
     def __init__(self) -> None:
-        self._items: list[StreamEvent] = []
+        self._items: list[StreamEvent] | None = None  # made with the first event held
         self.send: Callable[[StreamEvent], None] | None = None
+        self.claimed = False
 
     def put(self, event: StreamEvent) -> None:
         """Deliver ``event`` to the loop (now, when it is reading the channel)."""
         if self.send is not None:
             self.send(event)
+        elif self._items is None:
+            self._items = [event]
         else:
             self._items.append(event)
 
-    def take(self) -> list[StreamEvent]:
+    __call__ = put
+
+    def take(self) -> Sequence[StreamEvent]:
         """The events held so far; the outbox is left empty."""
         items = self._items
-        if items:
-            self._items = []
+        if items is None:
+            return _NO_EVENTS
+        self._items = None
         return items
 
 
@@ -227,54 +240,44 @@ async def complete(
     observers = () if decided.unrecorded else scope.observers
     scope_token = _scope.set(scope)
     call_token = _call.set(decided.call)
+    tool, use = decided.tool, decided.use
     try:
-        if decided.refusal is not None or decided.tool is None:
-            block = decided.refusal or error_result(decided.use.id, "not run")
+        if decided.refusal is not None or tool is None:
+            block = decided.refusal or error_result(use.id, "not run")
             for observer in observers:
                 await observer.on_finish(decided.call, block, 0.0)
             return block
-        if not observers:
-            return await _run(decided, decided.tool, scope, settings, control, lone)
-        started = time.perf_counter()
+        started = time.perf_counter() if observers else 0.0
         result: ToolResultBlock | None = None
         try:
-            result = await _run(decided, decided.tool, scope, settings, control, lone)
+            arguments, timeout = decided.arguments, settings.timeout
+            if scope.capture is None:
+                block = await _execute(tool, use, arguments, scope, timeout, control, lone)
+            else:
+                async with scope.capture.capturing(decided.call, tool, arguments):
+                    block = await _execute(tool, use, arguments, scope, timeout, control, lone)
+            if settings.after:
+                block = await _after(decided, block, settings.after)
+            limit = settings.max_result_chars
+            if limit is not None and len(block.text) > limit and use.name != READ_OUTPUT:
+                block = await spill(scope, use, block, limit)
+                decided.call.saved_output = (block.details or {}).get("saved_output")
+            result = block
         finally:
-            if result is None:
-                result = error_result(
-                    decided.use.id, "Cancelled: the run was stopped during this call."
-                )
-            with anyio.CancelScope(shield=True):
-                for observer in observers:
-                    await observer.on_finish(decided.call, result, time.perf_counter() - started)
+            if observers:
+                if result is None:
+                    result = error_result(
+                        use.id, "Cancelled: the run was stopped during this call."
+                    )
+                with anyio.CancelScope(shield=True):
+                    for observer in observers:
+                        await observer.on_finish(
+                            decided.call, result, time.perf_counter() - started
+                        )
         return result
     finally:
         _call.reset(call_token)
         _scope.reset(scope_token)
-
-
-async def _run(
-    decided: Decided,
-    tool: Tool[Any],
-    scope: RunScope,
-    settings: CallSettings,
-    control: Control | None,
-    lone: bool,
-) -> ToolResultBlock:
-    use, arguments, timeout = decided.use, decided.arguments, settings.timeout
-    if scope.capture is None:
-        block = await _execute(tool, use, arguments, scope, timeout, control, lone)
-    else:
-        async with scope.capture.capturing(decided.call, tool, arguments):
-            block = await _execute(tool, use, arguments, scope, timeout, control, lone)
-    if settings.after:
-        block = await _after(decided, block, settings.after)
-    limit = settings.max_result_chars
-    too_long = limit is not None and len(block.text) > limit
-    if too_long and decided.use.name != READ_OUTPUT:
-        block = await spill(scope, decided.use, block, limit or 0)
-        decided.call.saved_output = (block.details or {}).get("saved_output")
-    return block
 
 
 async def _after(
@@ -306,19 +309,34 @@ async def _execute(
     control: Control | None,
     lone: bool,
 ) -> ToolResultBlock:
+    """The handler, its failures as results. Its time limit is kept by the run's
+    watchdog when the call runs under a ``control`` (a ``lone`` call of the loop shares
+    one cancel scope with the run's interrupt; concurrent calls leave interrupts and the
+    budget to their task group), else by ``Tool.execute``. The handler is awaited here
+    directly (no coroutine between) when nothing could cut it."""
     progress = None
-    sink = scope.sink
-    if sink is not None and tool.reports_progress:
-
-        def report(key: str, delta: str) -> None:
-            sink(ToolOutputDelta(use.id, use.name, key, delta))
-
-        progress = Progress(use.id, use.name, report)
+    if scope.sink is not None and tool.reports_progress:
+        progress = _progress(scope.sink, use)
     try:
         if control is None:
             output = await tool.execute(arguments, progress=progress, timeout=timeout)
         else:
-            output = await _controlled(tool, arguments, progress, timeout, control, lone)
+            limit = tool.time_limit(timeout)
+            if not tool._handler_waits or (limit is None and not lone):  # nothing to cut
+                if tool._plain:
+                    output = ToolOutput.of(await tool.handler(**arguments))
+                else:
+                    output = await tool.run_handler(arguments, progress=progress)
+            else:
+                ran = False
+                with control.interruptible(limit) if lone else control.limited(limit):
+                    output = await tool.run_handler(arguments, progress=progress)
+                    ran = True
+                if not ran:  # cut: by the run's interrupt, or by the call's time limit
+                    if lone and (control.stopped() or limit is None):
+                        raise Interrupted
+                    assert limit is not None
+                    raise tool.timed_out(limit)
     except Interrupted:
         raise
     except ToolError as exc:
@@ -328,26 +346,14 @@ async def _execute(
     return ToolResultBlock(use.id, output.content, False, output.details)
 
 
-async def _controlled(
-    tool: Tool[Any],
-    arguments: dict[str, Any],
-    progress: Progress | None,
-    timeout: float | None,
-    control: Control,
-    lone: bool,
-) -> ToolOutput:
-    """The handler with its time limit kept by the run's watchdog. A ``lone`` call of
-    the loop shares its one cancel scope with the run's interrupt (this is the loop's
-    hot path); concurrent calls leave interrupts and the budget to their task group."""
-    limit = tool.time_limit(timeout)
-    if not tool._handler_waits or (limit is None and not lone):  # nothing could cut it
-        return await tool.run_handler(arguments, progress=progress)
-    with control.interruptible(limit) if lone else control.limited(limit):
-        return await tool.run_handler(arguments, progress=progress)
-    if lone and (control.stopped() or limit is None):
-        raise Interrupted
-    assert limit is not None
-    raise tool.timed_out(limit)
+def _progress(sink: Callable[[StreamEvent], None], use: ToolUseBlock) -> Progress:
+    """The ``Progress`` of a call, reporting to ``sink`` (made here, not in ``_execute``,
+    whose every call would otherwise hold closure cells)."""
+
+    def report(key: str, delta: str) -> None:
+        sink(ToolOutputDelta(use.id, use.name, key, delta))
+
+    return Progress(use.id, use.name, report)
 
 
 async def run_calls(
@@ -373,7 +379,10 @@ async def run_calls(
 
     async def one(i: int) -> None:
         nonlocal remaining
-        block = results[i] = await call_tool(tools, uses[i], scope, settings, control)
+        decided = await decide(tools, uses[i], scope)
+        if (start := decided.start) is not None and scope.sink is not None:
+            scope.sink(start)
+        block = results[i] = await complete(decided, scope, settings, control, lone=False)
         send.send_nowait(result_event(uses[i], block))
         remaining -= 1
         if remaining == 0:

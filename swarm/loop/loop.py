@@ -241,16 +241,19 @@ async def _first_event(
     interrupt or the time budget cuts: then ``Interrupted``). ``None`` when the stream
     ended or failed (``_end_turn`` says which)."""
     control, agent = run.control, run.agent
-    token = _scope.set(run.scope)
+    event: StreamEvent | None = None
+    token = _scope.set(run.scope)  # as in ``_next_event``, whose await this one is
     try:
-        run.stream = aiter(agent.transport.stream(history, offered, agent.system))
+        stream = run.stream = aiter(agent.transport.stream(history, offered, agent.system))
+        with control.interruptible() as waiting:
+            event = await stream.__anext__()
+    except StopAsyncIteration:
+        run.stream = None
     except Exception as exc:
         _model_failed(run, exc)
         return None
     finally:
         _scope.reset(token)
-    with control.interruptible() as waiting:
-        event = await _next_event(run)
     if waiting.cancelled_caught:
         control.interrupt(StopReason.budget)  # no-op if interrupted
         raise Interrupted
@@ -340,7 +343,7 @@ async def _decide_lone(run: LoopRun, use: ToolUseBlock) -> Decided | None:
 
 async def _complete_lone(
     run: LoopRun, decided: Decided | None, i: int, results: list[ToolResultBlock | None]
-) -> list[StreamEvent]:
+) -> Sequence[StreamEvent]:
     """Run a turn's only call inline; the events it made, its result last. The call's
     time limit and the run's interrupt share one cancel scope (an interrupt raises)."""
     done: ToolResultBlock | None = None

@@ -115,10 +115,14 @@ class LoopRun:
 def open_run(
     agent: LoopAgent, context: ContextStore, control: Control, run_scope: RunScope | None
 ) -> LoopRun:
-    outbox = Outbox()
     parent = run_scope or current_scope()
-    tree = parent.agents or AgentTree()
-    scope = parent.child(sink=outbox.put, agents=tree)
+    given = parent.sink
+    if type(given) is Outbox and not given.claimed and parent.agents is not None:
+        outbox, scope, tree = given, parent, parent.agents  # made for this run (see Outbox)
+    else:
+        outbox, tree = Outbox(), parent.agents or control.tree or AgentTree()
+        scope = parent.child(sink=outbox, agents=tree)
+    outbox.claimed = True
     if scope.budget is None and agent.budget is not None:  # an agent run on its own
         own = Budget(scope.path or agent.name, agent.budget, model=model_name(agent.transport))
         scope = scope.child(budget=own)
@@ -166,6 +170,7 @@ async def close_run(run: LoopRun) -> None:
 async def _leave_valid(run: LoopRun) -> None:
     control = run.control
     control.close()
+    run.outbox.claimed = False  # a continued sub-agent's next run takes its scope again
     if run.stream is not None:  # the model call was cut: close its stream
         stream, run.stream = run.stream, None
         aclose = getattr(stream, "aclose", None)

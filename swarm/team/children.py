@@ -11,24 +11,21 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
-from contextlib import aclosing
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from swarm.background import Child, ChildResult, SubAgents
 from swarm.budget import Budget
 from swarm.context.base import ContextStore
-from swarm.control import Control
 from swarm.errors import ToolError
-from swarm.events import Error, SessionEndEvent, StreamEvent
+from swarm.events import SessionEndEvent, StreamEvent
 from swarm.loop.agent import Agent
-from swarm.loop.loop import run_loop
 from swarm.scope import RunScope, role_of
 from swarm.tools import ToolOutput
 from swarm.types import StopReason
 
-__all__ = ["ChildRun", "continue_child", "delegate_to", "restart", "run_child"]
+__all__ = ["ChildRun", "continue_child", "delegate_to", "restart"]
 
 _ANSWERED = (StopReason.end_turn, StopReason.max_tokens)
 
@@ -75,40 +72,14 @@ def failure(path: str, end: SessionEndEvent | None, error: str | None, text: str
     return message + "."
 
 
-async def run_child(
-    agent: Agent,
-    task: str | None,
-    store: ContextStore,
-    scope: RunScope,
-    sink: Callable[[StreamEvent], None],
-) -> tuple[SessionEndEvent | None, str | None, str]:
-    """Run a sub-agent to its end, forwarding its events; returns how it ended. Its time
-    budget (in ``scope.budget``) is the loop's deadline, as for any agent."""
-    end: SessionEndEvent | None = None
-    error: str | None = None
-    if type(agent).run_stream is not Agent.run_stream:  # a subclass runs its own way
-        async with agent.run_stream(task, store, scope=scope) as stream:
-            async for event in stream:
-                if isinstance(event, Error):
-                    error = event.message
-                elif isinstance(event, SessionEndEvent):
-                    end = event
-                sink(event)
-        return end, error, stream.final_text
-    # The loop itself, without an AgentStream around it: one object and one coroutine
-    # call per event fewer for every sub-agent; the final text is the SessionEndEvent's.
-    async with aclosing(run_loop(agent, task, store, Control(), scope)) as events:
-        async for event in events:
-            if isinstance(event, Error):
-                error = event.message
-            elif isinstance(event, SessionEndEvent):
-                end = event
-            sink(event)
-    return end, error, end.final_text if end is not None else ""
-
-
 async def _result(run: ChildRun, message: str | None, topic: str) -> ChildResult:
-    end, error, text = await run_child(run.agent, message, run.store, run.scope, run.sink)
+    """Run the sub-agent to its end, forwarding its events (``run.sink``); how it ended.
+    Its time budget (in its scope's budget) is the loop's deadline, as for any agent."""
+    async with run.agent.run_stream(message, run.store, scope=run.scope) as stream:
+        sink = run.sink
+        async for event in stream:
+            sink(event)
+    end, text = stream.session_end, stream.final_text
     details: dict[str, Any] = {
         "path": run.path,
         "topic": topic,
@@ -119,6 +90,8 @@ async def _result(run: ChildRun, message: str | None, topic: str) -> ChildResult
     if end is not None and end.output is not None:  # typed: the JSON is the text
         details["output"] = end.output
     answered = end is not None and end.stop_reason in _ANSWERED
+    failed = end.error if end is not None else None
+    error = None if failed is None else str(failed) or type(failed).__name__
     return ChildResult(
         text,
         details["stop_reason"],
@@ -131,7 +104,13 @@ async def _result(run: ChildRun, message: str | None, topic: str) -> ChildResult
 def restart(subagents: SubAgents, run: ChildRun) -> Child:
     """Run a background sub-agent of an earlier segment again, from its stored context
     as it stands (``None``: no new message), as a resumed agent does."""
-    return subagents.start(_child(run, "", True), lambda: _result(run, None, ""))
+    return subagents.start(_child(run, "", True), _later(run, None, ""))
+
+
+def _later(run: ChildRun, message: str | None, topic: str) -> Callable[[], Awaitable[ChildResult]]:
+    """``_result`` of the sub-agent, to run in the background (a function of its own: a
+    lambda in the delegation would give every blocking one three closure cells)."""
+    return lambda: _result(run, message, topic)
 
 
 def _child(run: ChildRun, topic: str, background: bool) -> Child:
@@ -165,7 +144,7 @@ async def delegate_to(
                 "This agent cannot run sub-agents in the background (it has no 'agents'"
                 " tool); delegate without background."
             )
-        subagents.start(child, lambda: _result(run, task, topic))
+        subagents.start(child, _later(run, task, topic))
         return _started(child)
     child.result = await _result(run, task, topic)
     if subagents is not None:  # kept, so that a follow-up can continue it
@@ -194,9 +173,9 @@ async def continue_child(
     run = child.context
     child.status, child.result, child.collected = "running", None, False
     child.background, child.last_activity = background, time.time()
-    child.ended = type(child.ended)()
+    child.again()
     if background:
-        subagents.start(child, lambda: _result(run, message, child.topic))
+        subagents.start(child, _later(run, message, child.topic))
         return _started(child)
     child.result = await _result(run, message, child.topic)
     child.collected = True

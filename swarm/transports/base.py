@@ -118,7 +118,9 @@ def model_name(transport: object) -> str | None:
 def context_window_of(transport: object) -> int | None:
     """The context window ``transport`` says it has: its own ``context_window``, else its
     model object's (axio's ``ModelSpec``); ``None`` when neither is a positive number."""
-    window = transport.context_window if isinstance(transport, HasContextWindow) else None
-    if window is None and isinstance(transport, NamesModel):
-        window = getattr(transport.model, "context_window", None)  # axio's ModelSpec
+    # getattr, not isinstance with the runtime protocols (see ``model_name``): every
+    # sub-agent's context asks this.
+    window = getattr(transport, "context_window", None)
+    if window is None:
+        window = getattr(getattr(transport, "model", None), "context_window", None)  # axio's
     return window if isinstance(window, int) and window > 0 else None
