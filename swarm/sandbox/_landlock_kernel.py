@@ -268,12 +268,18 @@ def _make_readonly(path: str) -> None:
 
 
 def _cover(path: str) -> None:
-    """Hide ``path``: an empty read-only tmpfs over a directory, /dev/null over a file."""
+    """Hide ``path``: an empty read-only tmpfs over a directory, /dev/null over a file.
+    A path gone since it was listed (a lock file of ``/etc`` removed at that moment) has
+    nothing left to hide: it is passed over, not a failed launch."""
     if os.path.isdir(path):
         sealed = _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
         _mount("tmpfs", path, "tmpfs", sealed, "size=4k,nr_inodes=2,mode=000")
-    else:
+        return
+    try:
         _mount("/dev/null", path, None, _MS_BIND, "")
+    except SetupError:
+        if os.path.lexists(path):
+            raise
 
 
 def _unescape(field: bytes) -> str:

@@ -103,3 +103,12 @@ def test_without_namespaces_metadata_changes_and_is_said_so(place: Place) -> Non
     assert "modes, owners, times and xattrs of files outside the workspace can change" in (
         sandbox.describe("none")
     )
+
+
+def test_a_hidden_path_gone_before_its_mount_is_passed_over(tmp_path: Path) -> None:
+    """A file of /etc listed as hidden and removed before the launcher mounts over it
+    (a lock file) has nothing left to hide: the launch goes on instead of failing."""
+    from swarm.sandbox import _landlock_kernel
+
+    _landlock_kernel._cover(str(tmp_path / "gone.lock"))  # nothing mounted, no error
+    assert not (tmp_path / "gone.lock").exists()
