@@ -499,13 +499,17 @@ def shell_tool(
                         overlay=capture.overlay if capture is not None else None,
                     )
                     limits = None if chosen.tier == "none" else budget.per_process
+                    # every attempt counts against the one time limit: a command that
+                    # passed for a failed set-up gains no time by it
+                    deadline = anyio.current_time() + limit
                     for attempt in range(1, LAUNCH_ATTEMPTS + 1):
+                        left = max(deadline - anyio.current_time(), 0.1)
                         try:
                             with _launching(chosen, ("bash", "-c", command), confinement) as launch:
                                 output = await _run(
                                     in_budget(launch, budget),
                                     described,
-                                    limit,
+                                    left if attempt > 1 else limit,
                                     progress,
                                     output_limit,
                                     limits,
