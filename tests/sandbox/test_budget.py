@@ -7,14 +7,11 @@ command starts. Where no cgroup can be made, per-process limits share out the bu
 
 from __future__ import annotations
 
-import contextlib
+import json
 import os
 import re
-import signal
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -212,49 +209,79 @@ def show(key, text):
     print(text, end="", flush=True)
 
 async def main():
-    command = f"echo started; sleep {marker}"
+    command = sys.argv[4] if len(sys.argv) > 4 else f"echo started; sleep {marker}"
     await shell.execute(shell.validate({"command": command}), progress=Progress("c", "shell", show))
 
 anyio.run(main)
 """
 
+# In a PID namespace of its own, so that no other swarm process (another test worker's
+# command) removes the killed one's cgroups first: a swarm process removes only those of
+# its own namespace. Prints the killed swarm's cgroups after the kill, then after the next
+# command.
+KILLER = """
+import json, os, signal, subprocess, sys, time
+from swarm.sandbox.cgroup import find_cgroups
 
-@contextlib.contextmanager
-def _swarm(args: list[str], **options: Any) -> Iterator[subprocess.Popen[Any]]:
-    with subprocess.Popen(args, **options) as process:
+runner, tier, ws, marker = sys.argv[1:5]
+where = find_cgroups()
+
+def left(pid):
+    mark = f"-{pid}-"
+    bases = {where.memory, where.pids}
+    found = [p for b in bases for p in b.iterdir() if p.name.startswith("swarm-")]
+    return sorted(str(p) for p in found if mark in p.name)
+
+def running():
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():  # the killer has the marker too
+            continue
         try:
-            yield process
-        finally:
-            process.kill()
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                if marker.encode() in handle.read():
+                    found.append(entry)
+        except OSError:
+            pass
+    return found
+
+command = [sys.executable, runner, tier, ws, marker]
+swarm = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+assert swarm.stdout.readline() == "started\\n"
+during = left(swarm.pid)
+os.kill(swarm.pid, signal.SIGKILL)
+swarm.wait()
+deadline = time.monotonic() + 10
+while running() and time.monotonic() < deadline:
+    time.sleep(0.02)
+print(json.dumps({"during": during, "killed": left(swarm.pid), "running": running()}), flush=True)
+subprocess.run([*command, "true"], check=True)
+print(json.dumps({"after": left(swarm.pid)}), flush=True)
+"""
 
 
-def _wait_gone(running: Any, marker: str) -> None:
-    """Until no process has ``marker`` (they take a moment to exit once killed), bounded."""
-    deadline = time.monotonic() + 10
-    while running(marker) and time.monotonic() < deadline:
-        time.sleep(0.02)
-
-
-@pytest.mark.anyio
 @pytest.mark.parametrize("tier", ["bubblewrap", "landlock"])
-async def test_the_cgroup_of_a_sigkilled_swarm_goes_with_the_next_command(
-    tier: str, ws: Path, tmp_path: Path, cgroups: Cgroups, running: Any, marker: str
+def test_the_cgroup_of_a_sigkilled_swarm_goes_with_the_next_command(
+    tier: str, ws: Path, tmp_path: Path, cgroups: Cgroups, marker: str
 ) -> None:
     tier_finder(tier)
-    script = tmp_path / "runner.py"
-    script.write_text(RUNNER)
-    args = [sys.executable, str(script), tier, str(ws), marker]
-    with _swarm(args, stdout=subprocess.PIPE, text=True) as swarm:
-        assert swarm.stdout is not None
-        assert swarm.stdout.readline() == "started\n"
-        left = ours(cgroups, swarm.pid)
-        assert left
-        os.kill(swarm.pid, signal.SIGKILL)
-        swarm.wait()
-    _wait_gone(running, marker)
-    assert all(p.exists() for p in left)  # nobody removed them: swarm was killed
-    await run(shell_of(tier, ws), "true")
-    assert not any(p.exists() for p in left)
+    (tmp_path / "runner.py").write_text(RUNNER)
+    (tmp_path / "killer.py").write_text(KILLER)
+    unshare = ["unshare", "--pid", "--fork", "--mount-proc"]
+    if subprocess.run([*unshare, "true"], capture_output=True).returncode != 0:
+        if os.environ.get("CI"):
+            raise AssertionError("unshare cannot make a PID namespace here")
+        pytest.skip("unshare cannot make a PID namespace here (needs root)")
+    args = [sys.executable, str(tmp_path / "killer.py"), str(tmp_path / "runner.py")]
+    done = subprocess.run(
+        [*unshare, *args, tier, str(ws), marker], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    killed, after = (json.loads(line) for line in done.stdout.splitlines())
+    assert {Path(p).parent for p in killed["during"]} == {cgroups.memory, cgroups.pids}
+    assert killed["running"] == []  # the command died with swarm...
+    assert killed["killed"] == killed["during"]  # ...but nobody removed its cgroups
+    assert after["after"] == []  # the next command did
 
 
 def test_the_run_can_say_what_holds_the_budget_before_any_command(cgroups: Cgroups) -> None:
