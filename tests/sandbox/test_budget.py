@@ -226,11 +226,10 @@ from swarm.sandbox.cgroup import find_cgroups
 runner, tier, ws, marker = sys.argv[1:5]
 where = find_cgroups()
 
-def left(pid):
-    mark = f"-{pid}-"
+def left(pid):  # this namespace's: another's may have had a process of this number
+    mark = f"swarm-{os.readlink('/proc/self/ns/pid')[5:-1]}-{pid}-"
     bases = {where.memory, where.pids}
-    found = [p for b in bases for p in b.iterdir() if p.name.startswith("swarm-")]
-    return sorted(str(p) for p in found if mark in p.name)
+    return sorted(str(p) for b in bases for p in b.iterdir() if p.name.startswith(mark))
 
 def running():
     found = []
@@ -256,7 +255,10 @@ while running() and time.monotonic() < deadline:
     time.sleep(0.02)
 print(json.dumps({"during": during, "killed": left(swarm.pid), "running": running()}), flush=True)
 subprocess.run([*command, "true"], check=True)
-print(json.dumps({"after": left(swarm.pid)}), flush=True)
+after = left(swarm.pid)
+print(json.dumps({"after": after}), flush=True)
+for path in after:  # once this namespace is gone, no swarm process could remove them
+    os.rmdir(path)
 """
 
 
