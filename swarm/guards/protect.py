@@ -19,6 +19,7 @@ swarm's own code when the workspace holds it, and every path a policy lists unde
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
 import stat
@@ -229,15 +230,24 @@ def imported_code(workspace: Path) -> tuple[Path, ...]:
     """The files of the Python modules this process imported from ``workspace`` (a
     team's or scenario's Python tools kept there): swarm runs them, unconfined, at the
     next run."""
-    root = Path(os.path.realpath(workspace))
+    root = os.path.realpath(workspace)
+    inside = root.rstrip(os.sep) + os.sep
     found: list[Path] = []
     for module in list(sys.modules.values()):
         file = getattr(module, "__file__", None)
         if isinstance(file, str):
-            path = Path(os.path.realpath(file))
-            if path.is_relative_to(root):
-                found.append(path)
+            real = _imported_from(file)
+            if real == root or real.startswith(inside):
+                found.append(Path(real))
     return tuple(found)
+
+
+@functools.cache
+def _imported_from(file: str) -> str:
+    """Where a module's file was, links resolved, when a run first asked: its code was
+    read from there when it was imported, before (every run's hundreds of modules
+    would otherwise cost a path resolution each, every run)."""
+    return os.path.realpath(file)
 
 
 Fingerprint = tuple[int, ...]
