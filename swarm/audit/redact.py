@@ -13,6 +13,7 @@ their shape.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Iterable, Mapping
@@ -68,6 +69,7 @@ _URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://[^/\s:@]+):[^@\s/]+@")
 _RANDOM = re.compile(r"[A-Za-z0-9_\-+=]{32,}")
 
 
+@functools.lru_cache(maxsize=4096)  # the same few keys, in every record of every run
 def secret_key(key: str) -> bool:
     """Whether a mapping key names a secret (``api_key``, ``X-Auth-Token``, ``password``)."""
     words = [w.lower() for w in _WORD_SPLIT.split(key) if w]
@@ -129,7 +131,7 @@ def redact(value: Any, *, secrets: tuple[str, ...] = ()) -> Any:
         return value
     if isinstance(value, Mapping):
         return {
-            redact_text(str(k), secrets=secrets): REDACTED
+            _redacted_key(str(k), secrets): REDACTED
             if secret_key(str(k)) and v not in (None, "")
             else redact(v, secrets=secrets)
             for k, v in value.items()
@@ -137,3 +139,8 @@ def redact(value: Any, *, secrets: tuple[str, ...] = ()) -> Any:
     if isinstance(value, list | tuple | set | frozenset):
         return [redact(v, secrets=secrets) for v in value]
     return redact_text(str(value), secrets=secrets)
+
+
+@functools.lru_cache(maxsize=4096)  # a record's keys are the same few, record after record
+def _redacted_key(key: str, secrets: tuple[str, ...]) -> str:
+    return redact_text(key, secrets=secrets)

@@ -62,7 +62,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import translate
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import pydantic
 
@@ -543,10 +543,14 @@ def _load(
         text = raw.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read file: {exc}", path=path) from None
-    document = parse_document(text, path)
+    key = (str(path), raw)
     if problems is None:
-        spec = validate_document(_PolicyFile, document)
+        parsed = _PARSED.get(key)
+        if parsed is None:
+            parsed = _remember(_PARSED, key, _parsed(text, path))
+        document, spec = parsed
     else:
+        document = parse_document(text, path)
         salvaged, found = salvage_document(_PolicyFile, document)
         problems += found
         if salvaged is None:
@@ -576,8 +580,38 @@ def _load(
                 if problems is None:
                     raise
                 problems += exc.problems
+    if problems is None:
+        built = _BUILT.get(key)
+        if built is not None and built[0] is base:
+            return built[1]
     digest = hashlib.sha256(raw).hexdigest()
-    return _build(spec, document, spec.name or path.stem, digest, base, path=path)
+    policy = _build(spec, document, spec.name or path.stem, digest, base, path=path)
+    if problems is None:
+        _remember(_BUILT, key, (base, policy))
+    return policy
+
+
+# A run loads its policies several times (its own, each role's, the manifest's), and a
+# batch runs many: what a file says is parsed and built once per content. A file is read
+# again each time, so an edit between runs is seen; the policy built on it is taken only
+# with the same base (the policy it extends, itself loaded afresh). Policies are frozen,
+# and their remembered decisions are pure functions of a call.
+_PARSED: dict[tuple[str, bytes], tuple[Document, _PolicyFile]] = {}
+_BUILT: dict[tuple[str, bytes], tuple[Policy | None, Policy]] = {}
+_REMEMBERED = 64
+_V = TypeVar("_V")
+
+
+def _parsed(text: str, path: Path) -> tuple[Document, _PolicyFile]:
+    document = parse_document(text, path)
+    return document, validate_document(_PolicyFile, document)
+
+
+def _remember(cache: dict[tuple[str, bytes], _V], key: tuple[str, bytes], value: _V) -> _V:
+    if len(cache) >= _REMEMBERED:
+        cache.clear()
+    cache[key] = value
+    return value
 
 
 class PolicyGuard(PermissionGuard):

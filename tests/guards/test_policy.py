@@ -211,6 +211,23 @@ def test_extend_puts_inherited_rules_and_guards_first(tmp_path: Path) -> None:
     )
 
 
+def test_a_policy_edited_between_loads_is_loaded_as_it_now_is(tmp_path: Path) -> None:
+    # a run loads its policies several times and a batch runs many: what was built from a
+    # file is reused only while the file, and the one it extends, say the same
+    write(tmp_path, "base.yaml", "default: allow\n")
+    child = write(tmp_path, "child.yaml", "extend: base\nrules:\n  - {id: c, deny: y}\n")
+    assert action(load_policy(child), "x") == "allow"
+    assert load_policy(child) is load_policy(child)  # unchanged: built once
+    write(tmp_path, "base.yaml", "default: allow\nrules:\n  - {id: b, deny: x}\n")
+    assert action(load_policy(child), "x") == "deny"
+    write(tmp_path, "child.yaml", "extend: base\nrules:\n  - {id: c, allow: x}\n")
+    assert [r.id for r in load_policy(child).rules] == ["b", "c"]
+    write(tmp_path, "child.yaml", "extend: strict\n")  # another base, by name
+    assert load_policy(child).rules == load_policy("strict").rules
+    write(tmp_path, "strict.yaml", "default: ask\n")  # now found beside it, first
+    assert action(load_policy(child), "x") == "ask"
+
+
 def test_unnamed_rules_of_base_and_child_do_not_clash(tmp_path: Path) -> None:
     write(tmp_path, "base.yaml", "rules:\n  - deny: x\n")
     write(tmp_path, "child.yaml", "extend: base\nrules:\n  - allow: y\n")
