@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -17,6 +18,7 @@ from swarm import (
     tool,
 )
 from swarm.transports import OpenAITransport, RetryPolicy, on_user_turn, openai_messages
+from swarm.transports._http import tls_context
 
 from .recordings import assemble, cassette, conformance, sse_body
 
@@ -251,3 +253,21 @@ async def test_copy_changes_the_model_and_shares_the_connection_pool() -> None:
     assert mini.context_window == 128_000
     assert OpenAITransport("gpt-4.1", api_key="k").context_window == 1_047_576
     assert OpenAITransport("my-own-model", api_key="k").context_window == 128_000
+
+
+@pytest.mark.anyio
+async def test_transports_share_one_tls_setup_that_follows_ssl_cert_file(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    clients = []
+    for _ in range(2):  # a batch makes a transport per task
+        transport = OpenAITransport("gpt-4o", api_key="k")
+        clients.append(transport._pool.get(transport.timeouts))
+        await transport.aclose()
+    contexts = {id(c._transport._pool._ssl_context) for c in clients}  # type: ignore[attr-defined]
+    assert contexts == {id(tls_context())}  # the roots were loaded once
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "roots.pem"))  # not there
+    with pytest.raises(FileNotFoundError):  # the variable is still read
+        OpenAITransport("gpt-4o", api_key="k")._pool.get(transport.timeouts)
