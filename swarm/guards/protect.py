@@ -244,9 +244,10 @@ def imported_code(workspace: Path) -> tuple[Path, ...]:
 
 @functools.cache
 def _imported_from(file: str) -> str:
-    """Where a module's file was, links resolved, when a run first asked: its code was
-    read from there when it was imported, before (every run's hundreds of modules
-    would otherwise cost a path resolution each, every run)."""
+    """Where a module's file is, links resolved, as the first run to ask found it. The
+    module was read from there when it was imported, which is earlier, so nothing a
+    later link changes alters what ran; and the hundreds of modules of a process are
+    resolved once, not at every run."""
     return os.path.realpath(file)
 
 
