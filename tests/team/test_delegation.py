@@ -1,10 +1,11 @@
 """Delegation at run time: sub-agents as tools, event forwarding, budgets."""
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import anyio
 import pytest
+from team_scripts import scripted
 
 from swarm import (
     Agent,
@@ -33,21 +34,6 @@ from swarm.testing import (
     make_tool_use_response,
     make_tool_uses_response,
 )
-
-Step = list[StreamEvent] | Callable[[list[Message]], list[StreamEvent]]
-
-
-def scripted(scripts: dict[str, Sequence[Step]]) -> FunctionTransport:
-    """A model whose turns depend on the agent (its system prompt) and on how many
-    turns that agent instance has had (its assistant messages so far)."""
-
-    def respond(messages: list[Message], tools: Any, system: str) -> list[StreamEvent]:
-        turn = sum(1 for m in messages if m.role == "assistant")
-        script = scripts[system]
-        step = script[min(turn, len(script) - 1)]
-        return step(messages) if callable(step) else step
-
-    return FunctionTransport(respond)
 
 
 def role(name: str, *delegates: str, tools: Sequence[str] = (), **extra: Any) -> AgentSpec:

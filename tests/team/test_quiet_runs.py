@@ -4,6 +4,7 @@ the root stream, and nothing else changes (callbacks, budgets, answers, continui
 from typing import Any
 
 import pytest
+from team_scripts import scripted
 
 from swarm import (
     Agent,
@@ -27,17 +28,6 @@ from swarm.testing import (
     make_tool_use_response,
     make_tool_uses_response,
 )
-
-
-def scripted(scripts: dict[str, list[Any]]) -> FunctionTransport:
-    """Turns by agent (its system prompt) and by how many turns it has had."""
-
-    def respond(messages: list[Message], tools: Any, system: str) -> list[StreamEvent]:
-        turn = sum(1 for m in messages if m.role == "assistant")
-        step = scripts[system][min(turn, len(scripts[system]) - 1)]
-        return step(messages) if callable(step) else step
-
-    return FunctionTransport(respond)
 
 
 def answer_of(messages: list[Message]) -> list[StreamEvent]:
