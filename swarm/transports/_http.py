@@ -82,7 +82,9 @@ def tls_context() -> ssl.SSLContext:
 
 @functools.cache
 def _tls(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
-    return httpx.create_ssl_context()  # reads the same two variables
+    # reads the same two variables; httpcore sets the context's ALPN at each connection,
+    # the same ("http/1.1") for every client made here, so sharing it changes nothing
+    return httpx.create_ssl_context()
 
 
 class _Pool:
