@@ -4,10 +4,11 @@ directory).
 
 The suite runs in parallel (``pytest -n auto --dist loadgroup``), so tests share nothing:
 each has its own directories and ports. What is costly to start is shared within one
-worker: the local model's server (one per session) and Ray (one per module) run their
-tests in one group each, so one server and one Ray run at a time, as in a serial run.
-Those tests, with the other end-to-end ones, are ``slow``: ``-m "not slow"`` is the fast
-layer.
+worker: the tests on the local model's session server (the ``server`` fixture) and the
+tests on Ray run in one group each, so one such server and one Ray run at a time, as in a
+serial run. A test that starts a model of its own (a whole ``swarm run --model local``)
+runs where it falls, beside the others. Those tests, with the other end-to-end ones, are
+``slow``: ``-m "not slow"`` is the fast layer.
 """
 
 import os
@@ -17,20 +18,49 @@ from pathlib import Path
 
 import pytest
 
-# the group of tests that must share a worker, by the marker that says what they start
-_GROUPS = {"local_model": "local_model", "ray": "ray"}
+_SLOW = ("local_model", "ray")
+"""The markers of tests that are ``slow`` by what they start."""
+
+
+def _group(item: pytest.Item) -> str | None:
+    """The group of tests that must share ``item``'s worker, if any."""
+    if item.get_closest_marker("ray") is not None:
+        return "ray"
+    if "server" in getattr(item, "fixturenames", ()) and item.get_closest_marker("local_model"):
+        return "local_model"  # the session's one llama.cpp server
+    return None
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests on the local model or on Ray are slow and run in their group's worker."""
+    """Tests on the local model or on Ray are slow; those that share what they start run
+    in their group's worker."""
     grouped = config.pluginmanager.hasplugin("xdist")  # `-p no:xdist` knows no groups
     for item in items:
-        for marker, group in _GROUPS.items():
-            if item.get_closest_marker(marker) is not None:
-                item.add_marker(pytest.mark.slow)
-                if grouped:
-                    item.add_marker(pytest.mark.xdist_group(group))
+        if any(item.get_closest_marker(marker) for marker in _SLOW):
+            item.add_marker(pytest.mark.slow)
+        group = _group(item)
+        if grouped and group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Refuse ``--dist loadgroup`` where it does not group: from pytest 9.2 on it gives
+    no error and distributes the local model's and Ray's tests as any others, each
+    worker starting its own server or cluster (pytest-xdist#1386)."""
+    if config.getoption("dist", "no") == "loadgroup" and pytest.version_tuple >= (9, 2):
+        raise pytest.UsageError(
+            f"pytest {pytest.__version__} breaks pytest-xdist's --dist loadgroup"
+            " (pytest-xdist#1386): install the test extra again, it asks for pytest<9.2"
+        )
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: two workers per core. With one, the cores of a 2-core machine were
+    busy 1.6 of 2 on average: a test waits on what it started (a sandboxed command, a
+    server, a killed run's resume), and the second worker of a core runs in those waits."""
+    return 2 * len(os.sched_getaffinity(0))
 
 
 @pytest.fixture
