@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import functools
 import itertools
 import os
@@ -62,9 +63,10 @@ Budget = Literal["cgroup v2", "cgroup v1", "per process"]
 
 PREFIX = "swarm-"
 """The start of the name of every cgroup swarm makes."""
-REMOVE_TRIES = 100
-"""How many times to kill what is left in a cgroup and try to remove it (a process takes a
-moment to leave once killed)."""
+REMOVE_WITHIN = 5.0
+"""How long (seconds) to go on killing what is left in a cgroup and trying to remove it
+while it is busy: a killed process takes a moment to leave, on a loaded machine more than
+0.2 s."""
 _SH = "/bin/sh"
 _JOIN = 'for f in {files}; do echo {who} > "$f" || exit 126; done; exec "$@"'
 JOIN_FILE = {1: ("tasks", "0"), 2: ("cgroup.procs", "$$")}
@@ -219,14 +221,17 @@ def _procs(directory: Path) -> list[int]:
 
 def _remove(directory: Path, *, version: int) -> bool:
     """Kill what runs in cgroup ``directory`` and remove it; whether it is gone."""
-    for _ in range(REMOVE_TRIES):
+    deadline = time.monotonic() + REMOVE_WITHIN
+    pause = 0.001
+    while True:
         try:
             directory.rmdir()
             return True
         except FileNotFoundError:
             return True
-        except OSError:
-            pass
+        except OSError as exc:
+            if exc.errno != errno.EBUSY:  # only processes still in it keep it: they go
+                return False
         killed = False
         if version == 2:
             with contextlib.suppress(OSError):
@@ -236,8 +241,10 @@ def _remove(directory: Path, *, version: int) -> bool:
             for pid in _procs(directory):
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.kill(pid, signal.SIGKILL)
-        time.sleep(0.002)  # a killed process takes a moment to leave its cgroup
-    return False
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(pause)  # a killed process takes a moment to leave its cgroup
+        pause = min(pause * 2, 0.05)
 
 
 def remove_stale(where: Cgroups) -> list[Path]:
