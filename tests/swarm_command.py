@@ -11,10 +11,13 @@ code or signal). What it skips is what every run would repeat: the interpreter's
 and about a second of imports. Nothing of one run reaches another: each is forked from
 the server, which never runs a command itself, and the server holds no thread.
 
+``start_swarm`` starts a run the same way without waiting for it, for a test that
+signals it while it runs (``ForkedRun``: ``poll``, ``wait``, ``send_signal``).
+
 What a fork cannot show is the start itself (an import that fails, what ``import
 swarm`` costs, the hint of a missing extra): those tests start a real process
-(``tests/test_startup.py``, ``tests/test_install_hints.py``), as do tests that signal
-or stream a running command. A run whose environment sets the interpreter's own
+(``tests/test_startup.py``, ``tests/test_install_hints.py``), as do tests that read a
+running command's output as it comes. A run whose environment sets the interpreter's own
 variables (``PYTHONPATH``, ``PYTHONSAFEPATH``...) otherwise than the test process is a
 real process too. ``SWARM_TEST_FORK=0`` runs every command as a real process.
 """
@@ -200,6 +203,79 @@ def run_swarm(
         timeout=timeout,
         env=dict(env),
         stdin=stdin,
+    )
+
+
+class ForkedRun:
+    """A ``swarm`` run started by the fork server and not waited for: the part of
+    ``subprocess.Popen`` that tests which signal a running command use (``pid``,
+    ``poll``, ``wait``, ``send_signal``, ``kill``, ``returncode``)."""
+
+    def __init__(self, conn: socket.socket, pid: int, argv: list[str]) -> None:
+        self._conn = conn
+        self.pid = pid
+        self.args = ["swarm", *argv]
+        self.returncode: int | None = None
+
+    def _receive(self, timeout: float | None) -> int | None:
+        if self.returncode is None:
+            self._conn.settimeout(timeout)
+            try:
+                data = self._conn.recv(4096)
+            except (BlockingIOError, TimeoutError):
+                return None
+            # the server sends the code once the run's process is waited for
+            self.returncode = json.loads(data)["code"] if data else -signal.SIGKILL
+            self._conn.close()
+        return self.returncode
+
+    def poll(self) -> int | None:
+        return self._receive(0)
+
+    def wait(self, timeout: float | None = None) -> int:
+        code = self._receive(timeout)
+        if code is None:
+            raise subprocess.TimeoutExpired(self.args, timeout or 0)
+        return code
+
+    def send_signal(self, sig: int) -> None:
+        if self.poll() is None:  # not yet waited for: the PID is still the run's
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, sig)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+def start_swarm(
+    args: Sequence[str | Path], *, cwd: str | Path, env: Mapping[str, str]
+) -> ForkedRun | subprocess.Popen[bytes]:
+    """``swarm ARGS`` started in ``cwd`` with the whole environment ``env``, its input
+    and output ``/dev/null``, and not waited for: what ``subprocess.Popen([sys.executable,
+    "-m", "swarm", *args], ...)`` starts, forked from the server when it can be."""
+    argv = [str(a) for a in args]
+    address = _address() if forking() and _starts_alike(env) else None
+    if address is not None:
+        request = json.dumps({"args": argv, "cwd": str(cwd), "env": dict(env)}).encode()
+        null = os.open(os.devnull, os.O_RDWR)
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            conn.connect(address)
+            socket.send_fds(conn, [request], [null, null, null])
+            pid = json.loads(conn.recv(4096) or b"null")["pid"]
+        except (OSError, TypeError):
+            conn.close()
+        else:
+            return ForkedRun(conn, pid, argv)
+        finally:
+            os.close(null)
+    return subprocess.Popen(
+        [sys.executable, "-m", "swarm", *argv],
+        cwd=cwd,
+        env=dict(env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
 
 

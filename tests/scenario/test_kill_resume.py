@@ -16,6 +16,7 @@ from typing import Any
 
 import anyio
 import pytest
+from swarm_command import ForkedRun, start_swarm
 
 from swarm.audit import read_head, read_key, verify_log
 from swarm.context.sqlite import SQLiteContextStore
@@ -94,14 +95,8 @@ def _lines(path: Path) -> int:
         return -1
 
 
-def _start(scenario: Path, state: Path, workspace: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "swarm", "run", str(scenario), "--workspace", str(workspace)],
-        env=_env(state),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+def _start(scenario: Path, state: Path, workspace: Path) -> ForkedRun | subprocess.Popen[bytes]:
+    return start_swarm(["run", scenario, "--workspace", workspace], cwd=Path.cwd(), env=_env(state))
 
 
 def _run_dir(state: Path) -> Path | None:
