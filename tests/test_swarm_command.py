@@ -4,10 +4,12 @@ output and errors for the same arguments, environment and working directory."""
 from __future__ import annotations
 
 import os
+import signal
+import time
 from pathlib import Path
 
 import pytest
-from swarm_command import run_swarm
+from swarm_command import ForkedRun, run_swarm, start_swarm
 
 REPO = Path(__file__).parents[1]
 
@@ -62,3 +64,40 @@ def test_the_working_directory_and_environment_are_the_runs_own(tmp_path: Path) 
         lines = run_swarm(["--help"], cwd=here, env=env).stdout.splitlines()
         widest[columns] = max(len(line) for line in lines)
     assert widest[40] < widest[200]
+
+
+SLEEPER = """\
+name: sleeper
+team: team
+task: Wait.
+model:
+  script:
+    lead:
+      - call: shell
+        args: {command: "sleep 60 && touch woke"}
+      - text: done
+"""
+
+
+@pytest.mark.parametrize("fork", ["1", "0"])
+def test_a_started_run_can_be_polled_killed_and_waited_for(
+    fork: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SWARM_TEST_FORK", fork)
+    (tmp_path / "team").mkdir()
+    (tmp_path / "team" / "lead.yaml").write_text(
+        "name: lead\ndescription: Waits.\nsystem: You wait.\ntools: [shell]\n"
+    )
+    (tmp_path / "sleeper.yaml").write_text(SLEEPER)
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")}
+    run = start_swarm(["run", "sleeper.yaml", "--workspace", "ws"], cwd=tmp_path, env=env)
+    assert isinstance(run, ForkedRun) == (fork == "1")
+    deadline = time.monotonic() + 60
+    while not (tmp_path / "state" / "swarm" / "runs").is_dir():  # the run has begun
+        assert run.poll() is None and time.monotonic() < deadline
+        time.sleep(0.01)
+    assert run.poll() is None
+    run.send_signal(signal.SIGKILL)
+    assert run.wait(timeout=30) == -signal.SIGKILL
+    assert run.poll() == -signal.SIGKILL
+    assert not (tmp_path / "ws" / "woke").exists()
