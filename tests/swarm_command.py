@@ -256,17 +256,11 @@ def start_swarm(
     argv = [str(a) for a in args]
     address = _address() if forking() and _starts_alike(env) else None
     if address is not None:
-        request = json.dumps({"args": argv, "cwd": str(cwd), "env": dict(env)}).encode()
         null = os.open(os.devnull, os.O_RDWR)
-        conn = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
-            conn.connect(address)
-            socket.send_fds(conn, [request], [null, null, null])
-            pid = json.loads(conn.recv(4096) or b"null")["pid"]
-        except (OSError, TypeError):
-            conn.close()
-        else:
-            return ForkedRun(conn, pid, argv)
+            return ForkedRun(*_request(address, argv, cwd, env, [null, null, null]), argv)
+        except _Unserved:
+            pass
         finally:
             os.close(null)
     return subprocess.Popen(
@@ -291,22 +285,20 @@ def _forked(
     timeout: float,
     stdin: int | None,
 ) -> subprocess.CompletedProcess[str]:
-    request = json.dumps({"args": argv, "cwd": str(cwd), "env": dict(env)}).encode()
     out_read, out_write = os.pipe()
     err_read, err_write = os.pipe()
     null = os.open(os.devnull, os.O_RDONLY) if stdin == subprocess.DEVNULL else None
     given = null if null is not None else (stdin if stdin is not None else 0)
-    with socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET) as conn:
-        try:
-            conn.connect(address)
-            socket.send_fds(conn, [request], [given, out_write, err_write])
-            pid = json.loads(conn.recv(4096) or b"null")["pid"]
-        except (OSError, TypeError) as exc:
-            for fd in (out_read, out_write, err_read, err_write, *([] if null is None else [null])):
-                os.close(fd)
-            raise _Unserved from exc
+    try:
+        conn, pid = _request(address, argv, cwd, env, [given, out_write, err_write])
+    except _Unserved:
+        os.close(out_read)
+        os.close(err_read)
+        raise
+    finally:
         for fd in (out_write, err_write, *([] if null is None else [null])):
             os.close(fd)
+    with conn:
         deadline = time.monotonic() + timeout
         streams = {out_read: bytearray(), err_read: bytearray()}
         reading = set(streams)
@@ -333,6 +325,23 @@ def _forked(
     return subprocess.CompletedProcess(
         ["swarm", *argv], code, _text(streams[out_read]), _text(streams[err_read])
     )
+
+
+def _request(
+    address: str, argv: list[str], cwd: str | Path, env: Mapping[str, str], fds: list[int]
+) -> tuple[socket.socket, int]:
+    """Ask the server for a run with ``fds`` as its standard streams: the connection its
+    exit code will come on, and the run's PID; ``_Unserved`` when it did not take it."""
+    request = json.dumps({"args": argv, "cwd": str(cwd), "env": dict(env)}).encode()
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        conn.connect(address)
+        socket.send_fds(conn, [request], fds)
+        pid = json.loads(conn.recv(4096) or b"null")["pid"]
+    except (OSError, TypeError) as exc:
+        conn.close()
+        raise _Unserved from exc
+    return conn, pid
 
 
 def _kill(pid: int) -> None:

@@ -37,7 +37,7 @@ from swarm.audit import AuditLog, verify_log
 from swarm.guards import apply_policy, load_policy
 from swarm.local import LocalServer
 from swarm.scope import RunScope
-from swarm.team.delegation import make_agent_tools
+from swarm.team.delegation import _lean, make_agent_tools
 from swarm.testing import history_problems
 from swarm.transports import RecordingTransport, ReplayTransport, on_user_turn
 
@@ -156,7 +156,7 @@ async def test_delegation_with_guards_and_audit(
         max_iterations=3,
     )
     agent_tools = [
-        tool.copy(schema={**tool.input_schema, "properties": _task_and_topic(tool)})
+        _lean(tool)
         for tool in make_agent_tools(
             {"worker": ("Looks up the weather for a city.", worker)},
             transport("openai", **grammar),
@@ -191,10 +191,6 @@ async def test_delegation_with_guards_and_audit(
         for path, tool in tools_decided
     )
     assert verify_log(tmp_path / "audit.jsonl").ok
-
-
-def _task_and_topic(tool: Tool[Any]) -> dict[str, Any]:
-    return {k: v for k, v in tool.input_schema["properties"].items() if k in ("task", "topic")}
 
 
 async def test_invented_tool_name_error_mid_stream_ends_the_session_cleanly(
