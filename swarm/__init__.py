@@ -112,6 +112,7 @@ from swarm.tools import (
     FieldInfo as FieldInfo,
     Progress as Progress,
     Tool as Tool,
+    ToolContext as ToolContext,
     ToolOutput as ToolOutput,
     tool as tool,
 )

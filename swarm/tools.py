@@ -10,11 +10,14 @@ A handler's annotated parameters define its input schema::
 Arguments are validated (and coerced: ``"42"`` becomes ``42``) with pydantic before any guard
 sees them, and validated again after a guard changed them.
 
+A handler may also take the tool's ``context``, typed, in a parameter marked
+``ToolContext``; like a ``Progress`` parameter it is not part of the input schema.
+
 Here too: the guard chain (``run_guards``: every guard of a tool, in order, failing
-closed), ``Field`` and ``Progress``. The guards themselves are in ``swarm.guards``
-(``PermissionGuard`` in ``guards/base``, policies in ``guards/policy``); the loop calls a
-tool from ``swarm.loop.calls``; the built-in tools are in ``swarm.toolbox``, and a
-sub-agent as a tool in ``swarm.team.delegation``.
+closed), ``Field``, ``Progress`` and ``ToolContext``. The guards themselves are in
+``swarm.guards`` (``PermissionGuard`` in ``guards/base``, policies in ``guards/policy``);
+the loop calls a tool from ``swarm.loop.calls``; the built-in tools are in
+``swarm.toolbox``, and a sub-agent as a tool in ``swarm.team.delegation``.
 """
 
 from __future__ import annotations
@@ -62,6 +65,7 @@ __all__ = [
     "JSONSchema",
     "Progress",
     "Tool",
+    "ToolContext",
     "ToolOutput",
     "run_guards",
     "tool",
@@ -158,12 +162,31 @@ class Progress:
         return cls(tool_use_id, name, lambda key, delta: None)
 
 
+class ToolContext:
+    """Marks the handler parameter that receives the tool's ``context``, typed::
+
+        async def shell(
+            sandbox: Annotated[ToolSandbox, ToolContext], command: str
+        ) -> str: ...
+
+    Each call gets the ``context`` of the ``Tool`` called, so a copy with another
+    context (the sandbox settings ``apply_policy`` binds) runs with that one, whatever
+    the handler closed over. The parameter is not part of the input schema: a model
+    cannot pass it. Making a ``Tool`` whose context is not an instance of the annotated
+    class raises ``TypeError``.
+    """
+
+
 @dataclass(frozen=True, slots=True)
 class _Signature:
     model: type[pydantic.BaseModel]
     schema: JSONSchema
     injected: tuple[str, ...]
     fields: tuple[str, ...]
+    context: str | None = None
+    """The parameter that takes the tool's context (``ToolContext``), if any."""
+    context_type: Any = None
+    """What that context must be an instance of (``None``: not checked)."""
 
 
 def _strip_titles(node: Any) -> Any:
@@ -210,6 +233,17 @@ def _is_progress(hint: Any) -> bool:
     return bool(hint is Progress)
 
 
+def _context_type(hint: Any) -> tuple[bool, Any]:
+    """Whether ``hint`` marks the tool's context (``Annotated[T, ToolContext]``), and the
+    class it must be an instance of (``None`` when ``T`` is not a plain class)."""
+    if not _is_annotated(hint):
+        return False, None
+    base, *metadata = get_args(hint)
+    if not any(m is ToolContext or isinstance(m, ToolContext) for m in metadata):
+        return False, None
+    return True, base if isinstance(base, type) else None
+
+
 def _signature(fn: Callable[..., Any], name: str) -> _Signature:
     """The handler's argument model and schema, built once per distinct definition.
 
@@ -250,12 +284,20 @@ def _build_signature(fn: Callable[..., Any], name: str) -> _Signature:
     hints = inspect.get_annotations(target, eval_str=True)
     fields: dict[str, Any] = {}
     injected: list[str] = []
+    context: str | None = None
+    context_type: Any = None
     for pname, param in inspect.signature(target).parameters.items():
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or pname in ("self", "cls"):
             continue
         hint: Any = hints.get(pname, Any)
         if _is_progress(hint):
             injected.append(pname)
+            continue
+        takes_context, of_type = _context_type(hint)
+        if takes_context:
+            if context is not None:
+                raise TypeError(f"tool '{name}' takes its context twice: {context}, {pname}")
+            context, context_type = pname, of_type
             continue
         default = ... if param.default is param.empty else param.default
         if _is_annotated(hint):
@@ -281,7 +323,7 @@ def _build_signature(fn: Callable[..., Any], name: str) -> _Signature:
     schema["additionalProperties"] = False
     if not schema.get("required"):
         schema.pop("required", None)
-    return _Signature(model, schema, tuple(injected), tuple(fields))
+    return _Signature(model, schema, tuple(injected), tuple(fields), context, context_type)
 
 
 def _describe_validation_error(tool_name: str, exc: pydantic.ValidationError) -> str:
@@ -334,8 +376,9 @@ class Tool(Generic[T]):
     ``guards`` run in order before the handler; ``concurrency`` bounds how many calls of
     this tool run at once (``None``: no bound); ``timeout`` (seconds) cancels a call that
     runs too long (``None``: the agent's ``tool_timeout``; ``math.inf``: no limit).
-    ``context`` is free data for whoever builds the tool; ``schema`` overrides the input
-    schema derived from the handler.
+    ``context`` is free data for whoever builds the tool (typed: ``Tool[T]``), which a
+    handler parameter marked ``ToolContext`` receives on every call; ``schema``
+    overrides the input schema derived from the handler.
     ``streams`` says the handler emits events while it runs (``swarm.scope.emit``, as a
     sub-agent does), so the loop runs it where they reach the stream live.
     ``idempotent`` says running a call twice does no more than running it once (reading a
@@ -374,7 +417,13 @@ class Tool(Generic[T]):
         object.__setattr__(self, "_sig", _signature(self.handler, self.name))
         object.__setattr__(self, "_is_async", inspect.iscoroutinefunction(self.handler))
         object.__setattr__(self, "_stream", getattr(self.handler, "stream", None))
-        plain = self._is_async and sem is None and not self._sig.injected
+        sig = self._sig
+        if sig.context_type is not None and not isinstance(self.context, sig.context_type):
+            raise TypeError(
+                f"tool '{self.name}' takes its context as {sig.context_type.__name__},"
+                f" not {type(self.context).__name__}"
+            )
+        plain = self._is_async and sem is None and not sig.injected and sig.context is None
         object.__setattr__(self, "_plain", plain and self._stream is None)
         calls = tuple(_entry(g) for g in self.guards)
         object.__setattr__(self, "_guard_calls", calls)
@@ -465,6 +514,8 @@ class Tool(Generic[T]):
         if self._sig.injected:
             reporter = progress or Progress.discard("", self.name)
             arguments = {**arguments, **{name: reporter for name in self._sig.injected}}
+        if self._sig.context is not None:
+            arguments = {**arguments, self._sig.context: self.context}
         if self._stream is not None:
             return await self._invoke_stream(self._stream, arguments, progress)
         if self._is_async:

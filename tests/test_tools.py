@@ -6,7 +6,7 @@ import anyio.lowlevel
 import pytest
 from typing_extensions import TypedDict  # pydantic needs it on Python 3.11
 
-from swarm import Field, Progress, Tool, ToolError, ToolOutput, ToolTimeout, tool
+from swarm import Field, Progress, Tool, ToolContext, ToolError, ToolOutput, ToolTimeout, tool
 
 
 @dataclass
@@ -188,6 +188,39 @@ async def test_progress_parameter_is_injected_not_in_schema() -> None:
     )
     assert out.content == "x"
     assert seen == [("output", "step 1"), ("stderr", "warning")]
+
+
+@dataclass(frozen=True)
+class Limits:
+    most: int
+
+
+async def capped(limits: Annotated[Limits, ToolContext], n: int) -> str:
+    return str(min(n, limits.most))
+
+
+@pytest.mark.anyio
+async def test_a_handler_gets_the_context_of_the_tool_called_not_of_the_one_copied() -> None:
+    t = Tool("capped", capped, context=Limits(3))
+    tighter = t.copy(context=Limits(1))
+    assert (await t.execute({"n": 5})).content == "3"
+    assert (await tighter.execute({"n": 5})).content == "1"
+    assert await tighter(n=5) == "1"
+
+
+def test_the_context_parameter_is_not_in_the_schema_and_a_model_cannot_pass_it() -> None:
+    t = Tool("capped", capped, context=Limits(3))
+    assert list(t.input_schema["properties"]) == ["n"]
+    assert not t.supports_streaming
+    with pytest.raises(ToolError, match="field 'limits': unexpected field"):
+        t.validate({"n": 5, "limits": {"most": 100}})
+
+
+def test_a_tool_whose_context_is_not_the_handlers_type_is_refused_when_made() -> None:
+    with pytest.raises(TypeError, match="takes its context as Limits, not dict"):
+        Tool("capped", capped, context={"most": 3})
+    with pytest.raises(TypeError, match="takes its context as Limits, not mappingproxy"):
+        Tool("capped", capped)
 
 
 @pytest.mark.anyio
