@@ -24,7 +24,7 @@ from swarm.messages import ToolResultBlock
 if TYPE_CHECKING:  # the sandbox package loads with the first tool that starts processes
     from contextlib import AbstractAsyncContextManager
 
-    from swarm.sandbox.base import Overlay, SandboxSettings
+    from swarm.sandbox.base import Overlay
     from swarm.sandbox.egress import Egress
     from swarm.tools import Tool
 
@@ -53,8 +53,9 @@ class CallRecord:
 
     The loop fills it in; a guard may annotate it (``current_call()``) with the policy and
     rule that decided, so observers such as the audit log can say why a call was allowed,
-    and with the sandbox settings in force for a tool that starts processes
-    (``sandbox_settings``) and the sandbox that will confine them (``sandbox``, one line).
+    and, for a tool that starts processes, with the sandbox that will confine them
+    (``sandbox``, one line; the settings are bound to the tool, see
+    ``swarm.sandbox.select.ToolSandbox``).
     ``decision`` is ``allow``, ``deny`` (a guard refused) or ``invalid`` (unknown tool,
     arguments that do not validate or parse). ``audit_hash`` is the hash of the audit
     record last written for the call, when an audit log observes the run. ``after``
@@ -63,7 +64,9 @@ class CallRecord:
     in force for the call (noted by ``swarm.guards.protect.ProtectGuard``); ``protected``
     says what a command did to protected paths that was undone after it.
     ``network_ceiling`` are the network allow-lists of the policies of the roles above
-    the caller (noted by ``swarm.guards.ceiling.CeilingGuard``), which narrow its own.
+    the caller (noted by ``swarm.guards.ceiling.CeilingGuard``), which narrow its own
+    (``ToolSandbox.in_force``): they depend on where the calling agent is in the tree,
+    which the role's tools, shared by every place the role is reached, do not know.
     ``approval`` is the receipt of a person's (or an approver's) answer to an ``ask``
     about the call: who answered, when, through what, and the arguments as approved.
     ``overlay`` is set by the run's capture for a call whose command is to run over a
@@ -81,7 +84,6 @@ class CallRecord:
     policy: str | None = None
     policy_hash: str | None = None
     reason: str | None = None
-    sandbox_settings: SandboxSettings | None = None
     sandbox: str | None = None
     audit_hash: str | None = None
     after: tuple[str, ...] = ()

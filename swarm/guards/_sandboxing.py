@@ -1,16 +1,15 @@
 """What a policy says about sandboxing: its ``sandbox:`` key, merged over the one it
 extends field by field, and the check a ``PolicyGuard`` makes on tools that start
-processes (``Tool.context["sandbox"]``, see ``swarm.sandbox.select.ToolSandbox``)."""
+processes (those whose context is a ``swarm.sandbox.select.ToolSandbox``, which
+``apply_policy`` binds the policy's settings to)."""
 
 from __future__ import annotations
 
 import dataclasses
 import os
 import re
-import sys
-from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeGuard
+from typing import Annotated, Any, Literal
 
 import pydantic
 
@@ -26,11 +25,8 @@ from swarm.sandbox import (
 )
 from swarm.sandbox.egress import AllowList, Egress, parse_allow_entry
 from swarm.sandbox.limits import parse_size
+from swarm.sandbox.select import ToolSandbox
 from swarm.scope import CallRecord
-
-if TYPE_CHECKING:
-    from swarm.sandbox.select import ToolSandbox
-    from swarm.tools import Tool
 
 __all__ = [
     "SANDBOX_RULE",
@@ -40,7 +36,6 @@ __all__ = [
     "confine",
     "describe_sandbox",
     "merge_sandbox",
-    "narrow_network",
 ]
 
 SANDBOX_RULE = "sandbox-required"
@@ -230,33 +225,36 @@ def merge_sandbox(
 
 
 def confine(
-    tool: Tool[Any], call: CallRecord | None, settings: SandboxSettings | None, *, guard: str
+    use: ToolSandbox,
+    call: CallRecord | None,
+    settings: SandboxSettings | None,
+    *,
+    tool: str,
+    guard: str,
 ) -> None:
-    """For a tool that starts processes: note on ``call`` the settings in force
-    (``settings``, else the tool's own) and the sandbox found for them. Raises
-    ``GuardError`` (rule ``sandbox-required``, saying how to get a sandbox) when they
-    require one that does not work here; does nothing for other tools."""
-    context = tool.context
-    use = context.get("sandbox") if isinstance(context, Mapping) else None
-    if use is None or not _is_tool_sandbox(use):
-        return
-    in_force = settings or use.settings
-    if call is not None and call.network_ceiling is not None:
-        in_force = narrow_network(in_force, call.network_ceiling)
+    """For a tool that starts processes (``tool``, whose context is ``use``): check that
+    the settings in force for ``call`` (the ones bound to the tool, under the call's
+    network ceiling) can be met, and note on ``call`` the sandbox found for them.
+
+    Raises ``GuardError`` (rule ``sandbox-required``) when they require a sandbox that
+    does not work here, saying how to get one, and when ``settings`` (those of the
+    policy of ``guard``) are not the ones bound to the tool (a ``PolicyGuard`` put in a
+    chain by hand, not by ``apply_policy``): the tool would run under others.
+    """
+    if settings is not None and use.settings is not settings and use.settings != settings:
+        raise GuardError(
+            f"the sandbox settings of {guard} are not the ones bound to tool '{tool}', which"
+            " would run under others: guard it with apply_policy, which binds them",
+            guard=guard,
+            rule=SANDBOX_RULE,
+        )
+    in_force = use.in_force(call.network_ceiling if call is not None else None)
     try:
         found = use.find(in_force)
     except SandboxUnavailable as exc:
         raise GuardError(str(exc), guard=guard, rule=SANDBOX_RULE) from None
     if call is not None:
-        call.sandbox_settings = in_force
         call.sandbox = describe_sandbox(found, in_force)
-
-
-def _is_tool_sandbox(value: object) -> TypeGuard[ToolSandbox]:
-    """Whether ``value`` is a ``ToolSandbox`` (none exists before ``swarm.sandbox.select``
-    is loaded, by the toolbox that makes one: loading a policy does not load it)."""
-    select = sys.modules.get("swarm.sandbox.select")
-    return select is not None and isinstance(value, select.ToolSandbox)
 
 
 def describe_sandbox(found: Sandbox, settings: SandboxSettings) -> str:
@@ -267,14 +265,3 @@ def describe_sandbox(found: Sandbox, settings: SandboxSettings) -> str:
         return line
     allowed = " ∩ ".join(", ".join(texts) for texts in settings.egress.texts())
     return f"{line}, out through the egress proxy to: {allowed or 'nothing'}"
-
-
-def narrow_network(settings: SandboxSettings, ceiling: Egress) -> SandboxSettings:
-    """``settings`` under the allow-lists of the policies above (``ceiling``): an
-    allow-list is intersected with them, network ``host`` becomes them, network
-    ``none`` stays none."""
-    if settings.egress is not None:
-        return dataclasses.replace(settings, egress=settings.egress.narrowed(ceiling))
-    if settings.network == "host":
-        return dataclasses.replace(settings, network="none", egress=ceiling)
-    return settings

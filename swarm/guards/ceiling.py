@@ -8,9 +8,12 @@ no rule matches) and its ``allow``/``ask`` rules stay its own.
 
 A parent's network allow-list (``sandbox: {network: {allow: [...]}}``) is a ceiling in
 the same way: the guard notes the lists of the roles above on the call
-(``CallRecord.network_ceiling``), and the sandbox settings in force for the call are
-narrowed to their intersection (``swarm.guards._sandboxing.narrow_network``): a
-sub-agent's list, or its ``network: host``, never reaches further than its parent's.
+(``CallRecord.network_ceiling``), and the sandbox settings bound to a tool that starts
+processes are narrowed to their intersection for the call
+(``swarm.sandbox.select.ToolSandbox.in_force``): a sub-agent's list, or its ``network:
+host``, never reaches further than its parent's. The lists are noted per call, not bound
+to the tool with the policy: a role's tools serve every place in the tree the role is
+reached from, under different roles.
 """
 
 from __future__ import annotations

@@ -86,6 +86,7 @@ from swarm.guards.rules import (
     Unjudgeable,
 )
 from swarm.sandbox import SandboxSettings
+from swarm.sandbox.select import ToolSandbox
 from swarm.scope import CallRecord, current_call
 
 if TYPE_CHECKING:
@@ -620,10 +621,12 @@ class PolicyGuard(PermissionGuard):
     It notes the deciding policy, rule and file hash on the current call (so the audit
     log says why a call was allowed or denied), denies ``deny`` decisions and commands it
     cannot judge, and asks the run's approver about ``ask`` decisions (denying when
-    there is none). For a tool that starts processes (``Tool.context["sandbox"]``) it
-    notes the sandbox settings in force and the sandbox found, and denies the call (rule
-    ``sandbox-required``) when they require a sandbox that does not work here. ``role``
-    is the role the policy applies to (default: the role in the calling agent's path).
+    there is none). For a tool that starts processes (its context a ``ToolSandbox``, to
+    which ``apply_policy`` bound the policy's sandbox settings) it notes the sandbox
+    found for the settings in force, and denies the call (rule ``sandbox-required``)
+    when they require a sandbox that does not work here, or when the policy's settings
+    are not the ones bound to the tool. ``role`` is the role the policy applies to
+    (default: the role in the calling agent's path).
     """
 
     def __init__(self, policy: Policy, *, role: str | None = None) -> None:
@@ -653,7 +656,9 @@ class PolicyGuard(PermissionGuard):
         rule_id = rule.id if rule is not None else "default"
         if decision.action == "deny":
             raise GuardError(decision.reason, guard=self.name, rule=rule_id)
-        confine(tool, call, self.policy.sandbox, guard=self.name)
+        context = tool.context
+        if isinstance(context, ToolSandbox):
+            confine(context, call, policy.sandbox, tool=tool.name, guard=self.name)
         if decision.action == "allow":
             return kwargs
         return await ask(
@@ -681,6 +686,11 @@ def apply_policy(
 ) -> list[Tool[Any]]:
     """Copies of ``tools`` guarded by ``policy`` for ``role``.
 
+    A tool that starts processes (its context a ``ToolSandbox``) gets the policy's
+    ``sandbox:`` settings bound to its copy, when the policy has some: its handler runs
+    under them (narrowed, for each call, by the network allow-lists of the roles above
+    the caller), and the ``PolicyGuard`` checks them.
+
     Each tool's chain becomes: the ``CeilingGuard`` when ``ceiling`` maps the team's
     roles to their policies (so the ``deny`` rules of every role above the caller apply
     too), the ``PolicyGuard``, then the policy's guards that cover the tool (built once
@@ -705,7 +715,16 @@ def apply_policy(
         first = (ProtectGuard(protected, policies, role=role), *first)
     return [
         tool.copy(
-            guards=(*first, *[g for spec, g in built if spec.covers(tool.name)], *tool.guards)
+            guards=(*first, *[g for spec, g in built if spec.covers(tool.name)], *tool.guards),
+            context=_bound(tool.context, policy.sandbox),
         )
         for tool in tools
     ]
+
+
+def _bound(context: Any, settings: SandboxSettings | None) -> Any:
+    """A tool's ``context`` with a policy's sandbox ``settings`` bound, when it is a
+    ``ToolSandbox`` and the policy has some; else ``context`` as it is."""
+    if settings is None or not isinstance(context, ToolSandbox):
+        return context
+    return context.bound(settings)

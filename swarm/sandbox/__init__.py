@@ -47,6 +47,7 @@ if _TYPE_CHECKING:
         HOW_TO_SANDBOX as HOW_TO_SANDBOX,
         TIERS as TIERS,
         SandboxFinder as SandboxFinder,
+        ToolSandbox as ToolSandbox,
         Unconfined as Unconfined,
         find_sandbox as find_sandbox,
     )
@@ -79,6 +80,7 @@ _LAZY: dict[str, tuple[str, ...]] = {
         "HOW_TO_SANDBOX",
         "TIERS",
         "SandboxFinder",
+        "ToolSandbox",
         "Unconfined",
         "find_sandbox",
     ),

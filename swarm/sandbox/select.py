@@ -9,6 +9,7 @@ runs commands unconfined (the caller warns once per run), and ``off`` never look
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -26,6 +27,7 @@ from swarm.sandbox.base import (
 )
 
 if TYPE_CHECKING:
+    from swarm.sandbox.egress import Egress
     from swarm.sandbox.proxy import Resolver
 
 __all__ = [
@@ -35,6 +37,7 @@ __all__ = [
     "ToolSandbox",
     "Unconfined",
     "find_sandbox",
+    "narrow_network",
 ]
 
 TIERS = ("bubblewrap", "landlock", "sandbox-exec")
@@ -150,20 +153,54 @@ def find_sandbox(
 
 @dataclass(frozen=True, slots=True)
 class ToolSandbox:
-    """What a tool that starts processes carries as ``Tool.context["sandbox"]``: the
-    settings it uses when no policy says otherwise, and how it finds its tier.
+    """The context of a tool that starts processes (``Tool[ToolSandbox]``, the ``shell``
+    tool's): the sandbox settings bound to it and how it finds its tier. Its handler
+    takes it as a parameter marked ``swarm.tools.ToolContext``.
 
-    A ``PolicyGuard`` seeing it checks, before the call runs, that the settings in force
-    (the policy's, else these) can be met, and denies the call (rule ``sandbox-required``)
-    when they cannot. ``resolver`` resolves the names commands connect to through the
-    egress proxy (a policy's network allow-list; default: the machine's resolver).
+    ``settings`` are the toolbox's until a policy with ``sandbox:`` settings is applied
+    (``apply_policy`` binds the policy's, per role, when the role's tools are guarded):
+    they are the policy's, not the call's, and nothing a model sends can change them. A
+    ``PolicyGuard`` seeing it checks, before the call runs, that the settings in force
+    for the call (``in_force``) can be met, and denies the call (rule
+    ``sandbox-required``) when they cannot. ``resolver`` resolves the names commands
+    connect to through the egress proxy (a policy's network allow-list; default: the
+    machine's resolver).
     """
 
     settings: SandboxSettings = field(default_factory=SandboxSettings)
     finder: SandboxFinder = find_sandbox
     resolver: Resolver | None = None
 
+    def bound(self, settings: SandboxSettings) -> ToolSandbox:
+        """This context with ``settings`` (a policy's) bound in place of its own."""
+        return dataclasses.replace(self, settings=settings)
+
+    def in_force(self, ceiling: Egress | None) -> SandboxSettings:
+        """The settings in force for a call: the bound ones under ``ceiling``, the
+        network allow-lists of the policies of the roles above the caller (see
+        ``narrow_network``).
+
+        The ceiling is the call's (``CallRecord.network_ceiling``), not bound here: a
+        team's tools are built and guarded once per role, and one role may be reached
+        at several places of the delegation graph (``lead/tester`` and
+        ``lead/dev/tester``), under different roles, so what is above the caller is
+        known only from the path of the agent making the call."""
+        if ceiling is None:
+            return self.settings
+        return narrow_network(self.settings, ceiling)
+
     def find(self, settings: SandboxSettings | None = None) -> Sandbox:
-        """The tier for ``settings`` (default: the tool's own). Raises
+        """The tier for ``settings`` (default: the bound ones). Raises
         ``SandboxUnavailable`` as ``find_sandbox`` does."""
         return self.finder(settings or self.settings)
+
+
+def narrow_network(settings: SandboxSettings, ceiling: Egress) -> SandboxSettings:
+    """``settings`` under the allow-lists of the policies above (``ceiling``): an
+    allow-list is intersected with them, network ``host`` becomes them, network
+    ``none`` stays none."""
+    if settings.egress is not None:
+        return dataclasses.replace(settings, egress=settings.egress.narrowed(ceiling))
+    if settings.network == "host":
+        return dataclasses.replace(settings, network="none", egress=ceiling)
+    return settings

@@ -57,9 +57,10 @@ def make_toolbox(
     sandbox settings name, see ``command_environment``; pass ``os.environ`` to hand the
     agents everything, API keys included).
 
-    Shell commands run in a sandbox: ``sandbox`` gives the settings used when no policy
-    notes its own on the call (default ``SandboxSettings()``: a sandbox when one works,
-    else unconfined with a warning; no network); ``find`` picks the tier (default
+    Shell commands run in a sandbox: ``sandbox`` gives the settings used until a policy
+    applied to the tool (``apply_policy``) binds its own (default ``SandboxSettings()``:
+    a sandbox when one works, else unconfined with a warning; no network); the shell
+    tool's context (a ``ToolSandbox``) holds them. ``find`` picks the tier (default
     ``find_sandbox``; tests pass one that finds nothing). ``resolver`` resolves the names
     commands reach through the egress proxy when the settings have a network allow-list
     (default: the machine's resolver; tests give ``mapped_resolver``). ``protected`` are

@@ -2,12 +2,14 @@
 cap, and a clean kill of everything it started.
 
 The command runs as ``bash -c <command>`` through the sandbox tier in force (see
-``swarm.sandbox``: the policy's ``sandbox:`` settings noted on the call, else the tool's
-own), in its own session (so its own process group), with the workspace as working
-directory, stdin closed and an environment built from scratch. When it ends, times out or
-the call is cancelled, the sandbox's process namespace is killed and the whole group gets
-SIGTERM, then SIGKILL: background jobs it left behind go with it. In a sandbox, the
-settings' resource limits apply; a command one of them killed is an error naming it.
+``swarm.sandbox``): the settings bound to the tool (its context, a ``ToolSandbox``: the
+policy's ``sandbox:`` settings once ``apply_policy`` guarded it, else the toolbox's),
+under the call's network ceiling. It runs in its own session (so its own process group),
+with the workspace as working directory, stdin closed and an environment built from
+scratch. When it ends, times out or the call is cancelled, the sandbox's process
+namespace is killed and the whole group gets SIGTERM, then SIGKILL: background jobs it
+left behind go with it. In a sandbox, the settings' resource limits apply; a command one
+of them killed is an error naming it.
 """
 
 from __future__ import annotations
@@ -20,8 +22,7 @@ import subprocess
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from types import MappingProxyType
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import anyio
 import anyio.abc
@@ -41,7 +42,7 @@ from swarm.sandbox import (
 from swarm.sandbox.select import ToolSandbox
 from swarm.scope import CallRecord, OverlayCapture, current_call, current_scope
 from swarm.toolbox._paths import Workspace
-from swarm.tools import Field, Progress, Tool, ToolOutput
+from swarm.tools import Field, Progress, Tool, ToolContext, ToolOutput
 
 if TYPE_CHECKING:  # the cgroup budget and the egress proxy load with the first command
     from swarm.sandbox.cgroup import CommandBudget
@@ -400,14 +401,15 @@ def shell_tool(
     sandbox: ToolSandbox | None = None,
     protected: tuple[Path, ...] = (),
     evidence: Path | None = None,
-) -> Tool[Mapping[str, Any]]:
+) -> Tool[ToolSandbox]:
     """The ``shell`` tool of ``workspace``.
 
     ``timeout`` (seconds) is the longest a command may run; ``output_limit`` caps the
     characters of output in the result (head and tail kept); ``env`` is the commands'
     whole environment (``None``: built from scratch, see ``command_environment``, with
-    the variables the sandbox settings name). ``sandbox`` gives the settings used when
-    no policy noted its own on the call, and how the tier is found; ``protected`` paths
+    the variables the sandbox settings name). ``sandbox`` is the tool's context: the
+    settings commands run under until a policy applied to the tool binds its own, and
+    how the tier is found; ``protected`` paths
     are hidden from commands. The workspace's ``readonly`` paths (with the ``protect``
     globs noted on the call) are read-only to commands; what a command changed there all
     the same (a path that did not exist when it started, a parent directory swapped) is
@@ -420,11 +422,11 @@ def shell_tool(
     warned: set[str] = set()
     state = workspace.root / ".swarm"
 
-    def choose() -> tuple[Sandbox, SandboxSettings]:
-        call = current_call()
-        settings = (call.sandbox_settings if call is not None else None) or own.settings
+    def choose(bound: ToolSandbox, call: CallRecord | None) -> tuple[Sandbox, SandboxSettings]:
+        # the ceiling is the call's: see ToolSandbox.in_force
+        settings = bound.in_force(call.network_ceiling if call is not None else None)
         try:
-            chosen = own.find(settings)
+            chosen = bound.find(settings)
         except SandboxUnavailable as exc:
             raise ToolError(str(exc)) from None
         run_id = current_scope().run_id
@@ -435,6 +437,7 @@ def shell_tool(
 
     async def shell(
         progress: Progress,
+        bound: Annotated[ToolSandbox, ToolContext],
         command: Annotated[
             str,
             Field(description="The command line, run by bash (pipes, && and redirections work)."),
@@ -451,9 +454,9 @@ def shell_tool(
         if not command.strip():
             raise ToolError("command is empty; give the command line to run")
         limit = timeout if timeout_seconds is None else min(timeout_seconds, timeout)
-        chosen, settings = choose()
-        state.mkdir(exist_ok=True)  # so a command cannot make swarm's state dir its own
         call = current_call()
+        chosen, settings = choose(bound, call)
+        state.mkdir(exist_ok=True)  # so a command cannot make swarm's state dir its own
         guarded = workspace.readonly
         if guarded is not None and call is not None and call.protect:
             guarded = guarded.widened(call.protect)
@@ -476,7 +479,7 @@ def shell_tool(
             door = door_for(
                 settings.egress if chosen.tier != "none" else None,
                 path=call.path if call is not None else current_scope().path,
-                resolver=own.resolver,
+                resolver=bound.resolver,
                 on_connection=_connection_recorder(),
                 over_tcp=getattr(chosen, "proxy_over_tcp", False),
             )
@@ -550,6 +553,6 @@ def shell_tool(
         " started in the background is killed when it ends. Commands run in a sandbox:"
         " they may write only in the workspace and /tmp, see an empty home, and usually"
         " have no network.",
-        context=MappingProxyType({"sandbox": own}),
+        context=own,
         idempotent=False,
     )

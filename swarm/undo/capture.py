@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import json
 import stat
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +45,7 @@ import anyio.to_thread
 from swarm.errors import GuardError
 from swarm.sandbox.base import Overlay
 from swarm.sandbox.overlay import overlay_works
+from swarm.sandbox.select import ToolSandbox
 from swarm.scope import CallRecord
 from swarm.tools import Tool
 from swarm.undo.log import UNDO_DIR, CallChanges, Change, UndoLog
@@ -142,12 +143,10 @@ class UndoCapture:
     def _overlays(self, tool: Tool[Any], call: CallRecord | None) -> bool:
         """Whether ``tool`` is the shell tool and the tier it will find for the call's
         sandbox settings mounts an overlay, which works here (known once per settings)."""
-        if tool.name != "shell" or not isinstance(tool.context, Mapping):
+        bound = tool.context
+        if tool.name != "shell" or not isinstance(bound, ToolSandbox):
             return False  # another tool's context is its own (an MCP tool's: its info)
-        find = getattr(tool.context.get("sandbox"), "find", None)
-        if find is None:
-            return False
-        settings = call.sandbox_settings if call is not None else None
+        settings = bound.in_force(call.network_ceiling if call is not None else None)
         key: tuple[int, object] | None = (id(tool), settings)
         try:
             known = self._tiers.get(key)
@@ -155,7 +154,7 @@ class UndoCapture:
             key, known = None, None
         if known is None:
             try:
-                tier = find(settings)
+                tier = bound.find(settings)
             except Exception:  # no tier: the call will say so itself
                 return False
             known = bool(getattr(tier, "overlays", False))

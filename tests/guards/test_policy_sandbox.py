@@ -4,18 +4,18 @@ and what the PolicyGuard does with it for tools that start processes."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 
 from swarm import ResourceLimits, SandboxSettings, SandboxUnavailable
 from swarm.errors import ConfigError, GuardError
-from swarm.guards import Policy, PolicyGuard, load_policy, shipped_policies
+from swarm.guards import Policy, PolicyGuard, apply_policy, load_policy, shipped_policies
 from swarm.sandbox import Confinement, Sandbox, find_sandbox
 from swarm.sandbox.limits import default_memory
 from swarm.sandbox.select import ToolSandbox, Unconfined
 from swarm.scope import CallRecord, use_call
-from swarm.tools import Tool
+from swarm.tools import Tool, ToolContext
 
 
 def write(directory: Path, name: str, text: str) -> Path:
@@ -94,25 +94,34 @@ def test_policy_from_a_mapping_takes_the_key_too() -> None:
 # ---- the guard ----
 
 
-async def _shell(command: str) -> str:
-    return f"ran {command}"
+async def _shell(sandbox: Annotated[ToolSandbox, ToolContext], command: str) -> str:
+    return f"ran {command} under {sandbox.in_force(None)}"
+
+
+async def _echo(command: str) -> str:
+    return command
 
 
 def process_tool(finder: Any = find_sandbox, settings: SandboxSettings | None = None) -> Tool[Any]:
-    use = ToolSandbox(settings or SandboxSettings(), finder)
-    return Tool("shell", _shell, context={"sandbox": use})
+    return Tool("shell", _shell, context=ToolSandbox(settings or SandboxSettings(), finder))
 
 
 def nothing_works(settings: SandboxSettings) -> Sandbox:
     return find_sandbox(settings, tiers=())
 
 
+def guarded(policy: Policy, tool: Tool[Any]) -> Tool[Any]:
+    [copy] = apply_policy([tool], policy)
+    return copy
+
+
 @pytest.mark.anyio
 async def test_required_and_nothing_works_denies_with_how_to_get_one() -> None:
-    guard = PolicyGuard(Policy.from_mapping({"default": "allow", "sandbox": "required"}))
+    p = Policy.from_mapping({"default": "allow", "sandbox": "required"})
+    shell = guarded(p, process_tool(nothing_works))
     call = CallRecord("c1", "shell", "agent", {"command": "ls"})
     with use_call(call), pytest.raises(GuardError) as caught:
-        await guard.check(process_tool(nothing_works), command="ls")
+        await shell.check({"command": "ls"})
     assert caught.value.rule == "sandbox-required"
     assert "apt-get install bubblewrap" in caught.value.reason
     assert "dnf install bubblewrap" in caught.value.reason
@@ -124,39 +133,41 @@ async def test_required_and_nothing_works_denies_with_how_to_get_one() -> None:
 async def test_a_denying_rule_is_reported_before_the_sandbox() -> None:
     p = Policy.from_mapping({"sandbox": "required", "rules": [{"id": "no-shell", "deny": "shell"}]})
     with pytest.raises(GuardError) as caught:
-        await PolicyGuard(p).check(process_tool(nothing_works), command="ls")
+        await guarded(p, process_tool(nothing_works)).check({"command": "ls"})
     assert caught.value.rule == "no-shell"
 
 
 @pytest.mark.anyio
 async def test_tools_that_start_no_process_need_no_sandbox() -> None:
     guard = PolicyGuard(Policy.from_mapping({"default": "allow", "sandbox": "required"}))
-    plain = Tool("shell_like", _shell)
+    plain = Tool("shell_like", _echo)
     assert await guard.check(plain, command="ls") == {"command": "ls"}
 
 
 @pytest.mark.anyio
 async def test_auto_and_nothing_works_allows_and_notes_unconfined() -> None:
-    guard = PolicyGuard(Policy.from_mapping({"default": "allow", "sandbox": "auto"}))
+    p = Policy.from_mapping({"default": "allow", "sandbox": "auto"})
+    shell = guarded(p, process_tool(nothing_works, SandboxSettings(mode="off")))
     call = CallRecord("c1", "shell", "agent", {"command": "ls"})
     with use_call(call):
-        await guard.check(process_tool(nothing_works), command="ls")
-    assert call.sandbox_settings == SandboxSettings(mode="auto")
+        await shell.check({"command": "ls"})
+    assert shell.context.settings == SandboxSettings(mode="auto")
     assert call.sandbox is not None and call.sandbox.startswith("none (unconfined")
 
 
+class Recorder:
+    tier = "test"
+
+    def describe(self, network: str) -> str:
+        return f"test tier, network {network}"
+
+    def launch(self, argv: tuple[str, ...], confinement: Confinement) -> Any:
+        raise AssertionError("nothing is launched here")
+
+
 @pytest.mark.anyio
-async def test_the_policys_settings_win_over_the_tools_and_are_noted() -> None:
+async def test_the_policys_settings_win_over_the_tools_and_reach_its_handler() -> None:
     seen: list[SandboxSettings] = []
-
-    class Recorder:
-        tier = "test"
-
-        def describe(self, network: str) -> str:
-            return f"test tier, network {network}"
-
-        def launch(self, argv: tuple[str, ...], confinement: Confinement) -> Any:
-            raise AssertionError("the guard launches nothing")
 
     def finder(settings: SandboxSettings) -> Sandbox:
         seen.append(settings)
@@ -165,12 +176,44 @@ async def test_the_policys_settings_win_over_the_tools_and_are_noted() -> None:
     p = Policy.from_mapping(
         {"default": "allow", "sandbox": {"mode": "required", "network": "host"}}
     )
+    shell = guarded(p, process_tool(finder, SandboxSettings(mode="off")))
     call = CallRecord("c1", "shell", "agent", {"command": "ls"})
     with use_call(call):
-        await PolicyGuard(p).check(process_tool(finder, SandboxSettings(mode="off")), command="ls")
-    assert seen == [SandboxSettings(mode="required", network="host")]
+        out = await shell.execute(await shell.check({"command": "ls"}))
+    policys = SandboxSettings(mode="required", network="host")
+    assert seen == [policys]
     assert call.sandbox == "test tier, network host"
-    assert call.sandbox_settings == seen[0]
+    assert out.content == f"ran ls under {policys}"
+
+
+@pytest.mark.anyio
+async def test_a_policy_guard_whose_settings_are_not_bound_to_the_tool_denies() -> None:
+    # put in the chain by hand, not by apply_policy: the tool would run under its own
+    p = Policy.from_mapping({"default": "allow", "sandbox": {"network": "host"}})
+    shell = process_tool(lambda settings: Recorder())
+    with pytest.raises(GuardError) as caught:
+        await PolicyGuard(p).check(shell, command="ls")
+    assert caught.value.rule == "sandbox-required"
+    assert "apply_policy" in caught.value.reason
+
+
+@pytest.mark.anyio
+async def test_two_policies_asking_different_sandboxes_of_one_tool_deny_its_calls() -> None:
+    inner = Policy.from_mapping({"name": "inner", "default": "allow", "sandbox": "off"})
+    outer = Policy.from_mapping({"name": "outer", "default": "allow", "sandbox": "required"})
+    shell = guarded(outer, guarded(inner, process_tool(lambda settings: Recorder())))
+    assert shell.context.settings == SandboxSettings(mode="required")
+    with pytest.raises(GuardError) as caught:
+        await shell.check({"command": "ls"})
+    assert caught.value.guard == "policy:inner" and caught.value.rule == "sandbox-required"
+
+
+@pytest.mark.anyio
+async def test_a_policy_saying_nothing_of_sandboxes_keeps_the_tools_settings() -> None:
+    own = SandboxSettings(mode="off")
+    shell = guarded(Policy.from_mapping({"default": "allow"}), process_tool(settings=own))
+    assert shell.context.settings is own
+    assert await shell.check({"command": "ls"}) == {"command": "ls"}
 
 
 def test_unconfined_describes_why() -> None:

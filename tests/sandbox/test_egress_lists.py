@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import ipaddress
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from swarm.errors import ConfigError
-from swarm.guards import load_policy
-from swarm.guards._sandboxing import narrow_network
-from swarm.sandbox import SandboxSettings
+from swarm.errors import ConfigError, ToolError
+from swarm.guards import Policy, apply_policy, load_policy
+from swarm.sandbox import Confinement, Sandbox, SandboxSettings, SandboxUnavailable
 from swarm.sandbox.egress import AllowList, Egress, parse_allow_entry
+from swarm.sandbox.select import narrow_network
+from swarm.scope import CallRecord, RunScope, use_call, use_scope
+from swarm.toolbox import make_toolbox
+from swarm.tools import run_guards
 
 PUBLIC = ipaddress.ip_address("93.184.216.34")
 
@@ -136,6 +140,54 @@ def test_child_network_host_under_a_parent_list_gets_the_parents_list() -> None:
     assert not host.egress.check("example.com", 443, PUBLIC).allowed
     none = narrow_network(SandboxSettings(network="none"), parent)
     assert none.egress is None and none.network == "none"
+
+
+class Recording:
+    """A tier that launches nothing: it keeps the network each command was to get."""
+
+    tier = "none"
+
+    def __init__(self) -> None:
+        self.networks: list[str] = []
+
+    def describe(self, network: str) -> str:
+        return f"recording, network {network}"
+
+    def launch(self, argv: tuple[str, ...], confinement: Confinement) -> Any:
+        self.networks.append(confinement.network)
+        raise SandboxUnavailable("recorded, not run")
+
+
+@pytest.mark.anyio
+async def test_a_roles_shell_runs_under_the_lists_above_it_wherever_the_role_is_reached(
+    tmp_path: Path,
+) -> None:
+    # dev's tools are guarded once; the same shell serves dev as the entry and under lead
+    lead = Policy.from_mapping({"name": "lead", "sandbox": {"network": {"allow": ["pypi.org"]}}})
+    dev = Policy.from_mapping({"name": "dev", "default": "allow", "sandbox": {"network": "host"}})
+    recording, seen = Recording(), []
+
+    def finder(settings: SandboxSettings) -> Sandbox:
+        seen.append(settings)
+        return recording
+
+    toolbox = make_toolbox(tmp_path, find=finder)
+    [shell] = apply_policy([toolbox["shell"]], dev, role="dev", ceiling={"lead": lead, "dev": dev})
+    for path in ("dev", "lead/dev#1"):
+        with use_scope(RunScope(path, "run-1")):
+            arguments = shell.validate({"command": "curl https://example.com"})
+            call = CallRecord(f"call-{path}", "shell", path, arguments, arguments)
+            with use_call(call), pytest.raises(ToolError, match="recorded, not run"):
+                await shell.execute(await run_guards(shell, arguments))
+    # as the entry: the host's network; under lead: lead's list, both checked and run
+    assert recording.networks == ["host", "none"]
+    entry, below = seen[0], seen[-1]
+    assert entry.network == "host" and entry.egress is None
+    assert below.network == "none" and below.egress is not None
+    assert below.egress.check("pypi.org", 443, PUBLIC).allowed
+    assert not below.egress.check("example.com", 443, PUBLIC).allowed
+    assert {s.network for s in seen[: len(seen) // 2]} == {"host"}
+    assert {s.network for s in seen[len(seen) // 2 :]} == {"none"}
 
 
 def test_shipped_network_packages_policy_reaches_the_package_indexes_only() -> None:
