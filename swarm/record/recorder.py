@@ -202,10 +202,9 @@ class RunRecorder:
 
     @property
     def observers(self) -> tuple[CallObserver, ...]:
-        """What sees every call: the journal, the audit log (once ``begin`` opened it),
-        and the tally of decisions."""
-        audit = (self._audit,) if self._audit is not None else ()
-        return (self._journal, *audit, self._calls)
+        """What sees every call: the journal, the audit log, and the tally of decisions."""
+        assert self._audit is not None, "begin() opens the audit log"
+        return (self._journal, self._audit, self._calls)
 
     def take(self, event: StreamEvent) -> None:
         """Follow ``event`` and write it to ``events.jsonl``, secrets redacted."""
