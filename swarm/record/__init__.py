@@ -6,6 +6,8 @@
   model call so any crash can be resumed; ``pinning``: the hashes of what defines it.
 - ``outcome``: what a segment did, from its events and calls; ``summary``: ``summary.json``,
   written when a segment ends; ``changes``: what a run did to its workspace.
+- ``recorder``: the writing of it: ``start_record`` makes a run's record, and one
+  ``RunRecorder`` per segment writes its journal, audit log, events, summary and changes.
 - ``recover``: picking a run up after a crash.
 
 Above it, ``swarm.scenario`` runs scenarios and keeps their records through this package;

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from swarm.budget import UsageNode
+from swarm.budget import Budget, UsageNode
 from swarm.events import (
     ContextCompacted,
     Error,
@@ -234,7 +234,7 @@ def build_outcome(
     workspace: Path,
     final: EventTally,
     tally: CallTally,
-    budget: Any,
+    budget: Budget | None,
     duration: float,
     root_session: str,
     sessions: Mapping[str, str],
@@ -243,7 +243,8 @@ def build_outcome(
 ) -> RunOutcome:
     """The outcome of a segment. Its final text is the entry agent's result's; for a
     run cut before its end event (Ctrl-C), ``cut_text``: the text of the model's last
-    whole turn, as the run's stream held it."""
+    whole turn, as the run's stream held it, and its usage what the run's ``budget``
+    counted."""
     end = final.end
     tree = end.usage_tree if end is not None else (budget.report() if budget is not None else None)
     usage = tree.total if tree is not None else (end.total_usage if end else Usage())

@@ -12,6 +12,7 @@ decisions that have no finish, which the resumed run records as ``interrupted``.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from swarm.audit import read_log
@@ -20,6 +21,7 @@ from swarm.messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
 from swarm.record.record import JournalState, RunRecord
 from swarm.record.summary import segment_totals
 from swarm.scenario.script import turn_call_id
+from swarm.transports.base import PlaysScript
 
 __all__ = [
     "INTERRUPTED",
@@ -27,6 +29,7 @@ __all__ = [
     "NOT_RERUN",
     "crashed_segments",
     "interrupted_calls",
+    "place_script",
     "repair_sessions",
     "unstored_turns",
 ]
@@ -58,6 +61,24 @@ async def _stored(record: RunRecord, session: str) -> tuple[list[Message], set[s
         for segment in await store.archived_segments():
             stored |= {use.id for m in segment.messages for use in m.tool_uses}
     return history, stored
+
+
+async def place_script(
+    model: PlaysScript,
+    record: RunRecord,
+    state: JournalState,
+    summary: Mapping[str, Any] | None,
+) -> None:
+    """Put a model that plays a script where the run left it: each script key's turns
+    taken as the summary or the journal (``state``) counts them, whichever says more,
+    and the turns a crash lost before they were stored handed out again first. Call
+    ``repair_sessions`` first (see ``unstored_turns``)."""
+    used = dict((summary or {}).get("script_used") or {})
+    for role, taken in state.turns.items():
+        used[role] = max(int(used.get(role, 0)), taken)
+    model.used.update(used)
+    for role, index in await unstored_turns(record, state):
+        model.replay.setdefault(role, []).append(index)
 
 
 async def unstored_turns(record: RunRecord, state: JournalState) -> list[tuple[str, int]]:

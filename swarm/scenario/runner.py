@@ -18,7 +18,6 @@ import anyio
 import anyio.to_thread
 
 from swarm.approvals import ApprovalStore, OnAsk, check_answered
-from swarm.audit import create_key
 from swarm.context.sqlite import SQLiteContextStore
 from swarm.errors import ConfigError
 from swarm.events import StreamEvent
@@ -28,21 +27,22 @@ from swarm.record.manifest import RunConfig, RunManifest, manifest_document
 from swarm.record.outcome import RunOutcome
 from swarm.record.pinning import check_unchanged
 from swarm.record.record import RunRecord, default_runs_dir, new_run_id, read_journal
+from swarm.record.recorder import Segment, start_record
 from swarm.record.recover import (
     crashed_segments,
     interrupted_calls,
+    place_script,
     repair_sessions,
-    unstored_turns,
 )
 from swarm.scenario.models import role_models, role_models_record
 from swarm.scenario.policies import check_policies, run_policy
 from swarm.scenario.sandboxing import sandbox_line
 from swarm.scenario.script import ScriptedModel
-from swarm.scenario.segment import RunSetup, Segment, load_team, run_segment
+from swarm.scenario.segment import RunSetup, load_team, run_segment
 from swarm.scenario.spec import Scenario, Script
 from swarm.scenario.tooling import scenario_tools
 from swarm.scope import Approver, CallObserver
-from swarm.transports.base import CompletionTransport
+from swarm.transports.base import CompletionTransport, PlaysScript
 from swarm.transports.recording import RecordingTransport, ReplayTransport
 
 __all__ = ["prepare_workspace", "resume_run", "run_scenario"]
@@ -152,8 +152,6 @@ async def run_scenario(
     RunRecord.check_place(runs_dir)  # before the workspace is made and seeded
     prepare_workspace(scenario, workspace)
     run_id = run_id or new_run_id()
-    record_dir = RunRecord.create(runs_dir, run_id)
-    create_key(record_dir.key)
     config = RunConfig(
         scenario_path=str(scenario.path.resolve()) if scenario.path else None,
         name=scenario.name,
@@ -166,19 +164,19 @@ async def run_scenario(
         output=scenario.output.schema if scenario.output is not None else None,
     )
     root_session = uuid.uuid4().hex
-    record_dir.write_manifest(
-        manifest_document(
-            scenario,
-            team,
-            transport,
-            model,
-            workspace,
-            run_id,
-            root_session,
-            config,
-            policies=[run_policy(scenario), *policies.values()],
-        )
-        | {"key": str(record_dir.key), "role_models": role_models_record(team, resolver)}
+    document = manifest_document(
+        scenario,
+        team,
+        transport,
+        model,
+        workspace,
+        run_id,
+        root_session,
+        config,
+        policies=[run_policy(scenario), *policies.values()],
+    )
+    record_dir = start_record(
+        runs_dir, run_id, document, role_models=role_models_record(team, resolver)
     )
     run = RunSetup(
         scenario,
@@ -259,15 +257,9 @@ async def resume_run(
         record.approvals_file,
     )
     state = read_journal(record.journal)
-    if isinstance(transport, ScriptedModel):
-        used = dict((summary or {}).get("script_used") or {})
-        for role, taken in state.turns.items():
-            used[role] = max(int(used.get(role, 0)), taken)
-        transport.used.update(used)
     await repair_sessions(record, state)
-    if isinstance(transport, ScriptedModel):
-        for role, index in await unstored_turns(record, state):
-            transport.replay.setdefault(role, []).append(index)
+    if isinstance(transport, PlaysScript):  # it goes on from where the run left its script
+        await place_script(transport, record, state, summary)
     if not state.segments:  # killed before the first segment's start was journaled
         if manifest.started is None:
             raise ConfigError("the run record lacks 'started'", path=record.manifest)

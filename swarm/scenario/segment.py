@@ -1,16 +1,14 @@
 """Running one segment of a scenario run (the first run, or a resume): the team built
-with its tools and guards, the entry agent's stream followed into the record, and the
-record's summary written however the segment ends."""
+with its tools and guards, and the entry agent's stream followed into the record through
+a ``RunRecorder`` (``swarm.record.recorder``), which writes the record's summary however
+the segment ends."""
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
-import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,18 +18,15 @@ import anyio.to_thread
 from swarm._log import logger
 from swarm.approvals import (
     Activity,
-    ApprovalStore,
     HeldRun,
     OnAsk,
     RunApprover,
     continue_held,
     until_stuck,
 )
-from swarm.audit import AuditLog, environment_secrets, read_key, redact
 from swarm.budget import BudgetLimits
 from swarm.context.base import ContextStore
 from swarm.context.sqlite import SQLiteContextStore
-from swarm.event_codec import event_to_dict
 from swarm.events import StreamEvent
 from swarm.guards.policy import Policy
 from swarm.guards.protect import ProtectedPaths
@@ -39,20 +34,17 @@ from swarm.loop.agent import Agent, AgentStream
 from swarm.loop.calls import call_tool
 from swarm.messages import ToolUseBlock
 from swarm.models.resolver import ModelResolver
-from swarm.record.changes import attributed, snapshot, workspace_changes
 from swarm.record.manifest import RunConfig
-from swarm.record.outcome import CallTally, EventTally, RunOutcome, build_outcome
-from swarm.record.pinning import ChangedFile
-from swarm.record.record import Journal, RunRecord
+from swarm.record.outcome import RunOutcome
+from swarm.record.record import RunRecord
+from swarm.record.recorder import RunRecorder, Segment
 from swarm.record.recover import unfinished_background
-from swarm.record.summary import RunSummary
 from swarm.scenario.policies import guard_tools, role_policies, run_policy
 from swarm.scenario.sandboxing import protected_paths, run_controls
-from swarm.scenario.script import ScriptedModel
 from swarm.scenario.spec import Scenario
 from swarm.scenario.tooling import scenario_team, scenario_tools
-from swarm.scope import Approver, CallObserver, RunScope, current_scope, role_of
-from swarm.team import DEFAULT_MAX_DEPTH, Team
+from swarm.scope import Approver, CallObserver, RunScope, role_of
+from swarm.team import DEFAULT_MAX_DEPTH, AgentSpec, Team
 from swarm.team.commands import CommandTask
 from swarm.team.crewai import fill
 from swarm.team.delegation import (
@@ -68,10 +60,9 @@ from swarm.toolbox import make_toolbox
 from swarm.tools import Tool
 from swarm.transports.base import CompletionTransport, model_name
 from swarm.transports.options import for_cache
-from swarm.types import StopReason
 from swarm.undo import UndoCapture
 
-__all__ = ["RunSetup", "Segment", "command_message", "load_team", "run_segment"]
+__all__ = ["RunSetup", "command_message", "load_team", "run_segment"]
 
 log = logger(__name__)
 
@@ -96,24 +87,6 @@ class RunSetup:
     policies: Mapping[str, Policy] | None = None
     on_ask: OnAsk | None = None
     ask_timeout: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Segment:
-    """One stretch of a run: its number, the segments before it (as ``summary.json``
-    lists them), the agents' sessions so far, the audit decisions a crash left
-    unfinished, whether the model is asked at all (not when a crash came after the
-    run's last turn), and the files that define the run and changed since it started,
-    which the resume accepted (recorded in the audit log), and whether answered held
-    calls are to be run first (``held``)."""
-
-    number: int
-    before: list[dict[str, Any]] = field(default_factory=list)
-    sessions: dict[str, str] = field(default_factory=dict)
-    interrupted: list[dict[str, Any]] = field(default_factory=list)
-    run_model: bool = True
-    accepted_changes: tuple[ChangedFile, ...] = ()
-    held: bool = False
 
 
 def load_team(scenario: Scenario) -> Team:
@@ -263,96 +236,46 @@ async def _run_with(
 ) -> RunOutcome:
     """Run one segment with ``toolbox`` (built-in tools, and the MCP servers' tools) and
     the run's protected paths ``readonly``; ``capture`` keeps what each call changes."""
-    scenario, team, record = run.scenario, run.team, run.record
-    sessions: dict[str, str] = dict(segment.sessions)
-    idempotent: dict[str, bool] = {}
-    journal = Journal(record.journal, idempotent=idempotent)
-    journal.segment(segment.number)
-    journal.agent(team.entry, run.root_session)
-    if isinstance(run.transport, ScriptedModel):
-        run.transport.on_turn = lambda role, index, calls: journal.turn(
-            current_scope().path, role, index, calls
-        )
-
-    def session_store() -> SQLiteContextStore:
-        store = SQLiteContextStore(record.sessions)
-        path = current_scope().path
-        sessions[path] = store.session_id
-        journal.agent(path, store.session_id)
-        return store
-
-    transport: CompletionTransport = run.transport
-    resolver: Callable[[str], CompletionTransport] = run.resolver
-    if scenario.cache is not None:  # the scenario's prompt caching; a role's own wins
-        cache = scenario.cache
-        transport = for_cache(transport, cache)
-
-        def resolver(spec: str) -> CompletionTransport:
-            return for_cache(run.resolver(spec), cache)
-
-    agents = build_team(
-        team,
-        toolbox,
-        transport,
-        context_factory=session_store,
-        resolve_model=resolver,
-        guard_tools=guard_tools(
-            scenario, team, run.workspace, idempotent, policies=run.policies, protected=readonly
-        ),
-    )
-    entry_spec = team.specs[team.entry]
-    entry = agents[team.entry]
-    if scenario.limits.max_iterations is not None:
-        entry = entry.copy(max_iterations=scenario.limits.max_iterations)
-    tally = CallTally()
-    limits = BudgetLimits(
-        _first(scenario.limits.tokens, entry_spec.budget.tokens),
-        _first(scenario.limits.seconds, entry_spec.budget.seconds),
-        _first(scenario.limits.delegations, entry_spec.budget.delegations),
-        entry_spec.budget.depth,
-        _first(scenario.limits.usd, entry_spec.budget.usd),
-    )
-    registry = team_registry(team, scenario.prices)
-    check_dollar_budgets(team, agents, registry, run_usd=limits.usd)
-    root_store = SQLiteContextStore(record.sessions, run.root_session)
-    sessions[team.entry] = root_store.session_id
-    context = compacting_context(root_store, entry.transport, entry_spec.compaction)
-    before = await anyio.to_thread.run_sync(snapshot, run.workspace)
-    first_seq = capture.log.state.next_seq
-    started = time.perf_counter()
-    began = datetime.now(UTC).isoformat(timespec="milliseconds")
-    final = EventTally()
-    stream: AgentStream | None = None
-    secrets = environment_secrets(os.environ)
-    key = read_key(record.key) if record.key.exists() else None
-    events_fd = os.open(record.events, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    with (
-        AuditLog(record.audit, key=key, anchor=record.head, secrets=secrets) as audit,
-        os.fdopen(events_fd, "w", encoding="utf-8") as log,
-    ):
-        for decision in segment.interrupted:
-            await audit.record_interrupted(decision)
-        if segment.accepted_changes:
-            await audit.record_resume(run.run_id, [c.to_dict() for c in segment.accepted_changes])
-        store = ApprovalStore(record.approvals_file)
+    scenario, team = run.scenario, run.team
+    with RunRecorder(
+        run.record,
+        segment,
+        run_id=run.run_id,
+        scenario=scenario,
+        config=run.config,
+        entry=team.entry,
+        root_session=run.root_session,
+        model=run.transport,
+    ) as recorder:
+        agents = _agents(run, toolbox, readonly, recorder)
+        entry_spec = team.specs[team.entry]
+        entry = agents[team.entry]
+        if scenario.limits.max_iterations is not None:
+            entry = entry.copy(max_iterations=scenario.limits.max_iterations)
+        limits = _limits(scenario, entry_spec)
+        registry = team_registry(team, scenario.prices)
+        check_dollar_budgets(team, agents, registry, run_usd=limits.usd)
+        root_store = recorder.entry_session()
+        context = compacting_context(root_store, entry.transport, entry_spec.compaction)
+        await recorder.begin(run.workspace, capture)
         approvals = RunApprover(
-            store,
+            recorder.approvals,
             person=approver,
             on_ask=run.on_ask or "deny",
             timeout=run.ask_timeout,
-            on_held=lambda r: journal.held(r.path, r.call_id, r.tool, dict(r.arguments)),
+            on_held=recorder.held,
         )
         scope = team_scope(
             team.entry,
             limits=limits,
-            observers=(journal, audit, tally, *observers),
+            observers=(*recorder.observers, *observers),
             approver=approvals,
             run_id=run.run_id,
             model=model_name(entry.transport),
             registry=registry,
-        ).child(output_dir=record.dir / "outputs", capture=capture)  # outputs kept with the run
-        continue_numbering(scope, sessions)  # a resumed run's new sub-agents get new paths
-        restored = await _background_to_restore(record, root_store, sessions, segment)
+        ).child(output_dir=run.record.dir / "outputs", capture=capture)  # kept with the run
+        continue_numbering(scope, recorder.sessions)  # a resumed run's new sub-agents: new paths
+        restored = await _background_to_restore(recorder, root_store, segment)
         if restored:
             scope = scope.child(restore_subagents=restore_background(entry, restored))
         if scenario.command is not None and segment.number == 1 and message is not None:
@@ -361,85 +284,124 @@ async def _run_with(
 
         def take(event: StreamEvent) -> None:
             activity.see(event, team.entry)
-            final.see(event)
-            log.write(json.dumps(_logged(event, secrets)) + "\n")
+            recorder.take(event)
             if on_event is not None:
                 on_event(event)
 
-        held_stop = False
+        followed = _Followed()
         try:
             if segment.held:
-                await continue_held(_held_run(run, agents, sessions, scope, take, record), store)
+                held = _held_run(run, agents, recorder, scope, take)
+                await continue_held(held, recorder.approvals)
             if not segment.run_model:  # the crash came after the last turn: nothing to run
-                final.finish_from(await root_store.get_history())
+                recorder.event_tally.finish_from(await root_store.get_history())
             else:
-                async with anyio.create_task_group() as group:
-
-                    async def stop_when_stuck() -> None:
-                        nonlocal held_stop
-                        await until_stuck(activity, approvals)
-                        held_stop = True  # every branch waits on a person: end, resumable
-                        group.cancel_scope.cancel()
-
-                    if approvals.on_ask == "hold" and approvals.person is None:
-                        group.start_soon(stop_when_stuck)
-                    async with entry.run_stream(message, context, scope=scope) as stream:
-                        async for event in stream:
-                            take(event)
-                    group.cancel_scope.cancel()
+                stream = entry.run_stream(message, context, scope=scope)
+                await followed.follow(stream, take, approvals, activity)
         finally:
             with anyio.CancelScope(shield=True):
-                outcome = build_outcome(
-                    scenario,
-                    run_id=run.run_id,
-                    record_dir=record.dir,
-                    workspace=run.workspace,
-                    final=final,
-                    tally=tally,
-                    budget=scope.budget,
-                    duration=time.perf_counter() - started,
-                    root_session=root_store.session_id,
-                    sessions=sessions,
-                    changes=attributed(
-                        workspace_changes(before, snapshot(run.workspace)),
-                        [c for c in capture.log.state.calls if c.seq >= first_seq],
-                    ),
-                    cut_text=stream.final_text if stream is not None else "",
+                outcome = recorder.finish(
+                    scope.budget, cut_text=followed.cut_text, awaiting_approval=followed.stuck
                 )
-                if held_stop:
-                    outcome = dataclasses.replace(outcome, stop_reason=StopReason.awaiting_approval)
-                record.write_changes(outcome.changes.to_dict())
-                summary = RunSummary(
-                    outcome,
-                    segment.number,
-                    began,
-                    run.config,
-                    record.audit,
-                    audit.anchor_head,
-                    before=segment.before,
-                    script_used=dict(run.transport.used)
-                    if isinstance(run.transport, ScriptedModel)
-                    else None,
-                )
-                written = summary.to_dict()
-                written["approvals"] = [p.to_dict() for p in store.requests()]
-                record.write_summary(written)
-                journal.close()
                 await context.close()
                 for child in restored.values():
                     await child.close()
     return outcome
 
 
+def _agents(
+    run: RunSetup,
+    toolbox: Mapping[str, Tool[Any] | Sequence[Tool[Any]]],
+    readonly: ProtectedPaths,
+    recorder: RunRecorder,
+) -> dict[str, Agent]:
+    """The team's agents, with the scenario's prompt caching (a role's own wins), each
+    role's tools behind its guards, and every sub-agent's session in the record."""
+    transport: CompletionTransport = run.transport
+    resolver: Callable[[str], CompletionTransport] = run.resolver
+    if run.scenario.cache is not None:
+        cache = run.scenario.cache
+        transport = for_cache(transport, cache)
+
+        def resolver(spec: str) -> CompletionTransport:
+            return for_cache(run.resolver(spec), cache)
+
+    return build_team(
+        run.team,
+        toolbox,
+        transport,
+        context_factory=recorder.new_session,
+        resolve_model=resolver,
+        guard_tools=guard_tools(
+            run.scenario,
+            run.team,
+            run.workspace,
+            recorder.idempotent,
+            policies=run.policies,
+            protected=readonly,
+        ),
+    )
+
+
+@dataclass(slots=True)
+class _Followed:
+    """The entry agent's stream, followed to its end: the stream once entered (its
+    text so far is the answer of a run cut short), and whether it was stopped because
+    every branch of the run waits on a person (``stuck``: the run ends, resumable)."""
+
+    stream: AgentStream | None = None
+    stuck: bool = False
+
+    async def follow(
+        self,
+        stream: AgentStream,
+        take: Callable[[StreamEvent], None],
+        approvals: RunApprover,
+        activity: Activity,
+    ) -> None:
+        """Hand each event of ``stream`` to ``take``; with calls held for nobody to
+        answer now, stop once ``activity`` shows that nothing else goes on."""
+        async with anyio.create_task_group() as group:
+
+            async def stop_when_stuck() -> None:
+                await until_stuck(activity, approvals)
+                self.stuck = True
+                group.cancel_scope.cancel()
+
+            if approvals.on_ask == "hold" and approvals.person is None:
+                group.start_soon(stop_when_stuck)
+            async with stream as self.stream:
+                async for event in stream:
+                    take(event)
+            group.cancel_scope.cancel()
+
+    @property
+    def cut_text(self) -> str:
+        """The text of the model's last whole turn, as the stream held it."""
+        return self.stream.final_text if self.stream is not None else ""
+
+
+def _limits(scenario: Scenario, spec: AgentSpec) -> BudgetLimits:
+    """The entry agent's budget: the scenario's limits, else its role's."""
+    return BudgetLimits(
+        _first(scenario.limits.tokens, spec.budget.tokens),
+        _first(scenario.limits.seconds, spec.budget.seconds),
+        _first(scenario.limits.delegations, spec.budget.delegations),
+        spec.budget.depth,
+        _first(scenario.limits.usd, spec.budget.usd),
+    )
+
+
 async def _background_to_restore(
-    record: RunRecord, root: SQLiteContextStore, sessions: Mapping[str, str], segment: Segment
+    recorder: RunRecorder, root: SQLiteContextStore, segment: Segment
 ) -> dict[str, SQLiteContextStore]:
     """The stored contexts of the entry's background sub-agents still running when the
     run stopped (a resumed segment starts them again), by path."""
     if segment.number == 1 or not segment.run_model:
         return {}
-    paths = unfinished_background(record, await root.get_history())
-    return {p: SQLiteContextStore(record.sessions, sessions[p]) for p in paths if p in sessions}
+    paths = unfinished_background(recorder.record, await root.get_history())
+    sessions = recorder.sessions
+    return {p: recorder.session(sessions[p]) for p in paths if p in sessions}
 
 
 async def command_message(
@@ -466,31 +428,25 @@ async def command_message(
 def _held_run(
     run: RunSetup,
     agents: Mapping[str, Agent],
-    sessions: Mapping[str, str],
+    recorder: RunRecorder,
     scope: RunScope,
     emit: Callable[[StreamEvent], None],
-    record: RunRecord,
 ) -> HeldRun:
     """What going on from the run's answered held calls needs of this segment."""
     specs = run.team.specs
 
     def open_context(path: str, session: str) -> ContextStore:
         role = role_of(path)
-        stored = SQLiteContextStore(record.sessions, session)
+        stored = recorder.session(session)
         return compacting_context(stored, agents[role].transport, specs[role].compaction)
 
     def limits(role: str) -> BudgetLimits:
         b = specs[role].budget
         return BudgetLimits(b.tokens, b.seconds, b.delegations, b.depth, b.usd)
 
-    return HeldRun(run.team.entry, agents, dict(sessions), open_context, limits, scope, emit)
+    sessions = dict(recorder.sessions)
+    return HeldRun(run.team.entry, agents, sessions, open_context, limits, scope, emit)
 
 
 def _first(value: Any, fallback: Any) -> Any:
     return value if value is not None else fallback
-
-
-def _logged(event: StreamEvent, secrets: tuple[str, ...]) -> dict[str, Any]:
-    data: dict[str, Any] = redact(event_to_dict(event), secrets=secrets)
-    data["time"] = datetime.now(UTC).isoformat(timespec="milliseconds")
-    return data
