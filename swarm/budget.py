@@ -89,7 +89,10 @@ class Budget:
     reserved_usd: float = 0.0  # held for the subtree's requests in flight
     unpriced: bool = False  # some of this agent's usage has no known price
     total_unpriced: bool = False
-    _controls: set[Control] = field(default_factory=set)
+    # The runs attached (``attach``): nearly always one, so no set for it (a set would be
+    # one more object held by every waiting sub-agent of a fan-out).
+    _control: Control | None = None
+    _more_controls: set[Control] | None = None
     _chain: tuple[Budget, ...] = field(default=(), init=False, repr=False)
     _timed: bool = field(default=False, init=False, repr=False)
     _spec: ModelSpec | None = field(default=None, init=False, repr=False)
@@ -261,7 +264,7 @@ class Budget:
         if self.tripped is None:
             self.tripped = reason
         for node in self.walk():
-            for control in list(node._controls):
+            for control in node._attached():
                 control.interrupt(StopReason.budget)
 
     def walk(self) -> list[Budget]:
@@ -273,13 +276,25 @@ class Budget:
 
     def attach(self, control: Control) -> None:
         """Let a trip of this node's subtree stop the run ``control`` controls."""
-        self._controls.add(control)
+        if self._control is None:
+            self._control = control
+        elif self._control is not control:
+            if self._more_controls is None:
+                self._more_controls = set()
+            self._more_controls.add(control)
         if self.exceeded is not None:
             control.interrupt(StopReason.budget)
 
     def detach(self, control: Control) -> None:
         """Undo ``attach``."""
-        self._controls.discard(control)
+        if self._control is control:
+            self._control = None
+        elif self._more_controls is not None:
+            self._more_controls.discard(control)
+
+    def _attached(self) -> list[Control]:
+        attached = [] if self._control is None else [self._control]
+        return attached + list(self._more_controls or ())
 
     def report(self) -> UsageNode:
         """This subtree's usage as a tree of frozen nodes."""

@@ -59,7 +59,8 @@ class AgentStream:
         # end in it; for any other generator the stream works them out from the events.
         self._loop_keeps = control is not None
         self._control = control or Control()
-        self._text: list[str] = []
+        if not self._loop_keeps:  # (not made for the loop's runs: a waiting sub-agent holds it)
+            self._text: list[str] = []
 
     def __aiter__(self) -> AsyncIterator[StreamEvent]:
         # The loop's own generator when it keeps the results: a coroutine call per event

@@ -135,6 +135,12 @@ class Decided:
             return None
         return ToolCallStart(self.use.id, self.use.name, self.arguments)
 
+    def announce(self, sink: Callable[[StreamEvent], None] | None) -> None:
+        """Send ``start`` to ``sink`` (if any) for an allowed call (the event is then not
+        held in the caller's frame while the call runs)."""
+        if sink is not None and self.refusal is None:
+            sink(ToolCallStart(self.use.id, self.use.name, self.arguments))
+
 
 def error_result(call_id: str, text: str) -> ToolResultBlock:
     """A result telling the model the call failed, and why."""
@@ -157,9 +163,7 @@ async def call_tool(
     sink. Failures become results. With ``control`` (one of a turn's concurrent calls),
     the run's watchdog keeps the call's time limit."""
     decided = await decide(tools, use, scope)
-    start = decided.start
-    if start is not None and scope.sink is not None:
-        scope.sink(start)
+    decided.announce(scope.sink)
     return await complete(decided, scope, settings, control, lone=False)
 
 
@@ -323,8 +327,9 @@ async def _execute(
         else:
             limit = tool.time_limit(timeout)
             if not tool._handler_waits or (limit is None and not lone):  # nothing to cut
-                if tool._plain:
-                    output = ToolOutput.of(await tool.handler(**arguments))
+                if tool._plain:  # (awaited first: ``ToolOutput.of`` is not held meanwhile)
+                    returned = await tool.handler(**arguments)
+                    output = ToolOutput.of(returned)
                 else:
                     output = await tool.run_handler(arguments, progress=progress)
             else:
@@ -380,8 +385,7 @@ async def run_calls(
     async def one(i: int) -> None:
         nonlocal remaining
         decided = await decide(tools, uses[i], scope)
-        if (start := decided.start) is not None and scope.sink is not None:
-            scope.sink(start)
+        decided.announce(scope.sink)
         block = results[i] = await complete(decided, scope, settings, control, lone=False)
         send.send_nowait(result_event(uses[i], block))
         remaining -= 1

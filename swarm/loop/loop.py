@@ -86,8 +86,7 @@ async def run_loop(
         if run.budget is not None and (unpriced := run.budget.unpriced_under_dollars()):
             raise Failed(ConfigError(unpriced))
         if user_message is not None:
-            for event in await _add_user(run, _user_message(user_message)):
-                yield event
+            yield await _add_user(run, _user_message(user_message))
         while True:
             _may_go_on(run)
             history, offered = await _prepare(run)
@@ -95,8 +94,9 @@ async def run_loop(
                 _hold(run, history, offered)
             run.iteration += 1
             yield TurnStart(run.iteration)
-            turn = run.turn = Turn()
             delta = await _first_event(run, history, offered)
+            # made once the call answered (or failed): not held by a sub-agent that waits
+            turn = run.turn = run.turn or Turn()
             while delta is not None:  # the turn's deltas (inline: this is the hot path)
                 if (shown := turn.add(delta)) is not None:
                     yield shown
@@ -104,6 +104,7 @@ async def run_loop(
                     raise Interrupted
                 delta = await _next_event(run)
             ended, message, uses, bad = _end_turn(run)
+            del turn  # what it gathered is in ``message``: not held while the calls run
             yield ended
             usage = ended.usage
             if not uses:
@@ -180,14 +181,14 @@ def _may_go_on(run: LoopRun) -> None:
         raise Failed(BudgetExceeded(spent), StopReason.budget)
 
 
-async def _add_user(run: LoopRun, message: Message) -> list[StreamEvent]:
+async def _add_user(run: LoopRun, message: Message) -> MessageEnd:
     """Append a user message (the task, a steering message, a follow-up) to the history."""
     try:
         with use_scope(run.scope):
             await run.context.append(message)
     except Exception as exc:
         raise store_failed(exc) from exc
-    return [MessageEnd(message)]
+    return MessageEnd(message)
 
 
 async def _prepare(run: LoopRun) -> tuple[list[Message], list[Tool[Any]]]:
@@ -279,8 +280,9 @@ async def _next_event(run: LoopRun) -> StreamEvent | None:
 
 
 def _model_failed(run: LoopRun, exc: Exception) -> None:
-    if run.turn is not None:
-        run.turn.fail(exc)
+    if run.turn is None:  # it failed before its first event
+        run.turn = Turn()
+    run.turn.fail(exc)
 
 
 def _end_turn(
@@ -378,8 +380,7 @@ async def _next_input(run: LoopRun, *, follow: bool) -> bool:
             raise Interrupted
     if message is None:
         return False
-    for event in await _add_user(run, message):
-        run.outbox.put(event)
+    run.outbox.put(await _add_user(run, message))
     return True
 
 

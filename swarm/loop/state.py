@@ -85,6 +85,9 @@ class Failed(Exception):
         self.error, self.stop = error, stop
 
 
+_NO_USAGE = Usage()
+
+
 @dataclass(slots=True)
 class LoopRun:
     """The state one run's phases share."""
@@ -98,7 +101,7 @@ class LoopRun:
     budget: Budget | None
     settings: CallSettings
     started: float = field(default_factory=time.perf_counter)
-    total: Usage = field(default_factory=Usage)
+    total: Usage = _NO_USAGE  # frozen: one zero serves every run until it adds some
     iteration: int = 0
     final_text: str = ""
     stop: StopReason = StopReason.end_turn

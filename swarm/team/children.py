@@ -18,8 +18,9 @@ from typing import Any
 from swarm.background import Child, ChildResult, SubAgents
 from swarm.budget import Budget
 from swarm.context.base import ContextStore
+from swarm.control import AgentTree
 from swarm.errors import ToolError
-from swarm.events import SessionEndEvent, StreamEvent
+from swarm.events import SessionEndEvent, StreamEvent, SubAgentEvent
 from swarm.loop.agent import Agent
 from swarm.scope import RunScope, role_of
 from swarm.tools import ToolOutput
@@ -33,13 +34,33 @@ _ANSWERED = (StopReason.end_turn, StopReason.max_tokens)
 @dataclass(slots=True)
 class ChildRun:
     """What runs (and later continues) one sub-agent: its agent, its context, its scope
-    (path, budget node, sink) and the sink's record of its last activity."""
+    (path, budget node, sink), and where its events go on their way up (``send``): its
+    caller's sink ``up`` and the role's ``on_event`` (as ``role``), and its caller's
+    ``subagents``, which keep its last activity. One object for both, as every waiting
+    sub-agent of a fan-out holds it."""
 
     agent: Agent
     store: ContextStore
     scope: RunScope
-    sink: Callable[[StreamEvent], None]
     budget: Budget
+    role: str
+    up: Callable[[StreamEvent], None] | None
+    tree: AgentTree | None
+    on_event: Callable[[str, StreamEvent], None] | None
+    subagents: SubAgents | None
+
+    def send(self, event: StreamEvent) -> None:
+        """Pass one event of the sub-agent's run on: to the caller's stream as a
+        ``SubAgentEvent`` while someone reads the run's events (the tree is not
+        ``quiet``), to the role's ``on_event``, and as its last activity."""
+        up, tree = self.up, self.tree
+        if up is not None and (tree is None or not tree.quiet):
+            up(event if isinstance(event, SubAgentEvent) else SubAgentEvent(self.path, event))
+        if self.on_event is not None and not isinstance(event, SubAgentEvent):
+            self.on_event(self.role, event)
+        subagents = self.subagents
+        if subagents is not None and (child := subagents.children.get(self.path)) is not None:
+            child.last_activity = time.time()
 
     @property
     def path(self) -> str:
@@ -73,12 +94,13 @@ def failure(path: str, end: SessionEndEvent | None, error: str | None, text: str
 
 
 async def _result(run: ChildRun, message: str | None, topic: str) -> ChildResult:
-    """Run the sub-agent to its end, forwarding its events (``run.sink``); how it ended.
-    Its time budget (in its scope's budget) is the loop's deadline, as for any agent."""
+    """Run the sub-agent to its end, passing its events on (``run.send``); how it
+    ended. Its time budget (in its scope's budget) is the loop's deadline, as for any
+    agent."""
     async with run.agent.run_stream(message, run.store, scope=run.scope) as stream:
-        sink = run.sink
         async for event in stream:
-            sink(event)
+            run.send(event)
+            del event  # not held while the sub-agent waits for its model
     end, text = stream.session_end, stream.final_text
     details: dict[str, Any] = {
         "path": run.path,
@@ -113,8 +135,10 @@ def _later(run: ChildRun, message: str | None, topic: str) -> Callable[[], Await
     return lambda: _result(run, message, topic)
 
 
-def _child(run: ChildRun, topic: str, background: bool) -> Child:
-    return Child(run.path, topic, background, usage=run.usage, context=run)
+def _child(run: ChildRun, topic: str, background: bool, started: float | None = None) -> Child:
+    if started is None:
+        return Child(run.path, topic, background, usage=run.usage, context=run)
+    return Child(run.path, topic, background, started, usage=run.usage, context=run)
 
 
 def _output(child: Child) -> ToolOutput:
@@ -137,16 +161,21 @@ async def delegate_to(
     """Run a new sub-agent on ``task``: to its end (the result is its answer; a failure
     raises ``ToolError`` saying what happened), or with ``background`` in the caller's
     ``subagents`` (the result is its path and ``running``)."""
-    child = _child(run, topic, background)
     if background:
         if subagents is None:
             raise ToolError(
                 "This agent cannot run sub-agents in the background (it has no 'agents'"
                 " tool); delegate without background."
             )
+        child = _child(run, topic, background)
         subagents.start(child, _later(run, task, topic))
         return _started(child)
-    child.result = await _result(run, task, topic)
+    # A blocking one is known to its caller only once it ended: its record is made then
+    # (not held by every waiting sub-agent of a fan-out), with the time it started.
+    started = time.time()
+    result = await _result(run, task, topic)
+    child = _child(run, topic, background, started)
+    child.result = result
     if subagents is not None:  # kept, so that a follow-up can continue it
         subagents.add(child)
         child.collected = True

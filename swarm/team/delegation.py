@@ -18,7 +18,6 @@ from __future__ import annotations
 import functools
 import json
 import math
-import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -28,9 +27,8 @@ from swarm.background import SubAgents
 from swarm.budget import Budget, BudgetLimits
 from swarm.context.base import ContextStore, MemoryContextStore
 from swarm.context.compaction import AutoCompactStore
-from swarm.control import AgentTree
 from swarm.errors import ConfigError, ToolError
-from swarm.events import StreamEvent, SubAgentEvent
+from swarm.events import StreamEvent
 from swarm.loop.agent import Agent, AgentStream
 from swarm.loop.calls import Outbox
 from swarm.models.registry import ModelRegistry, default_registry
@@ -270,50 +268,26 @@ def _child_run(
     else:
         budget = Budget(path, ctx.limits, model=model)
     tree = parent.agents
-    sink = _Forward(path, parent.sink, tree, ctx, parent.subagents).send  # (a bound method
-    # is called as fast as a function, and holds no closure cells)
     # Asks go to the run's approver, whatever the depth. The sub-agent's run takes this
-    # scope as its own (its sink a new outbox, see ``Outbox``); ``sink`` above forwards
-    # what that run yields.
+    # scope as its own (its sink a new outbox, see ``Outbox``); the ``ChildRun`` passes
+    # on what that run yields.
     scope = parent.child(path=path, budget=budget, sink=Outbox(), agents=tree, subagents=None)
     if store is None:
         with use_scope(scope):  # a context factory may name the session after the path
             store = _context_for(ctx)
     else:
         store = compacting_context(store, ctx.transport, ctx.compaction)
-    return ChildRun(ctx.agent, store, scope, sink, budget)
-
-
-class _Forward:
-    """A sub-agent's events on their way up: to its caller's stream as
-    ``SubAgentEvent``s while someone reads the run's events (the tree is not
-    ``quiet``), to the role's ``on_event``, and as its last activity to the caller's
-    ``SubAgents``."""
-
-    __slots__ = ("ctx", "forward", "path", "subagents", "tree")
-
-    def __init__(
-        self,
-        path: str,
-        forward: Callable[[StreamEvent], None] | None,
-        tree: AgentTree | None,
-        ctx: AgentContext,
-        subagents: SubAgents | None,
-    ) -> None:
-        self.path, self.forward, self.tree, self.ctx = path, forward, tree, ctx
-        self.subagents = subagents
-
-    def send(self, event: StreamEvent) -> None:
-        """Pass one event of the sub-agent's run on."""
-        forward, tree = self.forward, self.tree
-        if forward is not None and (tree is None or not tree.quiet):
-            forward(event if isinstance(event, SubAgentEvent) else SubAgentEvent(self.path, event))
-        ctx = self.ctx
-        if ctx.on_event is not None and not isinstance(event, SubAgentEvent):
-            ctx.on_event(ctx.agent_name, event)
-        subagents = self.subagents
-        if subagents is not None and (child := subagents.children.get(self.path)) is not None:
-            child.last_activity = time.time()
+    return ChildRun(
+        ctx.agent,
+        store,
+        scope,
+        budget,
+        ctx.agent_name,
+        parent.sink,
+        tree,
+        ctx.on_event,
+        parent.subagents,
+    )
 
 
 def restore_background(
