@@ -100,10 +100,14 @@ class Budget:
 
     def __post_init__(self) -> None:
         self.started = self.clock()
-        self._chain = (self,) if self.parent is None else (self, *self.parent._chain)
-        self._timed = any(node.limits.seconds is not None for node in self._chain)
+        limits, parent = self.limits, self.parent
+        timed, dollars = limits.seconds is not None, (self,) if limits.usd is not None else ()
+        if parent is None:
+            self._chain, self._timed, self._dollars = (self,), timed, dollars
+        else:  # what the parent worked out for its own chain, and this node
+            self._chain = (self, *parent._chain)
+            self._timed, self._dollars = timed or parent._timed, dollars + parent._dollars
         self._spec = self.registry.lookup(self.model) if self.model else None
-        self._dollars = tuple(n for n in self._chain if n.limits.usd is not None)
 
     def child(
         self, path: str, limits: BudgetLimits | None = None, *, model: str | None = None

@@ -95,7 +95,10 @@ class Message:
     @property
     def text(self) -> str:
         """The concatenated text blocks of this message."""
-        return "".join(b.text for b in self.content if isinstance(b, TextBlock))
+        content = self.content
+        if len(content) == 1 and type(block := content[0]) is TextBlock:  # most answers
+            return block.text
+        return "".join(b.text for b in content if isinstance(b, TextBlock))
 
     @property
     def tool_uses(self) -> list[ToolUseBlock]:
