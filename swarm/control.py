@@ -161,6 +161,24 @@ class AgentTree:
         return control
 
 
+_asyncio_scope: type[anyio.CancelScope] | None = None
+
+
+def _scope_class() -> type[anyio.CancelScope]:
+    """The cancel scope class of the running event loop's anyio backend: on asyncio,
+    looked up once per process (every sub-agent's run has its own control, and would
+    otherwise look it up for its first scope)."""
+    global _asyncio_scope
+    asyncio = sys.modules.get("asyncio")  # not loaded: not running on it either
+    on_asyncio = asyncio is not None and asyncio.events._get_running_loop() is not None
+    if on_asyncio and _asyncio_scope is not None:
+        return _asyncio_scope
+    found = type(anyio.CancelScope())
+    if on_asyncio:
+        _asyncio_scope = found
+    return found
+
+
 class _Interruptible:
     """``Control.interruptible()`` and ``Control.limited()``: a class, not a generator,
     as it is on the hot path.
@@ -181,15 +199,12 @@ class _Interruptible:
         control = self._control
         deadline = control.deadline if self._interrupts else math.inf
         # ``anyio.CancelScope(...)`` looks up the event loop's backend on every call (two
-        # thirds of making a scope); a run's later scopes are made from its first one's
-        # class, with the same arguments anyio's backends make theirs with.
+        # thirds of making a scope); a run's scopes are made from the backend's class
+        # (``_scope_class``), with the same arguments anyio's backends make theirs with.
         make = control.scope_class
         if make is None:
-            scope = anyio.CancelScope(deadline=deadline)
-            control.scope_class = type(scope)
-        else:
-            scope = make(deadline=deadline)
-        self._scope = scope
+            make = control.scope_class = _scope_class()
+        scope = self._scope = make(deadline=deadline)
         scope.__enter__()
         if self._limit is not None:
             if control.watchdog is None:

@@ -49,6 +49,13 @@ class ChildRun:
     on_event: Callable[[str, StreamEvent], None] | None
     subagents: SubAgents | None
 
+    def heard(self) -> bool:
+        """Whether ``send`` may pass anything on: no one reads the run's events (its
+        tree is ``quiet``, which it stays), nothing takes the role's events and no
+        ``subagents`` keep its activity, ``send`` does nothing, now and later."""
+        quiet = self.up is None or (self.tree is not None and self.tree.quiet)
+        return not quiet or self.on_event is not None or self.subagents is not None
+
     def send(self, event: StreamEvent) -> None:
         """Pass one event of the sub-agent's run on: to the caller's stream as a
         ``SubAgentEvent`` while someone reads the run's events (the tree is not
@@ -98,9 +105,13 @@ async def _result(run: ChildRun, message: str | None, topic: str) -> ChildResult
     ended. Its time budget (in its scope's budget) is the loop's deadline, as for any
     agent."""
     async with run.agent.run_stream(message, run.store, scope=run.scope) as stream:
-        async for event in stream:
-            run.send(event)
-            del event  # not held while the sub-agent waits for its model
+        if run.heard():
+            async for event in stream:
+                run.send(event)
+                del event  # not held while the sub-agent waits for its model
+        else:  # nothing it says goes anywhere, and never will: only its end counts
+            async for event in stream:
+                del event
     end, text = stream.session_end, stream.final_text
     details: dict[str, Any] = {
         "path": run.path,
