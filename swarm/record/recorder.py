@@ -42,9 +42,10 @@ from swarm.record.outcome import CallTally, EventTally, RunOutcome, build_outcom
 from swarm.record.pinning import ChangedFile
 from swarm.record.record import Journal, RunRecord
 from swarm.record.summary import RunSummary
+from swarm.scenario.script import PlaysScript
 from swarm.scenario.spec import Scenario
 from swarm.scope import ApprovalRequest, CallObserver, current_scope
-from swarm.transports.base import CompletionTransport, PlaysScript
+from swarm.transports.base import CompletionTransport
 from swarm.types import StopReason
 from swarm.undo import UndoCapture
 

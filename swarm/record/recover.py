@@ -20,8 +20,7 @@ from swarm.context.sqlite import SQLiteContextStore
 from swarm.messages import ContentBlock, Message, ToolResultBlock, ToolUseBlock
 from swarm.record.record import JournalState, RunRecord
 from swarm.record.summary import segment_totals
-from swarm.scenario.script import turn_call_id
-from swarm.transports.base import PlaysScript
+from swarm.scenario.script import PlaysScript, turn_call_id
 
 __all__ = [
     "INTERRUPTED",

@@ -37,12 +37,12 @@ from swarm.record.recover import (
 from swarm.scenario.models import role_models, role_models_record
 from swarm.scenario.policies import check_policies, run_policy
 from swarm.scenario.sandboxing import sandbox_line
-from swarm.scenario.script import ScriptedModel
+from swarm.scenario.script import PlaysScript, ScriptedModel
 from swarm.scenario.segment import RunSetup, load_team, run_segment
 from swarm.scenario.spec import Scenario, Script
 from swarm.scenario.tooling import scenario_tools
 from swarm.scope import Approver, CallObserver
-from swarm.transports.base import CompletionTransport, PlaysScript
+from swarm.transports.base import CompletionTransport
 from swarm.transports.recording import RecordingTransport, ReplayTransport
 
 __all__ = ["prepare_workspace", "resume_run", "run_scenario"]

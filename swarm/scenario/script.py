@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Callable, Collection, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from swarm.context.compaction import DEFAULT_SUMMARY_PROMPT
 from swarm.errors import TransportError
@@ -27,7 +27,14 @@ from swarm.scope import current_scope, role_of
 from swarm.tools import Tool
 from swarm.types import StopReason, Usage
 
-__all__ = ["ScriptedModel", "estimate_tokens", "role_of", "script_key", "turn_call_id"]
+__all__ = [
+    "PlaysScript",
+    "ScriptedModel",
+    "estimate_tokens",
+    "role_of",
+    "script_key",
+    "turn_call_id",
+]
 
 CHARS_PER_TOKEN = 4
 
@@ -47,6 +54,24 @@ def estimate_tokens(messages: Sequence[Message], tools: Sequence[Tool[Any]], sys
     for tool in tools:
         size += len(tool.name) + len(tool.description) + len(json.dumps(tool.input_schema))
     return max(1, size // CHARS_PER_TOKEN)
+
+
+@runtime_checkable
+class PlaysScript(Protocol):
+    """A transport that plays a script of turns (``ScriptedModel``, or a user's own) and
+    lets a run record keep its place in it, so a resumed run goes on from the next turn.
+
+    ``used[key]`` counts the turns of each script key handed out (the record writes it as
+    ``script_used``); ``on_turn(key, index, calls)``, set by the record, is called as turn
+    ``index`` (making ``calls`` calls) is handed out; ``replay[key]`` lists turns to hand
+    out again first (turns a crash lost before they were stored, found by their calls'
+    ids, which ``turn_call_id`` names). A transport without these
+    attributes is not followed: its turns are not journaled and a resume asks it afresh.
+    """
+
+    used: dict[str, int]
+    replay: dict[str, list[int]]
+    on_turn: Callable[[str, int, int], None] | None
 
 
 class ScriptedModel:

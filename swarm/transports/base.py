@@ -5,14 +5,12 @@ typed by the small protocols below rather than looked up by name: its model
 (``NamesModel``; budgets, prices, records), its context window (``HasContextWindow``;
 compaction), the transport a wrapper serves (``WrapsTransport``; a recording), a copy with
 other options (``CopyableTransport``; a role's ``tool_choice``), the prefill a small model
-needs to start a tool call (``PrefillsToolCalls``), ``aclose()`` (``ClosableTransport``) and
-the place in a script of turns that a run record keeps and gives back on resume
-(``PlaysScript``).
+needs to start a tool call (``PrefillsToolCalls``) and ``aclose()`` (``ClosableTransport``).
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any, Protocol, runtime_checkable
 
 from swarm.events import StreamEvent
@@ -26,7 +24,6 @@ __all__ = [
     "DummyCompletionTransport",
     "HasContextWindow",
     "NamesModel",
-    "PlaysScript",
     "PrefillsToolCalls",
     "WrapsTransport",
     "context_window_of",
@@ -107,24 +104,6 @@ class ClosableTransport(Protocol):
     """A transport holding a connection pool that ``aclose()`` releases."""
 
     async def aclose(self) -> None: ...
-
-
-@runtime_checkable
-class PlaysScript(Protocol):
-    """A transport that plays a script of turns (``swarm.scenario.ScriptedModel``) and
-    lets a run record keep its place in it, so a resumed run goes on from the next turn.
-
-    ``used[key]`` counts the turns of each script key handed out (the record writes it as
-    ``script_used``); ``on_turn(key, index, calls)``, set by the record, is called as turn
-    ``index`` (making ``calls`` calls) is handed out; ``replay[key]`` lists turns to hand
-    out again first (turns a crash lost before they were stored, found by their calls'
-    ids, which ``swarm.scenario.script.turn_call_id`` names). A transport without these
-    attributes is not followed: its turns are not journaled and a resume asks it afresh.
-    """
-
-    used: dict[str, int]
-    replay: dict[str, list[int]]
-    on_turn: Callable[[str, int, int], None] | None
 
 
 def model_name(transport: object) -> str | None:
