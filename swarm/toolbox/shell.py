@@ -242,9 +242,18 @@ async def _run(
     async def read_output() -> None:
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
         pending, streamed = "", 0
+        # Until the command began, what comes is the launcher's own words: a set-up that
+        # failed is launched again, and what it said is not the command's output, so it
+        # is held (and never shown when the command does not begin).
+        began, held = launch.began, ""
 
         def stream(text: str) -> None:
-            nonlocal streamed
+            nonlocal streamed, began, held
+            if began is not None:
+                if not began():
+                    held += text
+                    return
+                began, text, held = None, held + text, ""
             if streamed < MAX_STREAMED:
                 progress(text, "output")
                 streamed += len(text)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from swarm import Tool, ToolError
+from swarm import Progress, Tool, ToolError
 from swarm.sandbox import bubblewrap
 from swarm.toolbox.shell import LAUNCH_ATTEMPTS
 
@@ -68,3 +68,18 @@ async def test_a_command_that_fails_as_bubblewrap_would_is_not_run_again(
     out = text(await run(shell, fake))
     assert out.endswith("[exit code 1]")
     assert (ws / "count.txt").read_text() == "ran\n"
+
+
+@pytest.mark.anyio
+async def test_the_words_of_a_set_up_that_failed_are_not_shown_as_the_command_s_output(
+    shell: Tool[Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a person watching the call sees (its progress) is the command's output only:
+    bubblewrap's complaint about the mount of the set-up that failed is not in it."""
+    made = vanishing(monkeypatch, failures=1)
+    shown: list[str] = []
+    reporter = Progress("c", "shell", lambda key, delta: shown.append(delta))
+    out = await shell.execute(shell.validate({"command": "echo started"}), progress=reporter)
+    assert len(made) == 1
+    assert text(out) == "started\n[exit code 0]"
+    assert "".join(shown) == "started\n"
