@@ -297,6 +297,7 @@ class Budget:
             self._more_controls.discard(control)
 
     def _attached(self) -> list[Control]:
+        """The runs attached to this node."""
         attached = [] if self._control is None else [self._control]
         return attached + list(self._more_controls or ())
 

@@ -50,9 +50,10 @@ class ChildRun:
     subagents: SubAgents | None
 
     def heard(self) -> bool:
-        """Whether ``send`` may pass anything on: no one reads the run's events (its
-        tree is ``quiet``, which it stays), nothing takes the role's events and no
-        ``subagents`` keep its activity, ``send`` does nothing, now and later."""
+        """Whether ``send`` can pass anything on. When nobody reads the run's events
+        (no ``up``, or a ``quiet`` tree, which stays quiet), nothing takes the role's
+        events and no ``subagents`` keep its activity, it would do nothing, now or
+        later."""
         quiet = self.up is None or (self.tree is not None and self.tree.quiet)
         return not quiet or self.on_event is not None or self.subagents is not None
 
