@@ -138,8 +138,8 @@ class Decided:
     def announce(self, sink: Callable[[StreamEvent], None] | None) -> None:
         """Send ``start`` to ``sink`` (if any) for an allowed call (the event is then not
         held in the caller's frame while the call runs)."""
-        if sink is not None and self.refusal is None:
-            sink(ToolCallStart(self.use.id, self.use.name, self.arguments))
+        if sink is not None and (start := self.start) is not None:
+            sink(start)
 
 
 def error_result(call_id: str, text: str) -> ToolResultBlock:

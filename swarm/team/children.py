@@ -148,8 +148,7 @@ def _later(run: ChildRun, message: str | None, topic: str) -> Callable[[], Await
 
 
 def _child(run: ChildRun, topic: str, background: bool, started: float | None = None) -> Child:
-    if started is None:
-        return Child(run.path, topic, background, usage=run.usage, context=run)
+    started = time.time() if started is None else started
     return Child(run.path, topic, background, started, usage=run.usage, context=run)
 
 

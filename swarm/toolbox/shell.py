@@ -250,8 +250,8 @@ async def _run(
         def stream(text: str) -> None:
             nonlocal streamed, began, held
             if began is not None:
-                if not began():
-                    held += text
+                if not began():  # (its tail only: it is never more than a few lines)
+                    held = (held + text)[-MAX_STREAMED:]
                     return
                 began, text, held = None, held + text, ""
             if streamed < MAX_STREAMED:
