@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,8 +19,10 @@ from typing import Any
 import pytest
 
 from swarm import SandboxSettings, SandboxUnavailable, Tool, ToolOutput
-from swarm.sandbox import Bubblewrap, SandboxFinder, find_sandbox, probe_bubblewrap
+from swarm.sandbox import Bubblewrap, Confinement, SandboxFinder, find_sandbox, probe_bubblewrap
+from swarm.sandbox.base import Sandbox
 from swarm.toolbox import make_toolbox
+from swarm.toolbox.shell import LAUNCH_ATTEMPTS
 
 
 def tier_finder(tier: str) -> SandboxFinder:
@@ -33,6 +36,31 @@ def tier_finder(tier: str) -> SandboxFinder:
             raise
         pytest.skip(f"the {tier} sandbox does not work here: {exc}")
     return find
+
+
+def run_launched(
+    sandbox: Sandbox | Bubblewrap,
+    argv: tuple[str, ...],
+    confinement: Confinement,
+    **run: Any,
+) -> subprocess.CompletedProcess[Any]:
+    """``argv`` launched in ``sandbox`` and run to its end (``subprocess.run`` with
+    ``run``), launched again as the shell tool does when the sandbox failed in its set-up
+    before the command began: another test planting a file in ``/etc`` and removing it
+    between bubblewrap's listing and its mount fails one set-up, and ran nothing."""
+    for _ in range(LAUNCH_ATTEMPTS):
+        with sandbox.launch(argv, confinement) as launch:
+            done = subprocess.run(
+                launch.argv,
+                env=dict(launch.env),
+                cwd=launch.cwd,
+                pass_fds=launch.pass_fds,
+                check=False,
+                **run,
+            )
+            if launch.began is None or launch.began():
+                return done
+    return done
 
 
 @pytest.fixture

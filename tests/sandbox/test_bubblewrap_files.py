@@ -3,7 +3,6 @@ program; swarm's state is read-only to them and run records invisible."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,7 @@ from swarm import SandboxSettings, Tool
 from swarm.sandbox import Bubblewrap, Confinement, bwrap_arguments
 from swarm.toolbox import make_toolbox
 
-from .conftest import run, text
+from .conftest import run, run_launched, text
 
 WRITES = {
     "redirection": "echo pwned > {d}/keep.txt; echo new > {d}/new.txt",
@@ -204,16 +203,7 @@ def test_a_readable_path_in_tmp_is_readable_and_only_it(
     script.write_text("print('served')\n")
     confinement = Confinement(ws, env={"PATH": "/usr/bin:/bin"}, readable=(script,))
     command = ("sh", "-c", f"cat {script}; cat {beside}/keep.txt; touch {script}")
-    with bwrap.launch(command, confinement) as launch:
-        done = subprocess.run(
-            launch.argv,
-            env=dict(launch.env),
-            cwd=launch.cwd,
-            pass_fds=launch.pass_fds,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+    done = run_launched(bwrap, command, confinement, capture_output=True, text=True)
     assert "print('served')" in done.stdout  # the declared file is there
     assert "original" not in done.stdout  # its neighbour in the private /tmp is not
     assert script.read_text() == "print('served')\n" and script.stat().st_size == 16

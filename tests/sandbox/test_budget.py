@@ -24,7 +24,7 @@ from swarm.sandbox.cgroup import Cgroups, budget_line, command_budget, find_cgro
 from swarm.sandbox.limits import SHARE_FLOOR, default_memory
 from swarm.toolbox import make_toolbox
 
-from .conftest import run, text, tier_finder
+from .conftest import run, run_launched, text, tier_finder
 
 MiB = 1024**2
 BUDGET = ResourceLimits(memory=256 * MiB, processes=64)
@@ -336,16 +336,7 @@ def test_without_a_cgroup_the_shared_limits_bind_each_process(ws: Path) -> None:
         confinement = Confinement(ws, env=command_environment(), limits=budget.per_process)
         sandbox = tier_finder("bubblewrap")(SandboxSettings(mode="required"))
         command = ("bash", "-c", THREE.replace("200", "400"))
-        with sandbox.launch(command, confinement) as launch:
-            done = subprocess.run(
-                launch.argv,
-                env=launch.env,
-                cwd=launch.cwd,
-                pass_fds=launch.pass_fds,
-                capture_output=True,
-                text=True,
-                check=False,
-            )
+        done = run_launched(sandbox, command, confinement, capture_output=True, text=True)
     got = held(done.stdout)
     assert len(got) == 3 and all(n < 256 for n in got)
     assert sum(got) <= 768

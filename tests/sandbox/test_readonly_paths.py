@@ -11,7 +11,7 @@ import pytest
 
 from swarm.sandbox import Confinement, SandboxSettings
 
-from .conftest import tier_finder
+from .conftest import run_launched, tier_finder
 
 PATH = "/usr/local/bin:/usr/bin:/bin"
 TIERS = ["bubblewrap", "landlock"]
@@ -19,18 +19,15 @@ TIERS = ["bubblewrap", "landlock"]
 
 def run_in(tier: str, confinement: Confinement, script: str) -> subprocess.CompletedProcess[str]:
     sandbox = tier_finder(tier)(SandboxSettings(mode="required"))
-    with sandbox.launch(("sh", "-c", script), confinement) as launch:
-        return subprocess.run(
-            launch.argv,
-            env=dict(launch.env),
-            cwd=launch.cwd,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            pass_fds=launch.pass_fds,
-            timeout=60,
-            check=False,
-        )
+    return run_launched(
+        sandbox,
+        ("sh", "-c", script),
+        confinement,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 @pytest.fixture

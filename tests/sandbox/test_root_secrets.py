@@ -13,7 +13,7 @@ import pytest
 
 from swarm.sandbox import Confinement, SandboxSettings
 
-from .conftest import tier_finder
+from .conftest import run_launched, tier_finder
 
 PATH = "/usr/local/bin:/usr/bin:/bin"
 ROOT_SECRETS = (
@@ -49,18 +49,16 @@ def run_in(tier: str, workspace: Path, script: str) -> str:
     settings = SandboxSettings(mode="required")
     sandbox = tier_finder(tier)(settings)
     confinement = Confinement(workspace, env={"PATH": PATH})
-    with sandbox.launch(("sh", "-c", script), confinement) as launch:
-        return subprocess.run(
-            launch.argv,
-            env=dict(launch.env),
-            cwd=launch.cwd,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            pass_fds=launch.pass_fds,
-            timeout=60,
-            check=False,
-        ).stdout
+    done = run_launched(
+        sandbox,
+        ("sh", "-c", script),
+        confinement,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return str(done.stdout)
 
 
 @functools.cache
