@@ -125,23 +125,11 @@ _started_with = {k: v for k, v in os.environ.items() if k.startswith("PYTHON")}
 
 
 def _address() -> str | None:
-    """The server's socket, started the first time, and again when the last one ended
-    (``None`` when it could not serve: it ended before it could take a run)."""
+    """The server's socket, started the first time (``None`` when it could not serve)."""
     global _server
     with _lock:
         if _server is not None:
-            server, path, alive = _server
-            if server.poll() is None:
-                return path
-            if not _served(path):  # it could not serve (a thread, an import): real processes
-                return None
-            # Something ended it after it served (a test's stray signal, the OOM killer):
-            # said, so that it can be found, and started again rather than every later
-            # run of this process paying for a real one.
-            ended = f"swarm fork server ended ({server.returncode}); starting another"
-            print(ended, file=sys.stderr)
-            atexit.unregister(_stop)
-            _stop(server, alive)
+            return _server[1] if _server[0].poll() is None else None
         folder = tempfile.mkdtemp(prefix="swarm-fork-")
         path = os.path.join(folder, "server")
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -159,14 +147,6 @@ def _address() -> str | None:
         _server = (server, path, alive_write)
         atexit.register(_stop, server, alive_write)
         return path
-
-
-_served_paths: set[str] = set()
-"""The sockets of servers that took a run."""
-
-
-def _served(path: str) -> bool:
-    return path in _served_paths
 
 
 def _stop(server: subprocess.Popen[bytes], alive: int) -> None:
@@ -361,7 +341,6 @@ def _request(
     except (OSError, TypeError) as exc:
         conn.close()
         raise _Unserved from exc
-    _served_paths.add(address)
     return conn, pid
 
 

@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 
 import pytest
-import swarm_command
 from swarm_command import ForkedRun, run_swarm, start_swarm
 
 REPO = Path(__file__).parents[1]
@@ -106,23 +105,3 @@ def test_a_started_run_can_be_polled_killed_and_waited_for(
     finally:  # a failed check leaves no run behind for a later test to find
         run.kill()
         run.wait(timeout=30)
-
-
-def test_a_server_that_something_ended_is_started_again(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A test that kills more than it should (or the OOM killer) may end this process's
-    server: the runs after it are forked from a new one, not started as processes."""
-    monkeypatch.setenv("SWARM_TEST_FORK", "1")
-    env = dict(os.environ)
-    assert run_swarm(["--version"], cwd=tmp_path, env=env).returncode == 0
-    assert swarm_command._server is not None
-    ended = swarm_command._server[0]
-    ended.kill()
-    ended.wait(timeout=30)
-    run = start_swarm(["--version"], cwd=tmp_path, env=env)
-    try:
-        assert isinstance(run, ForkedRun)
-        assert swarm_command._server[0] is not ended
-    finally:
-        assert run.wait(timeout=60) == 0
