@@ -13,7 +13,7 @@ runs where it falls, beside the others. Those tests, with the other end-to-end o
 
 import os
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -66,6 +66,22 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+def _python_variables() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k.startswith("PYTHON")}
+
+
+@pytest.fixture(autouse=True)
+def _interpreter_variables_kept() -> Iterator[None]:
+    """Every test leaves the interpreter's own variables (``PYTHON...``) of this process
+    as it found them. One left changed (``ray.init`` sets ``PYTHONBREAKPOINT``) makes
+    every later ``swarm`` run of this worker a process of its own instead of a fork
+    (``tests/swarm_command.py``): slower, and a test of the fork itself fails."""
+    before = _python_variables()
+    yield
+    after = _python_variables()
+    assert after == before, f"the test left the interpreter's variables changed: {after}"
 
 
 def _running(marker: str) -> list[int]:

@@ -125,7 +125,9 @@ class RayExecutor:
         ray = _import_ray()
         started = not ray.is_initialized()
         if started:
+            environment = dict(os.environ)
             self._init(ray)  # in the main thread: Ray sets its signal handlers there
+            ours = _set_since(environment)
             # tasks on this machine put their temporary directories in one place, removed
             # at the end even when Ctrl-C cut them short (elsewhere it does not exist)
             scratch: Path | None = Path(tempfile.mkdtemp(prefix="swarm-batch-"))
@@ -137,6 +139,7 @@ class RayExecutor:
         finally:
             if started:
                 ray.shutdown()
+                _put_back(environment, ours)
             if scratch is not None:
                 shutil.rmtree(scratch, ignore_errors=True)
 
@@ -191,6 +194,24 @@ class RayExecutor:
         finally:
             if pending:  # Ctrl-C: the rest of the batch is cancelled, and cleans up
                 _cancel(ray, list(pending))
+
+
+def _set_since(before: dict[str, str]) -> dict[str, str]:
+    """The variables of this process's environment set or changed since ``before``:
+    what ``ray.init`` set (``PYTHONBREAKPOINT`` to Ray's debugger, which would otherwise
+    outlive the Ray it served, and make the next ``python`` this process starts differ)."""
+    return {k: v for k, v in os.environ.items() if before.get(k) != v}
+
+
+def _put_back(before: dict[str, str], set_by_ray: dict[str, str]) -> None:
+    """Undo what Ray set in the environment, where nothing has changed it since."""
+    for name, value in set_by_ray.items():
+        if os.environ.get(name) != value:
+            continue
+        if name in before:
+            os.environ[name] = before[name]
+        else:
+            del os.environ[name]
 
 
 def _cancel(ray: Any, refs: list[Any]) -> None:

@@ -31,12 +31,17 @@ REPO = Path(__file__).parents[2]
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[str]:
-    """A local Ray with 2 CPUs; yields its address for other processes to join."""
+    """A local Ray with 2 CPUs; yields its address for other processes to join. What
+    ``ray.init`` sets in this process's environment (``PYTHONBREAKPOINT``) goes with it:
+    the later tests of this worker start Python as the others do."""
+    environment = dict(os.environ)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     try:
         yield ray.get_runtime_context().gcs_address
     finally:
         ray.shutdown()
+        os.environ.clear()
+        os.environ.update(environment)
 
 
 def _comparable(results: list[dict[str, Any]]) -> list[tuple[Any, ...]]:

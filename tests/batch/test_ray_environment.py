@@ -38,6 +38,7 @@ async def test_workers_see_only_the_keys_passed_with_env_var(
         )
 
     assert not ray.is_initialized()
+    environment = dict(os.environ)
     tasks = write_tasks(tmp_path / "tasks.jsonl", 2)
     out = tmp_path / "results.jsonl"
     executor = RayExecutor(env_vars=["SWARM_PASSED_API_KEY"], work=peek)
@@ -49,4 +50,6 @@ async def test_workers_see_only_the_keys_passed_with_env_var(
             "SWARM_PASSED_API_KEY": "sk-passed-0123456789abcdef",
         }
     assert not ray.is_initialized()  # the Ray it started is stopped
-    assert os.environ["SWARM_KEPT_API_KEY"] == "sk-kept-0123456789abcdef"  # and put back here
+    # the hidden keys are back, and what Ray set here (its debugger as PYTHONBREAKPOINT)
+    # went with it: the next Python this process starts is as before
+    assert dict(os.environ) == environment
