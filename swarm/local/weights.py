@@ -13,6 +13,7 @@ step, by less than 1/220 of its block's largest weight (half a step of 1/127, an
 rounding of the block's 16-bit scale; 1/230 at worst in SmolLM2's file). Answers may
 still differ in places from the Q4_1 file's, as any change in rounding can make a greedy
 choice fall the other way.
+
 Writing it needs ``gguf`` (ggml's own reader and writer of the format, with numpy), which
 the ``local`` extra installs.
 """
@@ -56,17 +57,23 @@ def encode_weights(source: Path, target: Path) -> None:
         reader = gguf.GGUFReader(source)
     except (OSError, ValueError) as exc:
         raise ConfigError(f"cannot read the weights {source}: {exc}") from None
-    target.parent.mkdir(parents=True, exist_ok=True)
-    for stale in target.parent.glob(f".{target.name}.*"):
-        with contextlib.suppress(OSError):  # left by an encoding killed midway, not running
-            if time.time() - stale.stat().st_mtime > STALE_AFTER:
-                stale.unlink()
-    fd, partial = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    os.close(fd)
-    os.chmod(partial, 0o644)  # as any file of the cache, not mkstemp's owner-only mode
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        for stale in target.parent.glob(f".{target.name}.*"):
+            with contextlib.suppress(OSError):  # of an encoding killed midway, not running
+                if time.time() - stale.stat().st_mtime > STALE_AFTER:
+                    stale.unlink()
+        fd, partial = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    except OSError as exc:
+        raise ConfigError(f"cannot write the weights to {target.parent}: {exc}") from None
+    os.close(fd)
+    try:
+        os.chmod(partial, 0o644)  # as any file of the cache, not mkstemp's owner-only mode
         _write(gguf, reader, Path(partial))
         os.replace(partial, target)
+    except OSError as exc:  # the disk filled, say: nothing half-written stays
+        Path(partial).unlink(missing_ok=True)
+        raise ConfigError(f"cannot write the weights to {target}: {exc}") from None
     except BaseException:
         Path(partial).unlink(missing_ok=True)
         raise

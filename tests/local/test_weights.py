@@ -71,3 +71,12 @@ def test_weights_that_cannot_be_read_are_an_error_and_nothing_is_written(
         encode_weights(tmp_path / "model.gguf", tmp_path / "cache" / "model.Q8_0.gguf")
     assert f"cannot read the weights {tmp_path / 'model.gguf'}" in caught.value.message
     assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").iterdir())
+
+
+def test_a_place_that_cannot_be_written_is_an_error_naming_it(tmp_path: Path) -> None:
+    _write_model(tmp_path / "model.gguf")
+    (tmp_path / "cache").write_text("a file where the folder would go\n")
+    with pytest.raises(ConfigError) as caught:
+        encode_weights(tmp_path / "model.gguf", tmp_path / "cache" / "models" / "m.gguf")
+    assert f"cannot write the weights to {tmp_path / 'cache' / 'models'}" in caught.value.message
+    assert (tmp_path / "cache").read_text() == "a file where the folder would go\n"
