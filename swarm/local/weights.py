@@ -46,7 +46,8 @@ def encoded_weights(version: str) -> Path:
 def encode_weights(source: Path, target: Path) -> None:
     """Write ``source``'s model to ``target`` with its Q4_1 matrices in Q8_0, everything
     else as it is. ``target`` appears whole or not at all (written beside it, then
-    renamed). Raises ``ConfigError`` when ``gguf`` is missing or ``source`` cannot be read."""
+    renamed). Raises ``ConfigError`` when ``gguf`` is missing, ``source`` cannot be read
+    or ``target`` cannot be written."""
     try:
         import gguf  # only this step needs it
     except ImportError:
