@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import pydantic
 
+from swarm._dist import models_cache
 from swarm.errors import GuardError
 from swarm.guards.base import PermissionGuard
 from swarm.guards.limits import role_of
@@ -213,16 +214,18 @@ def submodule_controls(workspace: Path) -> tuple[Path, ...]:
 
 def swarm_code(workspace: Path) -> tuple[Path, ...]:
     """swarm's own code that lies in ``workspace`` (an editable checkout): the directory
-    of the imported ``swarm`` package, and swarm's interpreter's environment when it lies
-    inside too. ``()`` when the workspace holds neither."""
+    of the imported ``swarm`` package, swarm's interpreter's environment, and the models
+    ``swarm local install`` wrote (a cache the workspace holds, as ``XDG_CACHE_HOME=.cache``
+    makes it: the local server loads them later, unconfined). ``()`` when it holds none."""
     import swarm
 
     root = Path(os.path.realpath(workspace))
     package = Path(os.path.realpath(Path(swarm.__file__).parent))
     found = [package] if package.is_relative_to(root) else []
-    prefix = Path(os.path.realpath(sys.prefix))
-    if prefix != root and prefix.is_relative_to(root):
-        found.append(prefix)
+    for place in (sys.prefix, models_cache()):
+        real = Path(os.path.realpath(place))
+        if real != root and real.is_relative_to(root):
+            found.append(real)
     return tuple(found)
 
 

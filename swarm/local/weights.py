@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from swarm._dist import models_cache
 from swarm.errors import ConfigError
 
 __all__ = ["encode_weights", "encoded_weights"]
@@ -39,8 +40,7 @@ STALE_AFTER = 3600.0
 
 def encoded_weights(version: str) -> Path:
     """Where the Q8_0 copy of version ``version`` of the weights package is kept."""
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache) / "swarm" / "models" / ENCODED_NAME.format(version=version)
+    return models_cache() / ENCODED_NAME.format(version=version)
 
 
 def encode_weights(source: Path, target: Path) -> None:

@@ -160,6 +160,25 @@ def test_ordinary_work_beside_protected_paths_still_runs(
     assert "protected-path" not in said
 
 
+def test_the_local_models_a_workspace_holds_as_its_cache_stay_as_installed(
+    repo: Path, tmp_path: Path, tier: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With ``XDG_CACHE_HOME`` in the workspace, the weights ``swarm local install`` wrote
+    lie there; the local server loads them later, outside any sandbox."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(repo / ".cache"))
+    models = repo / ".cache" / "swarm" / "models"
+    models.mkdir(parents=True)
+    (models / "SmolLM2-135M-Instruct-0.1.2.Q8_0.gguf").write_bytes(b"GGUF as installed")
+    shell = _shell(repo, tier, tmp_path / "evidence")
+    said = shell(
+        "printf 'GGUF crafted' > .cache/swarm/models/SmolLM2-135M-Instruct-0.1.2.Q8_0.gguf;"
+        " printf x > .cache/swarm/models/other.gguf; mkdir -p .cache/pip && echo ok"
+    )
+    assert (models / "SmolLM2-135M-Instruct-0.1.2.Q8_0.gguf").read_bytes() == b"GGUF as installed"
+    assert sorted(p.name for p in models.iterdir()) == ["SmolLM2-135M-Instruct-0.1.2.Q8_0.gguf"]
+    assert (repo / ".cache" / "pip").is_dir(), said  # the rest of the cache is the team's
+
+
 @pytest.mark.parametrize("sandboxed", ["bubblewrap", "landlock"])
 def test_the_sandbox_itself_refuses_a_write_to_a_protected_file(
     repo: Path, tmp_path: Path, sandboxed: str
