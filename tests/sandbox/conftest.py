@@ -39,15 +39,13 @@ def tier_finder(tier: str) -> SandboxFinder:
 
 
 def run_launched(
-    sandbox: Sandbox | Bubblewrap,
-    argv: tuple[str, ...],
-    confinement: Confinement,
-    **run: Any,
-) -> subprocess.CompletedProcess[Any]:
-    """``argv`` launched in ``sandbox`` and run to its end (``subprocess.run`` with
-    ``run``), launched again as the shell tool does when the sandbox failed in its set-up
-    before the command began: another test planting a file in ``/etc`` and removing it
-    between bubblewrap's listing and its mount fails one set-up, and ran nothing."""
+    sandbox: Sandbox | Bubblewrap, argv: tuple[str, ...], confinement: Confinement
+) -> subprocess.CompletedProcess[str]:
+    """``argv`` launched in ``sandbox`` and run to its end (no input, its output as text,
+    at most 60 s), launched again as the shell tool does when the sandbox failed in its
+    set-up before the command began: another test planting a file in ``/etc`` and
+    removing it between bubblewrap's listing and its mount fails one set-up, and ran
+    nothing."""
     for _ in range(LAUNCH_ATTEMPTS):
         with sandbox.launch(argv, confinement) as launch:
             done = subprocess.run(
@@ -55,8 +53,11 @@ def run_launched(
                 env=dict(launch.env),
                 cwd=launch.cwd,
                 pass_fds=launch.pass_fds,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=60,
                 check=False,
-                **run,
             )
             if launch.began is None or launch.began():
                 return done

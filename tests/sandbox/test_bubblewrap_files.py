@@ -203,7 +203,7 @@ def test_a_readable_path_in_tmp_is_readable_and_only_it(
     script.write_text("print('served')\n")
     confinement = Confinement(ws, env={"PATH": "/usr/bin:/bin"}, readable=(script,))
     command = ("sh", "-c", f"cat {script}; cat {beside}/keep.txt; touch {script}")
-    done = run_launched(bwrap, command, confinement, capture_output=True, text=True)
+    done = run_launched(bwrap, command, confinement)
     assert "print('served')" in done.stdout  # the declared file is there
     assert "original" not in done.stdout  # its neighbour in the private /tmp is not
     assert script.read_text() == "print('served')\n" and script.stat().st_size == 16

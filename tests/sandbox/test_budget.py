@@ -336,7 +336,7 @@ def test_without_a_cgroup_the_shared_limits_bind_each_process(ws: Path) -> None:
         confinement = Confinement(ws, env=command_environment(), limits=budget.per_process)
         sandbox = tier_finder("bubblewrap")(SandboxSettings(mode="required"))
         command = ("bash", "-c", THREE.replace("200", "400"))
-        done = run_launched(sandbox, command, confinement, capture_output=True, text=True)
+        done = run_launched(sandbox, command, confinement)
     got = held(done.stdout)
     assert len(got) == 3 and all(n < 256 for n in got)
     assert sum(got) <= 768

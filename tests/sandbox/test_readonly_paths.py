@@ -19,15 +19,7 @@ TIERS = ["bubblewrap", "landlock"]
 
 def run_in(tier: str, confinement: Confinement, script: str) -> subprocess.CompletedProcess[str]:
     sandbox = tier_finder(tier)(SandboxSettings(mode="required"))
-    return run_launched(
-        sandbox,
-        ("sh", "-c", script),
-        confinement,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return run_launched(sandbox, ("sh", "-c", script), confinement)
 
 
 @pytest.fixture

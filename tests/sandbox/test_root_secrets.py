@@ -6,7 +6,6 @@ from __future__ import annotations
 import base64
 import functools
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -49,16 +48,7 @@ def run_in(tier: str, workspace: Path, script: str) -> str:
     settings = SandboxSettings(mode="required")
     sandbox = tier_finder(tier)(settings)
     confinement = Confinement(workspace, env={"PATH": PATH})
-    done = run_launched(
-        sandbox,
-        ("sh", "-c", script),
-        confinement,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    return str(done.stdout)
+    return run_launched(sandbox, ("sh", "-c", script), confinement).stdout
 
 
 @functools.cache
