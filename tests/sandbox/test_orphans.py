@@ -76,15 +76,28 @@ def test_nothing_outlives_a_sigkilled_swarm(
 
 
 HELD = """
-import functools, sys, threading, anyio
+import functools, sys, time, anyio
 from pathlib import Path
 from swarm import SandboxSettings
 from swarm.sandbox import bubblewrap, cgroup, find_sandbox
 from swarm.toolbox import make_toolbox
 
-# The process cap never comes: the command waits at its gate until swarm dies. (Only
-# without a cgroup does the command wait for that cap: the cgroup's pids.max replaces it.)
-bubblewrap.cap_pid_namespace = lambda pid, processes: threading.Event().wait()
+def cap_never(pid, processes):
+    # The process cap never comes while the sandbox lives: the command waits at its gate
+    # until swarm dies. (Only without a cgroup does the command wait for that cap: the
+    # cgroup's pids.max replaces it.) A set-up that failed (bubblewrap racing another
+    # test's file in /etc) ends the sandbox: then the launch goes on to its next attempt,
+    # as it does with the real cap, instead of waiting here for ever.
+    while True:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                if stat.read().rsplit(")", 1)[1].split()[0] in "ZX":
+                    return None
+        except OSError:
+            return None
+        time.sleep(0.05)
+
+bubblewrap.cap_pid_namespace = cap_never
 cgroup.find_cgroups = lambda: "no cgroup, for this test"
 ws, marker = sys.argv[1:3]
 find = functools.partial(find_sandbox, tiers=("bubblewrap",))
