@@ -1,10 +1,13 @@
 """The Landlock launcher: confine one command, run it, and leave nothing behind.
 
-Run as a script by ``swarm.sandbox.landlock`` (``python -I -S _landlock_exec.py
---name=value... -- ARGV...``); stdlib and ctypes only (with ``_landlock_kernel`` beside it),
-so it starts fast and never imports the rest of swarm. The launcher itself stays unconfined
-and outside the command's Landlock domain, so with Landlock ABI 6 or later the command can
-neither signal nor ptrace the launcher that cleans up after it.
+Started by ``swarm.sandbox.landlock``, which imports it from this directory under
+``python -I -S -c`` (its cached bytecode then saves compiling it each time) and calls
+``main`` with ``--name=value... -- ARGV...``; run by path (``python -I -S
+_landlock_exec.py ...``) it does the same. Stdlib and ctypes only (with
+``_landlock_kernel`` beside it), so it starts fast and never imports the rest of swarm.
+The launcher itself stays unconfined and outside the command's Landlock domain, so with
+Landlock ABI 6 or later the command can neither signal nor ptrace the launcher that cleans
+up after it.
 
 Its child enters new namespaces when ``--namespaces`` says they can be made (``plain`` as
 root, ``user`` inside a new user namespace): mount, PID, and for network none an empty
@@ -30,8 +33,13 @@ confinement could not be set up; the command did not run.
 from __future__ import annotations
 
 import os
-import signal
 import sys
+
+TYPE_CHECKING = False  # typing's own costs an import; type checkers treat this name as True
+if TYPE_CHECKING:
+    import signal
+else:  # the C module: `signal` wraps it in enums, a third of the launcher's start-up
+    import _signal as signal
 
 if __package__:
     from swarm.sandbox import _landlock_kernel as kernel, _limits_exec as limits
@@ -166,6 +174,32 @@ def _init(options: Options, env: dict[str, str], argv: list[str], abi: int, cap:
 
 
 def _descendants() -> list[int]:
+    """Every live process below this one, from each thread's ``children`` file in /proc:
+    reading the few files of the tree, not the stat file of every process on the machine.
+    A file that is gone is a process that ended; its children are now this subreaper's,
+    and ``_kill_all`` looks again. Without those files (a kernel built without
+    ``CONFIG_PROC_CHILDREN``), from the parent ids of every process."""
+    if not os.path.exists(f"/proc/self/task/{os.getpid()}/children"):
+        return _descendants_by_scan()
+    found: list[int] = []
+    pending = [os.getpid()]
+    while pending:
+        pid = pending.pop()
+        try:
+            threads = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue  # gone meanwhile
+        for thread in threads:
+            try:
+                children = kernel.read_text(f"/proc/{pid}/task/{thread}/children").split()
+            except OSError:
+                continue
+            found += map(int, children)
+            pending += map(int, children)
+    return found
+
+
+def _descendants_by_scan() -> list[int]:
     """Every live process below this one, found from the parent ids in /proc."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):

@@ -40,8 +40,11 @@ TOOLCHAIN_SECRETS = ("credentials", "credentials.toml", ".credentials.toml")
 
 
 def is_within(path: Path, root: Path) -> bool:
-    """Whether ``path`` is ``root`` or lies below it (both already resolved)."""
-    return path == root or root in path.parents
+    """Whether ``path`` is ``root`` or lies below it (both already resolved, so comparing
+    their text is exact: ``root in path.parents`` built a path per ancestor, and a
+    command's launch asks this hundreds of times)."""
+    inner, outer = str(path), str(root)
+    return inner == outer or inner.startswith(outer if outer.endswith("/") else outer + "/")
 
 
 SYSTEM_ROOTS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")

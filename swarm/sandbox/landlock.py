@@ -1,10 +1,10 @@
 """The Landlock tier: confinement for Linux without bubblewrap, with no binary and no privilege.
 
-``LandlockSandbox.launch`` wraps a command in the launcher ``_landlock_exec.py`` (run by path
-with ``python -I -S``: importing the ``swarm`` package would cost most of a second per
-command, and ``-I`` keeps the workspace off ``sys.path`` so a planted module cannot run
-before the confinement). The launcher confines the command, runs it and kills whatever it
-left behind (see its docstring).
+``LandlockSandbox.launch`` wraps a command in the launcher ``_landlock_exec.py`` (imported
+from its own directory by ``python -I -S -c``: importing the ``swarm`` package would cost
+most of a second per command, and ``-I`` keeps the workspace off ``sys.path`` so a planted
+module cannot run before the confinement). The launcher confines the command, runs it and
+kills whatever it left behind (see its docstring).
 
 What the command gets (reads confined, the default): read and execute on the system
 (``/usr``, ``/bin``, ``/sbin``, ``/lib*``, ``/etc`` less its entries that are not
@@ -100,6 +100,18 @@ _NAMESPACES = {"netns": "plain", "userns": "user", "landlock-tcp": "none"}
 _HOST_PRIVATE = ("/tmp", "/var/tmp", "/run", "/dev", "/root", "/home")
 _KERNEL_ROOTS = ("/proc", *SYS_VISIBLE)
 _LAUNCHER = Path(_landlock_exec.__file__)
+_START = (
+    sys.executable,
+    "-I",
+    "-S",
+    "-c",
+    # Imported rather than run by path: its cached bytecode spares compiling it at every
+    # command. The path stays in the arguments, where `ps` shows what runs.
+    "import os, sys; sys.path.append(os.path.dirname(sys.argv[1])); import _landlock_exec;"
+    " sys.exit(_landlock_exec.main(sys.argv[2:]))",
+    str(_LAUNCHER),
+)
+"""The words that start the launcher; its options, ``--`` and the command follow."""
 
 
 def landlock_abi() -> int:
@@ -119,7 +131,7 @@ def probe() -> LandlockSandbox | None:
 def _network_method(abi: int) -> NetworkMethod | None:
     """How network ``none`` can be enforced here, asked of the launcher once per process."""
     found = subprocess.run(
-        [sys.executable, "-I", "-S", str(_LAUNCHER), "--probe"],
+        [*_START, "--probe"],
         capture_output=True,
         text=True,
         check=False,
@@ -245,7 +257,7 @@ class LandlockSandbox:
                 options.append("--loopback=up")
                 argv, fds = door.wrap(argv), (door.fd,)
             yield Launch(
-                argv=(sys.executable, "-I", "-S", str(_LAUNCHER), *options, "--", *argv),
+                argv=(*_START, *options, "--", *argv),
                 env={},
                 cwd=confinement.workspace,
                 pass_fds=fds,

@@ -553,6 +553,35 @@ def test_orphans_are_killed_when_the_command_ends(sandbox: LandlockSandbox, plac
     assert processes_with(marker) == []
 
 
+def test_the_launcher_finds_every_descendant_from_the_children_files(tmp_path: Path) -> None:
+    """What the launcher kills once the command ends: read from /proc's ``children``
+    files, the same processes as a scan of every process's parent (the fallback), the
+    grandchildren included. Asked here of this test's own process tree."""
+    from swarm.sandbox import _landlock_exec
+
+    ready = tmp_path / "ready"
+    tree = subprocess.Popen(
+        ["sh", "-c", f"sleep 60 & (sleep 60 & touch {ready}; wait) & wait"],
+        start_new_session=True,
+    )
+    try:
+        for _ in range(1200):
+            if ready.exists():
+                break
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                tree.wait(timeout=0.05)
+        assert ready.exists()
+        found = _landlock_exec._descendants()
+        assert sorted(found) == sorted(_landlock_exec._descendants_by_scan())
+        sleepers = [
+            p for p in found if Path(f"/proc/{p}/cmdline").read_bytes() == b"sleep\x0060\x00"
+        ]
+        assert tree.pid in found and len(sleepers) == 2  # the child's and the grandchild's
+    finally:
+        os.killpg(tree.pid, signal.SIGKILL)
+        tree.wait()
+
+
 def test_sigterm_to_the_launcher_group_kills_everything(
     sandbox: LandlockSandbox, place: Place
 ) -> None:
