@@ -553,10 +553,22 @@ def test_orphans_are_killed_when_the_command_ends(sandbox: LandlockSandbox, plac
     assert processes_with(marker) == []
 
 
+def _in_session(pids: list[int], session: int) -> list[tuple[int, bytes]]:
+    """Those of ``pids`` in ``session``, with their command lines, in order."""
+    found = []
+    for pid in sorted(pids):
+        with contextlib.suppress(OSError):  # one that ended meanwhile is not ours
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            if int(fields[3]) == session:
+                found.append((pid, Path(f"/proc/{pid}/cmdline").read_bytes()))
+    return found
+
+
 def test_the_launcher_finds_every_descendant_from_the_children_files(tmp_path: Path) -> None:
     """What the launcher kills once the command ends: read from /proc's ``children``
     files, the same processes as a scan of every process's parent (the fallback), the
-    grandchildren included. Asked here of this test's own process tree."""
+    grandchildren included. Asked here of this test's own process tree, whose other
+    children (of earlier tests) may end meanwhile: only the tree's session is compared."""
     from swarm.sandbox import _landlock_exec
 
     ready = tmp_path / "ready"
@@ -571,12 +583,11 @@ def test_the_launcher_finds_every_descendant_from_the_children_files(tmp_path: P
             with contextlib.suppress(subprocess.TimeoutExpired):
                 tree.wait(timeout=0.05)
         assert ready.exists()
-        found = _landlock_exec._descendants()
-        assert sorted(found) == sorted(_landlock_exec._descendants_by_scan())
-        sleepers = [
-            p for p in found if Path(f"/proc/{p}/cmdline").read_bytes() == b"sleep\x0060\x00"
-        ]
-        assert tree.pid in found and len(sleepers) == 2  # the child's and the grandchild's
+        found = _in_session(_landlock_exec._descendants(), tree.pid)
+        assert found == _in_session(_landlock_exec._descendants_by_scan(), tree.pid)
+        assert tree.pid in [pid for pid, _ in found]
+        # the child's sleep and the grandchild's, below the subshell
+        assert [cmdline for _, cmdline in found].count(b"sleep\x0060\x00") == 2
     finally:
         os.killpg(tree.pid, signal.SIGKILL)
         tree.wait()
