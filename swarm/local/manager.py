@@ -81,6 +81,11 @@ def template_path() -> Path:
     return Path(__file__).with_name("hermes_chatml.jinja")
 
 
+_SERVER = Path(__file__).with_name("server.py")
+"""Run by path, not with ``-m``: importing the ``swarm`` package first would add half a
+second of CPU to every start."""
+
+
 class LocalServer:
     """llama.cpp's server on 127.0.0.1, started and stopped with this object.
 
@@ -129,7 +134,7 @@ class LocalServer:
             if self.running:
                 return self
             command = [
-                sys.executable, "-m", "swarm.local.server",
+                sys.executable, str(_SERVER),
                 "--model", str(model_path()),
                 "--template", str(template_path()),
                 "--alias", MODEL_ALIAS,
