@@ -9,6 +9,8 @@ agent working in the workspace neither sees nor edits them. One run's directory 
                     written atomically before the first model call
     audit.key       the run's audit key (0600), never handed to a tool
     audit.jsonl     the keyed, hash-chained audit log; head.json its anchored head
+    audit.torn      a record a kill cut short mid-write, taken off the log's end (resume
+                    and undo do that, when the rest verifies against the head)
     events.jsonl    every event, secrets redacted
     sessions.db     every agent's history (what the model saw), for inspection and resume
     journal.jsonl   what resuming after a crash needs: agents' sessions, tool calls decided
@@ -222,13 +224,15 @@ class RunRecord:
 
     def check_audit(self) -> None:
         """Refuse to go on with a record whose audit log does not verify (a resumed run
-        would otherwise anchor a tampered log): raises ``ConfigError`` naming the log."""
+        would otherwise anchor a tampered log): raises ``ConfigError`` naming the log.
+        A last line a kill cut short is first taken off (``_cut_torn_record``)."""
         try:
             anchor = read_head(self.head) if self.head.exists() else None
             key = read_key(self.key) if self.key.exists() else None
             empty = not self.audit.exists() or self.audit.stat().st_size == 0
             if empty and (anchor is None or anchor.records == 0):
                 return  # stopped before its first call
+            self._cut_torn_record(key, anchor)
             report = verify_log(self.audit, key=key, anchor=anchor)
         except (OSError, ValueError) as exc:
             raise ConfigError(f"cannot check the audit log: {exc}", path=self.audit) from None
@@ -237,6 +241,32 @@ class RunRecord:
                 f"the audit log does not verify, so the run is not resumed: {report.problem}",
                 path=self.audit,
             )
+
+    def _cut_torn_record(self, key: bytes | None, anchor: AuditHead | None) -> None:
+        """Take a record a kill cut short off the end of the audit log, into
+        ``audit.torn``. A write of a record longer than a page can stop between pages
+        when SIGKILL comes, leaving a last line without its newline; the head is written
+        only after a whole record, so such a line is past it. Only then is it cut: with
+        a head, when the lines before it verify against that head. A log whose damage is
+        anything else is left as it is, for ``verify_log`` to refuse."""
+        if anchor is None:
+            return
+        data = self.audit.read_bytes()
+        if data.endswith(b"\n"):
+            return
+        whole = data.rfind(b"\n") + 1
+        kept = self.dir / "audit.kept"
+        try:
+            kept.write_bytes(data[:whole])
+            if not verify_log(kept, key=key, anchor=anchor).ok:
+                return
+        finally:
+            kept.unlink(missing_ok=True)
+        with open(self.dir / "audit.torn", "ab") as torn:
+            torn.write(data[whole:] + b"\n")
+            torn.flush()
+            os.fsync(torn.fileno())
+        os.truncate(self.audit, whole)
 
     def read_summary(self) -> dict[str, Any] | None:
         """The summary, or ``None`` when there is none yet (the run is going or was

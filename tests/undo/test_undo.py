@@ -187,3 +187,39 @@ def test_undo_of_a_run_that_changed_nothing_says_so_and_records_nothing(tmp_path
     assert refused.returncode == 1
     assert "nothing to undo" in refused.stderr
     assert (record / "audit.jsonl").read_text() == audit
+
+
+def test_a_record_a_kill_cut_short_is_taken_off_and_undo_goes_on(tmp_path: Path) -> None:
+    """SIGKILL can stop a record's write between pages: the log then ends in half a line,
+    past the anchored head. Undo (as resume) moves it to ``audit.torn`` and goes on."""
+    workspace, record = _run(tmp_path, [shell("echo wrong > keep.txt")])
+    log = record / "audit.jsonl"
+    whole = log.read_bytes()
+    torn = whole.splitlines()[-1][:40]  # the start of a record like the last one
+    log.write_bytes(whole + torn)
+
+    RunRecord(record).undo()
+
+    assert (record / "audit.torn").read_bytes() == torn + b"\n"
+    lines = log.read_bytes().splitlines(keepends=True)
+    assert b"".join(lines[:-1]) == whole  # every whole record kept, then the undo
+    assert json.loads(lines[-1])["event"] == "undo"
+    report = verify_log(
+        log, key=read_key(record / "audit.key"), anchor=read_head(record / "head.json")
+    )
+    assert report.ok, report.problem
+    assert (workspace / "keep.txt").read_text() == "kept\n"
+
+
+def test_a_log_cut_inside_an_anchored_record_is_still_refused(tmp_path: Path) -> None:
+    workspace, record = _run(tmp_path, [shell("echo wrong > keep.txt")])
+    log = record / "audit.jsonl"
+    cut = log.read_bytes()[:-30]  # the last record, which the head counts, cut short
+    log.write_bytes(cut)
+
+    with pytest.raises(ConfigError, match="the audit log does not verify"):
+        RunRecord(record).undo()
+
+    assert log.read_bytes() == cut
+    assert not (record / "audit.torn").exists()
+    assert (workspace / "keep.txt").read_text() == "wrong\n"
