@@ -30,6 +30,7 @@ import hashlib
 import json
 import os
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
@@ -255,17 +256,21 @@ class RunRecord:
         if data.endswith(b"\n"):
             return
         whole = data.rfind(b"\n") + 1
-        kept = self.dir / "audit.kept"
+        fd, kept = tempfile.mkstemp(prefix="audit.", suffix=".kept", dir=self.dir)  # 0600
         try:
-            kept.write_bytes(data[:whole])
+            with os.fdopen(fd, "wb") as out:
+                out.write(data[:whole])
             if not verify_log(kept, key=key, anchor=anchor).ok:
                 return
         finally:
-            kept.unlink(missing_ok=True)
-        with open(self.dir / "audit.torn", "ab") as torn:
-            torn.write(data[whole:] + b"\n")
-            torn.flush()
-            os.fsync(torn.fileno())
+            os.unlink(kept)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
+        torn = os.open(self.dir / "audit.torn", flags, 0o600)
+        try:
+            os.write(torn, data[whole:] + b"\n")
+            os.fsync(torn)
+        finally:
+            os.close(torn)
         os.truncate(self.audit, whole)
 
     def read_summary(self) -> dict[str, Any] | None:

@@ -223,3 +223,18 @@ def test_a_log_cut_inside_an_anchored_record_is_still_refused(tmp_path: Path) ->
     assert log.read_bytes() == cut
     assert not (record / "audit.torn").exists()
     assert (workspace / "keep.txt").read_text() == "wrong\n"
+
+
+def test_the_record_a_kill_cut_short_is_kept_private(tmp_path: Path) -> None:
+    _, record = _run(tmp_path, [shell("echo wrong > keep.txt")])
+    log = record / "audit.jsonl"
+    log.write_bytes(log.read_bytes() + b'{"seq": 9, "event": "dec')
+
+    RunRecord(record).undo()
+
+    assert (record / "audit.torn").stat().st_mode & 0o777 == 0o600
+    assert sorted(p.name for p in record.iterdir() if p.name.startswith("audit.")) == [
+        "audit.jsonl",
+        "audit.key",
+        "audit.torn",
+    ]
