@@ -45,8 +45,6 @@ from typing import (
 )
 
 import anyio
-import anyio.from_thread
-import anyio.to_thread
 
 from swarm._suspends import may_suspend
 from swarm.errors import GuardError, ToolError, ToolTimeout
@@ -154,6 +152,8 @@ class Progress:
         if threading.get_ident() == self._thread:
             self._emit(key, delta)
         else:
+            import anyio.from_thread  # a sync handler's worker thread: loaded on use
+
             anyio.from_thread.run_sync(self._emit, key, delta)
 
     @classmethod
@@ -521,6 +521,8 @@ class Tool(Generic[T]):
         if self._is_async:
             result = await self.handler(**arguments)
         else:
+            import anyio.to_thread  # a sync handler: loaded on first use
+
             call = functools.partial(self.handler, **arguments)
             # Abandoned on cancellation: the timeout or the run's limit answers now, even
             # while the handler loops in Python; the thread goes on until it returns.

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import anyio
+import anyio.to_thread
 
 from swarm._dist import install_hint
 from swarm.audit.redact import secret_key

@@ -53,6 +53,8 @@ async def spill(
         with os.fdopen(fd, "w", encoding="utf-8") as out:
             out.write(text)
 
+    import anyio.to_thread  # a long result: loaded on first use
+
     await anyio.to_thread.run_sync(write)
     head = text[: max(1, limit // _HEAD_SHARE)]
     note = (

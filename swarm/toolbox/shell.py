@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import anyio
 import anyio.abc
+import anyio.to_thread
 
 from swarm._log import logger
 from swarm.errors import ToolError
