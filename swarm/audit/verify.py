@@ -11,6 +11,7 @@ that was asked about (its decision says ``asked``) and allowed must follow a rec
 from __future__ import annotations
 
 import hmac
+import io
 import json
 import os
 from dataclasses import dataclass
@@ -126,9 +127,12 @@ def verify_log(
     head: str | None = None,
     key: bytes | None = None,
     anchor: AuditHead | None = None,
+    length: int | None = None,
 ) -> AuditReport:
     """Check every record's hash and its link to the one before; with ``key``, every
-    record's MAC; with ``anchor``, where the log ends.
+    record's MAC; with ``anchor``, where the log ends. With ``length``, the log is taken
+    to be its first ``length`` bytes (whole lines: what comes before a last line a kill cut
+    short).
 
     ``head``, when given, is the hash the last record must have. An empty log is a
     problem unless the anchor says it holds no records. Raises ``OSError`` when the file
@@ -148,7 +152,8 @@ def verify_log(
     prev, count, line_number, ends = GENESIS, 0, 0, [("", "")]
     receipts = _Receipts()
     with path.open("rb") as file:
-        for line_number, raw in enumerate(file, start=1):
+        lines = file if length is None else io.BytesIO(file.read(length))
+        for line_number, raw in enumerate(lines, start=1):
             record, problem = _parse(raw)
             if problem is None:
                 problem = _check(record, count, prev, key) or receipts.check(record)

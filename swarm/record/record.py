@@ -30,7 +30,6 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
@@ -226,15 +225,22 @@ class RunRecord:
     def check_audit(self) -> None:
         """Refuse to go on with a record whose audit log does not verify (a resumed run
         would otherwise anchor a tampered log): raises ``ConfigError`` naming the log.
-        A last line a kill cut short is first taken off (``_cut_torn_record``)."""
+
+        A write of a record longer than a page can stop between pages when SIGKILL comes,
+        leaving a last line without its newline; the head is written only after a whole
+        record, so such a line is past it. With a head, the log is then verified up to
+        that line, and, when that much verifies, the line is moved to ``audit.torn``.
+        Any other damage is refused as it is."""
         try:
             anchor = read_head(self.head) if self.head.exists() else None
             key = read_key(self.key) if self.key.exists() else None
             empty = not self.audit.exists() or self.audit.stat().st_size == 0
             if empty and (anchor is None or anchor.records == 0):
                 return  # stopped before its first call
-            self._cut_torn_record(key, anchor)
-            report = verify_log(self.audit, key=key, anchor=anchor)
+            torn = _torn_at(self.audit) if anchor is not None else None
+            report = verify_log(self.audit, key=key, anchor=anchor, length=torn)
+            if report.ok and torn is not None:
+                self._take_torn(torn)
         except (OSError, ValueError) as exc:
             raise ConfigError(f"cannot check the audit log: {exc}", path=self.audit) from None
         if not report.ok:
@@ -243,31 +249,16 @@ class RunRecord:
                 path=self.audit,
             )
 
-    def _cut_torn_record(self, key: bytes | None, anchor: AuditHead | None) -> None:
-        """Take a record a kill cut short off the end of the audit log, into
-        ``audit.torn``. A write of a record longer than a page can stop between pages
-        when SIGKILL comes, leaving a last line without its newline; the head is written
-        only after a whole record, so such a line is past it. Only then is it cut: with
-        a head, when the lines before it verify against that head. A log whose damage is
-        anything else is left as it is, for ``verify_log`` to refuse."""
-        if anchor is None:
-            return
-        data = self.audit.read_bytes()
-        if data.endswith(b"\n"):
-            return
-        whole = data.rfind(b"\n") + 1
-        fd, kept = tempfile.mkstemp(prefix="audit.", suffix=".kept", dir=self.dir)  # 0600
-        try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(data[:whole])
-            if not verify_log(kept, key=key, anchor=anchor).ok:
-                return
-        finally:
-            os.unlink(kept)
+    def _take_torn(self, whole: int) -> None:
+        """Move the audit log's bytes from ``whole`` on (a record a kill cut short) to
+        ``audit.torn`` (0600, never through a link), then cut the log there."""
+        with self.audit.open("rb") as log:
+            log.seek(whole)
+            tail = log.read()
         flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
         torn = os.open(self.dir / "audit.torn", flags, 0o600)
         try:
-            os.write(torn, data[whole:] + b"\n")
+            os.write(torn, tail + b"\n")
             os.fsync(torn)
         finally:
             os.close(torn)
@@ -539,3 +530,16 @@ def read_journal(path: Path) -> JournalState:
         elif "finished" in data:
             state.finished[(str(data["path"]), str(data["finished"]))] = data
     return state
+
+
+def _torn_at(path: Path) -> int | None:
+    """Where the last line of ``path`` starts when it has no newline (a write cut short),
+    else ``None``."""
+    with path.open("rb") as file:
+        if file.seek(0, os.SEEK_END) == 0:
+            return None
+        file.seek(-1, os.SEEK_END)
+        if file.read(1) == b"\n":
+            return None
+        file.seek(0)
+        return file.read().rfind(b"\n") + 1
