@@ -89,24 +89,37 @@ def _interpreter_variables_kept() -> Iterator[None]:
     assert after == before, f"the test left the interpreter's variables changed: {after}"
 
 
-def _running(marker: str) -> list[int]:
+_PF_KTHREAD = 0x00200000
+
+
+def _running(marker: str, *, in_exec: bool = False) -> list[int]:
     """PIDs of this machine's running processes whose command line holds ``marker``
-    (zombies left out: they have no command line)."""
+    (zombies left out: they have no command line).
+
+    ``in_exec``: also every live process (not a kernel thread) whose command line is
+    empty. A process in the middle of an execve shows none until its new program's
+    arguments are written, which on a busy machine takes a while, so its marker cannot
+    be read yet. Each process is read once: two passes, one for the marker and one for
+    the empty line, would miss a process that finished its execve between them."""
     found = []
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
         try:
             cmdline = Path(entry.path, "cmdline").read_bytes().replace(b"\0", b" ")
-        except OSError:
+            if marker.encode() in cmdline:
+                found.append(int(entry.name))
+            elif in_exec and not cmdline:
+                fields = Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()
+                if fields[0] not in "ZX" and not int(fields[6]) & _PF_KTHREAD:
+                    found.append(int(entry.name))
+        except (OSError, IndexError, ValueError):
             continue
-        if marker.encode() in cmdline:
-            found.append(int(entry.name))
     return found
 
 
 @pytest.fixture
-def running() -> Callable[[str], list[int]]:
+def running() -> Callable[..., list[int]]:
     """Find running processes by a unique marker in their command line, as the host sees
     them (PIDs inside a sandbox's PID namespace mean nothing outside it)."""
     if not os.path.isdir("/proc"):

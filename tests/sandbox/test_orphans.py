@@ -170,30 +170,6 @@ def _describe(pid: int) -> str:
     return f"{pid} {' '.join(wanted)} wchan={wchan} {cmdline.decode(errors='replace')}"
 
 
-_PF_KTHREAD = 0x00200000
-
-
-def _marked_or_in_exec(mark: str) -> list[int]:
-    """PIDs of this machine's live processes whose command line holds ``mark`` or is
-    empty (not a kernel thread's): a process in the middle of an execve shows no command
-    line until its new program's arguments are written, which on a busy machine takes a
-    while. Each process is read once: a check for the mark, then another for the empty
-    line, would miss one that finished its execve between the two."""
-    found = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        with contextlib.suppress(OSError, IndexError, ValueError):
-            cmdline = Path(entry.path, "cmdline").read_bytes().replace(b"\0", b" ")
-            if mark.encode() in cmdline:
-                found.append(int(entry.name))
-            elif not cmdline:
-                fields = Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()
-                if fields[0] not in "ZX" and not int(fields[6]) & _PF_KTHREAD:
-                    found.append(int(entry.name))
-    return found
-
-
 @contextlib.contextmanager
 def _cpu_load() -> Iterator[None]:
     """A busy process per core (and one more), for the length of the block."""
@@ -237,7 +213,7 @@ def test_nothing_outlives_swarm_killed_while_launching_under_load(
             # The launcher swarm was starting when it died may be in its execve: seen by
             # no marker for a moment.
             deadline = time.monotonic() + 10
-            while _marked_or_in_exec(mark) and time.monotonic() < deadline:
+            while running(mark, in_exec=True) and time.monotonic() < deadline:
                 time.sleep(0.02)
             left += [_describe(pid) for pid in running(mark)]
             for pid in running(mark):  # so one failure does not leave processes behind
