@@ -1,6 +1,7 @@
 """The package's shape: imports go one way, and the loop stays readable."""
 
 import ast
+import functools
 from pathlib import Path
 
 import networkx as nx
@@ -40,33 +41,44 @@ def import_graph(sources: dict[str, str] | None = None) -> nx.DiGraph:
     when a module of the package is, and the modules that define them are checked in
     their own right. ``sources`` replaces the text of some modules (to plant an import)."""
     modules = module_names()
+    names = frozenset(modules)
     graph = nx.DiGraph()
     for name, path in modules.items():
-        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         source = (sources or {}).get(name) or path.read_text()
-        tree = ast.parse(source, str(path))
-        skipped = _lazy_declarations(tree) if path.name == "__init__.py" else set()
         graph.add_node(name)
-        for node in ast.walk(tree):
-            if id(node) in skipped:
-                continue
-            targets: list[str] = []
-            if isinstance(node, ast.Import):
-                targets = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    kept = package.split(".")[: len(package.split(".")) - node.level + 1]
-                    base = ".".join(kept + ([node.module] if node.module else []))
-                for alias in node.names:
-                    full = f"{base}.{alias.name}"
-                    targets.append(full if full in modules else base)
-            for target in targets:
-                while target and target != "swarm":
-                    if target in modules and target != name and not name.startswith(target + "."):
-                        graph.add_edge(name, target)
-                    target = target.rpartition(".")[0]
+        face = path.name == "__init__.py"
+        graph.add_edges_from((name, target) for target in _imports_of(name, face, source, names))
     return graph
+
+
+@functools.cache  # each test builds the graph: its modules are parsed once per process
+def _imports_of(name: str, face: bool, source: str, modules: frozenset[str]) -> tuple[str, ...]:
+    """The modules of ``modules`` that module ``name`` (``face``: a package's
+    ``__init__``) imports, read from its ``source``."""
+    package = name if face else name.rpartition(".")[0]
+    tree = ast.parse(source, name)
+    skipped = _lazy_declarations(tree) if face else set()
+    found: dict[str, None] = {}
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                kept = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(kept + ([node.module] if node.module else []))
+            for alias in node.names:
+                full = f"{base}.{alias.name}"
+                targets.append(full if full in modules else base)
+        for target in targets:
+            while target and target != "swarm":
+                if target in modules and target != name and not name.startswith(target + "."):
+                    found[target] = None
+                target = target.rpartition(".")[0]
+    return tuple(found)
 
 
 LAYERS: list[tuple[str, ...]] = [
