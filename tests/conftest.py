@@ -11,6 +11,8 @@ runs where it falls, beside the others. Those tests, with the other end-to-end o
 ``slow``: ``-m "not slow"`` is the fast layer.
 """
 
+import compileall
+import importlib.util
 import os
 import tempfile
 import uuid
@@ -48,12 +50,30 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def pytest_configure(config: pytest.Config) -> None:
     """Refuse ``--dist loadgroup`` where it does not group: from pytest 9.2 on it gives
     no error and distributes the local model's and Ray's tests as any others, each
-    worker starting its own server or cluster (pytest-xdist#1386)."""
+    worker starting its own server or cluster (pytest-xdist#1386). Then, once per run
+    (not in each worker), compile swarm's modules (``_compile_swarm``)."""
     if config.getoption("dist", "no") == "loadgroup" and pytest.version_tuple >= (9, 2):
         raise pytest.UsageError(
             f"pytest {pytest.__version__} breaks pytest-xdist's --dist loadgroup"
             " (pytest-xdist#1386): install the test extra again, it asks for pytest<9.2"
         )
+    if not hasattr(config, "workerinput"):  # xdist's workers start after this
+        _compile_swarm()
+
+
+def _compile_swarm() -> None:
+    """Write the bytecode of swarm's modules beside them, as Python does on import
+    unless ``PYTHONDONTWRITEBYTECODE`` is set (CI machines often set it). Then the
+    Pythons the suite starts (workers, fork servers, ``swarm`` commands, Ray workers,
+    MCP servers) load swarm instead of compiling each module they import, about half a
+    second of CPU each; compiling all of it takes less than a second, once. Changed
+    modules are compiled again, as on import. A checkout that cannot be written is
+    left as it is."""
+    spec = importlib.util.find_spec("swarm")
+    if spec is None or not spec.submodule_search_locations:
+        return
+    for package in spec.submodule_search_locations:
+        compileall.compile_dir(package, quiet=2)
 
 
 @pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist
