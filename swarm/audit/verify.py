@@ -11,12 +11,12 @@ that was asked about (its decision says ``asked``) and allowed must follow a rec
 from __future__ import annotations
 
 import hmac
-import io
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from swarm._text import plural
 from swarm.audit.anchor import AuditHead, record_mac
@@ -152,7 +152,7 @@ def verify_log(
     prev, count, line_number, ends = GENESIS, 0, 0, [("", "")]
     receipts = _Receipts()
     with path.open("rb") as file:
-        lines = file if length is None else io.BytesIO(file.read(length))
+        lines = file if length is None else _within(file, length)
         for line_number, raw in enumerate(lines, start=1):
             record, problem = _parse(raw)
             if problem is None:
@@ -190,6 +190,17 @@ def verify_log(
             count, prev, _at(AuditProblem(anchor.records + 1, anchor.records, ""), reason)
         )
     return report(count, prev)
+
+
+def _within(file: BinaryIO, length: int) -> Iterator[bytes]:
+    """The lines of ``file`` in its first ``length`` bytes, read one at a time (a log
+    is never held whole); a line crossing ``length`` is cut there."""
+    left = length
+    for raw in file:
+        if left <= 0:
+            return
+        yield raw[:left]
+        left -= len(raw)
 
 
 class _Receipts:

@@ -534,12 +534,23 @@ def read_journal(path: Path) -> JournalState:
 
 def _torn_at(path: Path) -> int | None:
     """Where the last line of ``path`` starts when it has no newline (a write cut short),
-    else ``None``."""
+    else ``None``. Read backwards from the end, a block at a time: only the torn line
+    is read, however long the log."""
     with path.open("rb") as file:
-        if file.seek(0, os.SEEK_END) == 0:
+        end = file.seek(0, os.SEEK_END)
+        if end == 0:
             return None
-        file.seek(-1, os.SEEK_END)
+        file.seek(end - 1)
         if file.read(1) == b"\n":
             return None
-        file.seek(0)
-        return file.read().rfind(b"\n") + 1
+        while end > 0:
+            start = max(0, end - _BLOCK)
+            file.seek(start)
+            newline = file.read(end - start).rfind(b"\n")
+            if newline >= 0:
+                return start + newline + 1
+            end = start
+        return 0
+
+
+_BLOCK = 1 << 16
