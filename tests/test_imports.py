@@ -47,16 +47,19 @@ def import_graph(sources: dict[str, str] | None = None) -> nx.DiGraph:
         source = (sources or {}).get(name) or path.read_text()
         graph.add_node(name)
         face = path.name == "__init__.py"
-        graph.add_edges_from((name, target) for target in _imports_of(name, face, source, names))
+        imports = _imports_of(name, face, source, str(path), names)
+        graph.add_edges_from((name, target) for target in imports)
     return graph
 
 
 @functools.cache  # each test builds the graph: its modules are parsed once per process
-def _imports_of(name: str, face: bool, source: str, modules: frozenset[str]) -> tuple[str, ...]:
+def _imports_of(
+    name: str, face: bool, source: str, filename: str, modules: frozenset[str]
+) -> tuple[str, ...]:
     """The modules of ``modules`` that module ``name`` (``face``: a package's
-    ``__init__``) imports, read from its ``source``."""
+    ``__init__``) imports, read from its ``source`` (``filename``: its file)."""
     package = name if face else name.rpartition(".")[0]
-    tree = ast.parse(source, name)
+    tree = ast.parse(source, filename)
     skipped = _lazy_declarations(tree) if face else set()
     found: dict[str, None] = {}
     for node in ast.walk(tree):
