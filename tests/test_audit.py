@@ -23,6 +23,7 @@ from swarm.audit import (
     redact,
     verify_log,
 )
+from swarm.audit.log import torn_at
 from swarm.context import MemoryContextStore
 from swarm.guards import apply_policy, load_policy
 from swarm.loop.agent import Agent
@@ -256,6 +257,40 @@ async def test_reopening_continues_the_chain(tmp_path: Path) -> None:
         await write_calls(log, 1)
     report = verify_log(path)
     assert report.ok and report.records == 4
+
+
+async def test_a_last_record_longer_than_a_read_block_is_continued(tmp_path: Path) -> None:
+    """The log is read backwards from its end a block at a time: a last record of
+    several blocks is read whole, and the chain goes on from it. (swarm caps the
+    texts it writes; a record this long comes from another writer of the format.)"""
+    path = tmp_path / "audit.jsonl"
+    with AuditLog(path, fsync=False) as log:
+        await write_calls(log, 1)
+    first = lines(path)
+    record = {**first[-1], "seq": 2, "note": "x" * 300_000, "prev": first[-1]["hash"]}
+    del record["hash"]
+    record["hash"] = record_hash(record)
+    with path.open("a") as file:
+        file.write(json.dumps(record) + "\n")
+    with AuditLog(path, fsync=False) as log:
+        assert log.records == 3 and log.head == record["hash"]
+        await write_calls(log, 1)
+    report = verify_log(path)
+    assert report.ok and report.records == 5
+
+
+@pytest.mark.parametrize("size", [1, 65535, 65536, 65537, 300_000])
+def test_a_torn_last_line_is_found_whatever_its_length(tmp_path: Path, size: int) -> None:
+    path = tmp_path / "audit.jsonl"
+    whole = b'{"seq":0}\n' * 3
+    path.write_bytes(whole + b"x" * size)
+    assert torn_at(path) == len(whole)
+    path.write_bytes(b"x" * size)  # no newline at all: the whole file is the torn line
+    assert torn_at(path) == 0
+    path.write_bytes(whole)
+    assert torn_at(path) is None
+    path.write_bytes(b"")
+    assert torn_at(path) is None
 
 
 async def test_a_damaged_tail_is_refused(tmp_path: Path) -> None:

@@ -43,7 +43,7 @@ import threading
 from collections.abc import MutableMapping
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, Self
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal, Self
 
 import anyio.to_thread
 import structlog
@@ -56,7 +56,15 @@ from swarm.scope import CallRecord, current_scope, role_of
 if TYPE_CHECKING:
     from swarm.sandbox.proxy import ConnectionRecord
 
-__all__ = ["GENESIS", "NETWORK_RULE", "AuditLog", "args_hash", "canonical_json", "record_hash"]
+__all__ = [
+    "GENESIS",
+    "NETWORK_RULE",
+    "AuditLog",
+    "args_hash",
+    "canonical_json",
+    "record_hash",
+    "torn_at",
+]
 
 GENESIS = "0" * 64
 """The ``prev`` of a log's first record."""
@@ -65,6 +73,8 @@ NETWORK_RULE = "network-allow-list"
 
 _ORDER = ("time", "event", "seq", "run_id", "path", "role", "call_id", "tool")
 _TEXT_FIELDS = ("reason", "error")
+_BLOCK = 1 << 16
+"""How much of a log is read at a time when it is read backwards from its end."""
 
 
 def record_hash(record: dict[str, Any]) -> str:
@@ -97,17 +107,15 @@ def _last_record(path: Path) -> tuple[str, int, str]:
     if size == 0:
         return GENESIS, 0, ""
     with path.open("rb") as file:
-        chunk, start = b"", size
-        while start > 0 and chunk.count(b"\n") < 2:
-            start = max(0, start - 65536)
-            file.seek(start)
-            chunk = file.read(size - start)
-    if not chunk.endswith(b"\n"):
-        raise ValueError(
-            f"audit log {path} ends with an incomplete record (a crash during a write, or an"
-            " edit): verify it and move it aside before writing to it again"
-        )
-    last = chunk[:-1].rsplit(b"\n", 1)[-1]
+        file.seek(size - 1)
+        if file.read(1) != b"\n":
+            raise ValueError(
+                f"audit log {path} ends with an incomplete record (a crash during a write, or"
+                " an edit): verify it and move it aside before writing to it again"
+            )
+        start = _line_start(file, size - 1)
+        file.seek(start)
+        last = file.read(size - 1 - start)
     try:
         record = json.loads(last)
         return str(record["hash"]), int(record["seq"]) + 1, str(record.get("mac", ""))
@@ -116,6 +124,33 @@ def _last_record(path: Path) -> tuple[str, int, str]:
             f"audit log {path} ends with a damaged record: verify it and move it aside"
             " before writing to it again"
         ) from None
+
+
+def torn_at(path: Path) -> int | None:
+    """Where the last line of the log at ``path`` starts when it has no newline (a write
+    cut short), else ``None``."""
+    with path.open("rb") as file:
+        end = file.seek(0, os.SEEK_END)
+        if end == 0:
+            return None
+        file.seek(end - 1)
+        if file.read(1) == b"\n":
+            return None
+        return _line_start(file, end)
+
+
+def _line_start(file: BinaryIO, end: int) -> int:
+    """Where the line holding the byte before ``end`` starts: just past the last newline
+    before ``end``, 0 when there is none. Read backwards a block at a time, each byte
+    once: only that line is read, however long the log."""
+    while end > 0:
+        start = max(0, end - _BLOCK)
+        file.seek(start)
+        newline = file.read(end - start).rfind(b"\n")
+        if newline >= 0:
+            return start + newline + 1
+        end = start
+    return 0
 
 
 class _Writer:

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from swarm.audit import AuditHead, AuditLog, read_head, read_key, verify_log
+from swarm.audit.log import torn_at
 from swarm.errors import ConfigError
 from swarm.messages import ToolResultBlock
 from swarm.scope import CallRecord
@@ -237,7 +238,7 @@ class RunRecord:
             empty = not self.audit.exists() or self.audit.stat().st_size == 0
             if empty and (anchor is None or anchor.records == 0):
                 return  # stopped before its first call
-            torn = _torn_at(self.audit) if anchor is not None else None
+            torn = torn_at(self.audit) if anchor is not None else None
             report = verify_log(self.audit, key=key, anchor=anchor, length=torn)
             if report.ok and torn is not None:
                 self._take_torn(torn)
@@ -530,27 +531,3 @@ def read_journal(path: Path) -> JournalState:
         elif "finished" in data:
             state.finished[(str(data["path"]), str(data["finished"]))] = data
     return state
-
-
-def _torn_at(path: Path) -> int | None:
-    """Where the last line of ``path`` starts when it has no newline (a write cut short),
-    else ``None``. Read backwards from the end, a block at a time: only the torn line
-    is read, however long the log."""
-    with path.open("rb") as file:
-        end = file.seek(0, os.SEEK_END)
-        if end == 0:
-            return None
-        file.seek(end - 1)
-        if file.read(1) == b"\n":
-            return None
-        while end > 0:
-            start = max(0, end - _BLOCK)
-            file.seek(start)
-            newline = file.read(end - start).rfind(b"\n")
-            if newline >= 0:
-                return start + newline + 1
-            end = start
-        return 0
-
-
-_BLOCK = 1 << 16
